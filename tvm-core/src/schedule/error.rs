@@ -1,0 +1,257 @@
+//! Schedule errors: one variant per rule of the language, each carrying what its message
+//! needs. The `loc` of a [`ScheduleError`] points at the offending token.
+
+use crate::loc::Loc;
+use std::fmt;
+
+/// A user error in a schedule, at a source location.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScheduleError {
+    pub loc: Loc,
+    pub kind: ScheduleErrorKind,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScheduleErrorKind {
+    /// No stage or tensor of that name.
+    UnknownStage { name: String, known: Vec<String> },
+    /// The stage has no axis of that name.
+    UnknownAxis { stage: String, axis: String, known: Vec<String> },
+    /// The axis belongs to another stage.
+    AxisOfOtherStage { axis: String, owner: String, stage: String },
+    /// The axis was already split or fused.
+    AxisConsumed { stage: String, axis: String, by: &'static str },
+    /// A split factor or part count that is not a positive integer.
+    BadSplitFactor { value: String },
+    /// `fuse(outer, inner)` where inner does not directly follow outer.
+    FuseNotAdjacent { stage: String, outer: String, inner: String, order: Vec<String> },
+    /// `fuse` of a spatial and a reduction axis.
+    FuseMixedKinds { stage: String, outer: String, inner: String },
+    /// `reorder` names an axis twice.
+    ReorderDuplicate { stage: String, axis: String },
+    /// A reduction axis bound to `block.*`.
+    ReduceAxisBoundToBlock { stage: String, axis: String, tag: &'static str },
+    /// Two axes of a stage bound to the same tag.
+    DuplicateThreadTag { stage: String, tag: &'static str, first: String, second: String },
+    /// An axis bound twice.
+    AxisAlreadyBound { stage: String, axis: String, tag: &'static str },
+    /// `compute_at` of a stage into itself or into one of its producers.
+    ComputeAtCycle { producer: String, consumer: String },
+    /// `compute_at` to a place that does not enclose every consumer of the producer.
+    ComputeAtSkipsConsumer { producer: String, consumer: String, skipped: String, legal: Vec<String> },
+    /// `compute_at` to a stage that does not read the producer (directly or through
+    /// stages attached inside it).
+    ComputeAtNotConsumer { producer: String, consumer: String, legal: Vec<String> },
+    /// `compute_at` to an axis that is not a current axis of the consumer.
+    ComputeAtAxisNotInConsumer { consumer: String, axis: String, legal: Vec<String> },
+    /// The product of thread extents of one kernel is over the target's limit.
+    BlockTooLarge { stage: String, threads: u64, max: u32 },
+    /// `bind` on a CPU target.
+    BindOnCpu { axis: String },
+    /// A GPU stage computed at root with no axis bound to a block or thread index.
+    NotBound { stage: String },
+    /// `parallel` on a reduction axis.
+    ParallelOnReduce { stage: String, axis: String },
+    /// `vectorize` on a reduction axis.
+    VectorizeOnReduce { stage: String, axis: String },
+    /// `vectorize` on an axis that is not the innermost.
+    VectorizeNotInnermost { stage: String, axis: String, innermost: String },
+    /// `vectorize` on an axis whose extent is not a compile-time constant.
+    VectorizeUnknownExtent { stage: String, axis: String },
+    /// `compute_inline` of an output.
+    InlineOutput { stage: String },
+    /// `compute_inline` of a reduction.
+    InlineReduction { stage: String },
+    /// The shared memory of one kernel is over the target's limit.
+    SharedMemoryExceeded { bytes: u64, limit: u32 },
+    /// A shared buffer whose size is not a compile-time constant.
+    SharedSizeUnknown { stage: String },
+    /// `shared` scope on a CPU target.
+    SharedOnCpu { stage: String },
+    /// A scope name other than `shared`, `local`, `global`.
+    UnknownScope { name: String },
+    /// `schedule!("...")` with a target string that does not parse.
+    UnknownTarget { target: String, reason: String },
+    /// Two schedules for the same target kind.
+    DuplicateSchedule { target: String },
+    /// An unknown primitive name.
+    UnknownPrimitive { name: String },
+    /// A primitive called with the wrong number of arguments.
+    WrongArity { name: String, expected: String, got: usize },
+    /// An unknown thread tag (`block.w`).
+    UnknownThreadTag { name: String },
+    /// `cache_write` on a stage that has already been transformed.
+    CacheWriteAfterTransform { stage: String },
+    /// `cache_read` for a stage that does not read the tensor.
+    CacheReadNotReader { tensor: String, reader: String },
+    /// `rfactor` of an axis that is not a reduction axis, or is not a root reduction
+    /// axis or a part of one split.
+    RfactorUnsupported { stage: String, axis: String, why: &'static str },
+    /// A primitive applied to an input tensor, which has no stage.
+    NotAStage { name: String },
+    /// A statement that is not a schedule statement.
+    BadStatement { what: String },
+    /// An index into `axes()` past its end.
+    AxisIndexOutOfRange { stage: String, index: usize, len: usize },
+    /// A `let` pattern whose arity does not match what the primitive returns.
+    PatternArity { expected: usize, got: usize },
+    /// A name that is bound to something else (a stage where an axis is needed).
+    WrongKindOfName { name: String, expected: &'static str },
+}
+
+impl ScheduleError {
+    pub fn new(loc: Loc, kind: ScheduleErrorKind) -> ScheduleError {
+        ScheduleError { loc, kind }
+    }
+
+    /// The message: lowercase, no trailing period, quoting the user's names.
+    pub fn message(&self) -> String {
+        use ScheduleErrorKind::*;
+        match &self.kind {
+            UnknownStage { name, .. } => format!("unknown stage `{name}`"),
+            UnknownAxis { stage, axis, .. } => format!("stage `{stage}` has no axis `{axis}`"),
+            AxisOfOtherStage { axis, owner, stage } => {
+                format!("axis `{axis}` belongs to stage `{owner}`, not to `{stage}`")
+            }
+            AxisConsumed { stage, axis, by } => {
+                format!("axis `{axis}` of stage `{stage}` was already consumed by an earlier {by}")
+            }
+            BadSplitFactor { value } => format!("split factor `{value}` is not a positive integer"),
+            FuseNotAdjacent { outer, inner, .. } => {
+                format!("cannot fuse `{outer}` and `{inner}`: they are not adjacent, outer before inner")
+            }
+            FuseMixedKinds { outer, inner, .. } => {
+                format!("cannot fuse `{outer}` and `{inner}`: one is a reduction axis and the other is not")
+            }
+            ReorderDuplicate { axis, .. } => format!("reorder names axis `{axis}` twice"),
+            ReduceAxisBoundToBlock { axis, tag, .. } => {
+                format!("reduction axis `{axis}` cannot be bound to `{tag}`")
+            }
+            DuplicateThreadTag { stage, tag, first, second } => {
+                format!("axes `{first}` and `{second}` of stage `{stage}` are both bound to `{tag}`")
+            }
+            AxisAlreadyBound { axis, tag, .. } => format!("axis `{axis}` is already bound to `{tag}`"),
+            ComputeAtCycle { producer, consumer } => {
+                format!("compute_at of `{producer}` at `{consumer}` creates a cycle")
+            }
+            ComputeAtSkipsConsumer { producer, consumer, skipped, .. } => format!(
+                "compute_at of `{producer}` at `{consumer}` skips `{skipped}`, which also needs `{producer}`"
+            ),
+            ComputeAtNotConsumer { producer, consumer, .. } => {
+                format!("stage `{consumer}` does not read `{producer}`")
+            }
+            ComputeAtAxisNotInConsumer { consumer, axis, .. } => {
+                format!("axis `{axis}` is not a current axis of stage `{consumer}`")
+            }
+            BlockTooLarge { stage, threads, max } => {
+                format!("stage `{stage}` launches {threads} threads per block; the target allows at most {max}")
+            }
+            BindOnCpu { axis } => format!("cannot bind `{axis}` on a CPU target"),
+            NotBound { stage } => format!("stage `{stage}` runs on a GPU but no axis is bound to a block or thread"),
+            ParallelOnReduce { axis, .. } => format!("cannot parallelize reduction axis `{axis}`"),
+            VectorizeOnReduce { axis, .. } => format!("cannot vectorize reduction axis `{axis}`"),
+            VectorizeNotInnermost { axis, innermost, .. } => {
+                format!("cannot vectorize `{axis}`: it is not the innermost axis (`{innermost}` is)")
+            }
+            VectorizeUnknownExtent { axis, .. } => {
+                format!("cannot vectorize `{axis}`: its extent is not a compile-time constant")
+            }
+            InlineOutput { stage } => format!("cannot inline `{stage}`: it is an output"),
+            InlineReduction { stage } => format!("cannot inline `{stage}`: it is a reduction"),
+            SharedMemoryExceeded { bytes, limit } => {
+                format!("kernel uses {bytes} bytes of shared memory; the target allows {limit}")
+            }
+            SharedSizeUnknown { stage } => {
+                format!("the shared buffer of `{stage}` has no compile-time constant size")
+            }
+            SharedOnCpu { stage } => format!("`shared` scope for `{stage}` on a CPU target"),
+            UnknownScope { name } => format!("unknown memory scope `{name}`"),
+            UnknownTarget { target, reason } => format!("unknown target `{target}`: {reason}"),
+            DuplicateSchedule { target } => format!("a second schedule for target `{target}`"),
+            UnknownPrimitive { name } => format!("unknown schedule primitive `{name}`"),
+            WrongArity { name, expected, got } => {
+                format!("`{name}` takes {expected} argument(s), but {got} were given")
+            }
+            UnknownThreadTag { name } => format!("unknown thread tag `{name}`"),
+            CacheWriteAfterTransform { stage } => {
+                format!("cache_write of `{stage}` after its axes were transformed")
+            }
+            CacheReadNotReader { tensor, reader } => format!("stage `{reader}` does not read `{tensor}`"),
+            RfactorUnsupported { axis, why, .. } => format!("cannot rfactor `{axis}`: {why}"),
+            NotAStage { name } => format!("`{name}` is an input tensor, not a stage"),
+            BadStatement { what } => format!("expected a schedule statement, found {what}"),
+            AxisIndexOutOfRange { stage, index, len } => {
+                format!("axis index {index} is out of range: stage `{stage}` has {len} axes here")
+            }
+            PatternArity { expected, got } => {
+                format!("this primitive returns {expected} value(s), but the pattern binds {got}")
+            }
+            WrongKindOfName { name, expected } => format!("`{name}` is not {expected}"),
+        }
+    }
+
+    /// The `help:` line: what would be legal.
+    pub fn help(&self) -> Option<String> {
+        use ScheduleErrorKind::*;
+        let list = |v: &[String]| v.iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ");
+        Some(match &self.kind {
+            UnknownStage { known, .. } => format!("the stages are {}", list(known)),
+            UnknownAxis { known, .. } => format!("its axes are {}", list(known)),
+            AxisOfOtherStage { stage, .. } => format!("use an axis of `{stage}`"),
+            AxisConsumed { .. } => "use the axes the split or fuse returned".into(),
+            BadSplitFactor { .. } => "write a positive integer literal such as `32`".into(),
+            FuseNotAdjacent { order, .. } => format!("the current order is {}", list(order)),
+            FuseMixedKinds { .. } => "fuse spatial axes with spatial axes, reduction axes with reduction axes".into(),
+            ReorderDuplicate { .. } => "name each axis once".into(),
+            ReduceAxisBoundToBlock { .. } => {
+                "bind it to `thread.x` for a cross-thread reduction, or rfactor it first".into()
+            }
+            DuplicateThreadTag { .. } => "bind each tag to one axis per stage; fuse the axes first".into(),
+            AxisAlreadyBound { .. } => "bind each axis once".into(),
+            ComputeAtCycle { .. } => "compute a producer at one of its consumers".into(),
+            ComputeAtSkipsConsumer { legal, .. } | ComputeAtNotConsumer { legal, .. } => {
+                if legal.is_empty() {
+                    "the only legal place is `compute_root()`".into()
+                } else {
+                    format!("legal places: {}, or `compute_root()`", list(legal))
+                }
+            }
+            ComputeAtAxisNotInConsumer { legal, .. } => format!("its axes are {}", list(legal)),
+            BlockTooLarge { .. } => "split the thread axes with a smaller factor".into(),
+            BindOnCpu { .. } => "use `parallel` on a CPU target".into(),
+            NotBound { .. } => "bind its outer axis to `block.x` and an inner one to `thread.x`".into(),
+            ParallelOnReduce { .. } => "parallelize a spatial axis, or rfactor the reduction first".into(),
+            VectorizeOnReduce { .. } => "vectorize a spatial axis, or rfactor the reduction first".into(),
+            VectorizeNotInnermost { .. } => "reorder the axis innermost first".into(),
+            VectorizeUnknownExtent { .. } => "split the axis by a constant and vectorize the inner part".into(),
+            InlineOutput { .. } | InlineReduction { .. } => "use `compute_at` or `compute_root()`".into(),
+            SharedMemoryExceeded { .. } => "use smaller tiles".into(),
+            SharedSizeUnknown { .. } => "compute the shared stage at an axis whose tile has a constant size".into(),
+            SharedOnCpu { .. } => "use `local` on a CPU target".into(),
+            UnknownScope { .. } => "the scopes are `shared`, `local` and `global`".into(),
+            UnknownTarget { .. } => "targets: `cpu`, `cuda`, `opencl`, or a string such as \"cuda -arch=sm_90\"".into(),
+            DuplicateSchedule { .. } => "merge the two schedules into one".into(),
+            UnknownPrimitive { .. } => "the primitives are split, split_nparts, tile, fuse, reorder, bind, parallel, vectorize, unroll, compute_at, compute_inline, compute_root, cache_read, cache_write, rfactor, axes, reduce_axes".into(),
+            WrongArity { .. } => return None,
+            UnknownThreadTag { .. } => "the tags are `block.x|y|z` and `thread.x|y|z`".into(),
+            CacheWriteAfterTransform { .. } => "call cache_write before any other primitive on the stage".into(),
+            CacheReadNotReader { .. } => "list the stages that read the tensor".into(),
+            RfactorUnsupported { .. } => "rfactor a reduction axis or one part of a single split of one".into(),
+            NotAStage { .. } => "schedule the stages that read it, or use cache_read".into(),
+            BadStatement { .. } => "write `let (o, i) = s.split(s.i, 32);` or `s.bind(o, block.x);`".into(),
+            AxisIndexOutOfRange { .. } | PatternArity { .. } | WrongKindOfName { .. } => return None,
+        })
+    }
+}
+
+impl fmt::Display for ScheduleError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message())?;
+        if let Some(h) = self.help() {
+            write!(f, "\nhelp: {h}")?;
+        }
+        Ok(())
+    }
+}
+
+impl std::error::Error for ScheduleError {}

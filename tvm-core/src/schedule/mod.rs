@@ -1,0 +1,203 @@
+//! Schedules: how each stage of a tensor-expression graph is computed (TVM's
+//! te.Schedule). Primitives check their own rules as they are applied; rules that depend
+//! on the final state (vectorize innermost, block size, compute_at legality) are checked
+//! by [`Schedule::validate`].
+
+mod default;
+mod error;
+mod primitives;
+mod validate;
+
+pub use error::{ScheduleError, ScheduleErrorKind};
+
+use crate::loc::Loc;
+use crate::target::Target;
+use crate::te::{Graph, TensorId};
+use crate::tir::{ForKind, IterKind, Scope, ThreadTag, Var};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct StageId(pub u32);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct AxisId(pub u32);
+
+/// An axis of a stage: a root axis of its tensor, or one made by split or fuse.
+#[derive(Clone, Debug)]
+pub struct Axis {
+    pub name: String,
+    pub var: Var,
+    pub kind: IterKind,
+    pub stage: StageId,
+}
+
+/// How split divides its parent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SplitBy {
+    /// The inner axis has this extent.
+    Factor(i64),
+    /// The outer axis has this extent.
+    NParts(i64),
+}
+
+/// How an axis was derived from others.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Relation {
+    /// `parent = outer * inner_extent + inner`.
+    Split { parent: AxisId, outer: AxisId, inner: AxisId, by: SplitBy },
+    /// `outer = fused / inner_extent`, `inner = fused % inner_extent`.
+    Fuse { outer: AxisId, inner: AxisId, fused: AxisId },
+}
+
+/// Where a stage is computed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attach {
+    /// Its own loop nest, over its whole shape, before its consumers.
+    Root,
+    /// Substituted into its consumers.
+    Inline,
+    /// Inside the loop of `axis` of `stage`, over the region the iteration needs.
+    At { stage: StageId, axis: AxisId },
+}
+
+/// The annotation of one axis.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct AxisAnn {
+    pub kind: ForKind,
+    pub bind: Option<ThreadTag>,
+    /// The primitive call that set it.
+    pub loc: Loc,
+}
+
+/// The schedule of one compute tensor.
+#[derive(Clone, Debug)]
+pub struct Stage {
+    pub tensor: TensorId,
+    pub name: String,
+    /// The tensor's spatial axes, in order.
+    pub root_axes: Vec<AxisId>,
+    /// The tensor's reduction axes, in order.
+    pub reduce_axes: Vec<AxisId>,
+    /// The current loop nest, outermost first.
+    pub leaf: Vec<AxisId>,
+    pub relations: Vec<Relation>,
+    pub ann: BTreeMap<AxisId, AxisAnn>,
+    pub attach: Attach,
+    pub attach_loc: Loc,
+    /// Memory scope of the tensor; `None` for the default (global, or local/shared when
+    /// computed inside thread or block loops).
+    pub scope: Option<Scope>,
+    /// Whether any primitive named this stage (untouched stages get the target's default
+    /// treatment when a schedule is given).
+    pub touched: bool,
+}
+
+/// A schedule of a graph for a target.
+#[derive(Clone, Debug)]
+pub struct Schedule {
+    pub graph: Graph,
+    pub target: Target,
+    pub stages: Vec<Stage>,
+    pub axes: Vec<Axis>,
+}
+
+impl Schedule {
+    /// A schedule where every compute tensor is its own root loop nest in its natural
+    /// order, with no annotations.
+    pub fn new(graph: Graph, target: Target) -> Schedule {
+        let mut s = Schedule { graph, target, stages: Vec::new(), axes: Vec::new() };
+        for id in s.graph.ids().collect::<Vec<_>>() {
+            if !s.graph.tensor(id).is_placeholder() {
+                s.add_stage(id);
+            }
+        }
+        s
+    }
+
+    /// The default schedule of `graph` for `target`.
+    pub fn default_for(graph: Graph, target: Target) -> Schedule {
+        let mut s = Schedule::new(graph, target);
+        s.apply_defaults();
+        s
+    }
+
+    pub(crate) fn add_stage(&mut self, tensor: TensorId) -> StageId {
+        let sid = StageId(self.stages.len() as u32);
+        let t = self.graph.tensor(tensor).clone();
+        let mut root = Vec::new();
+        for iv in t.axes() {
+            root.push(self.new_axis(iv.var.name(), iv.var.clone(), IterKind::DataPar, sid));
+        }
+        let mut red = Vec::new();
+        for iv in t.reduce_axes() {
+            red.push(self.new_axis(iv.var.name(), iv.var.clone(), IterKind::Reduce, sid));
+        }
+        let leaf = root.iter().chain(red.iter()).copied().collect();
+        self.stages.push(Stage {
+            tensor,
+            name: t.name.clone(),
+            root_axes: root,
+            reduce_axes: red,
+            leaf,
+            relations: Vec::new(),
+            ann: BTreeMap::new(),
+            attach: Attach::Root,
+            attach_loc: Loc::NONE,
+            scope: None,
+            touched: false,
+        });
+        sid
+    }
+
+    pub(crate) fn new_axis(&mut self, name: &str, var: Var, kind: IterKind, stage: StageId) -> AxisId {
+        self.axes.push(Axis { name: name.to_string(), var, kind, stage });
+        AxisId(self.axes.len() as u32 - 1)
+    }
+
+    pub fn stage(&self, id: StageId) -> &Stage {
+        &self.stages[id.0 as usize]
+    }
+    pub fn stage_mut(&mut self, id: StageId) -> &mut Stage {
+        &mut self.stages[id.0 as usize]
+    }
+    pub fn axis(&self, id: AxisId) -> &Axis {
+        &self.axes[id.0 as usize]
+    }
+    pub fn stage_ids(&self) -> impl Iterator<Item = StageId> {
+        (0..self.stages.len() as u32).map(StageId)
+    }
+    /// The stage computing `tensor` (none for inputs).
+    pub fn stage_of(&self, tensor: TensorId) -> Option<StageId> {
+        self.stage_ids().find(|&s| self.stage(s).tensor == tensor)
+    }
+    /// The stage of that name.
+    pub fn find_stage(&self, name: &str) -> Option<StageId> {
+        self.stage_ids().find(|&s| self.stage(s).name == name)
+    }
+    /// Names of every stage, for messages.
+    pub fn stage_names(&self) -> Vec<String> {
+        self.stages.iter().map(|s| s.name.clone()).collect()
+    }
+
+    /// A root axis (spatial or reduction) of the stage, by its name in the algorithm.
+    pub fn root_axis(&self, stage: StageId, name: &str) -> Option<AxisId> {
+        let st = self.stage(stage);
+        st.root_axes.iter().chain(st.reduce_axes.iter()).copied().find(|&a| self.axis(a).name == name)
+    }
+    /// The current spatial axes, outermost first (`s.axes()`).
+    pub fn leaf_axes(&self, stage: StageId) -> Vec<AxisId> {
+        self.stage(stage).leaf.iter().copied().filter(|&a| self.axis(a).kind == IterKind::DataPar).collect()
+    }
+    /// The current reduction axes, outermost first (`s.reduce_axes()`).
+    pub fn leaf_reduce_axes(&self, stage: StageId) -> Vec<AxisId> {
+        self.stage(stage).leaf.iter().copied().filter(|&a| self.axis(a).kind == IterKind::Reduce).collect()
+    }
+    /// The names of the current axes, for messages.
+    pub fn leaf_names(&self, stage: StageId) -> Vec<String> {
+        self.stage(stage).leaf.iter().map(|&a| self.axis(a).name.clone()).collect()
+    }
+    /// The annotation of an axis (serial, unbound when none was set).
+    pub fn ann(&self, stage: StageId, axis: AxisId) -> AxisAnn {
+        self.stage(stage).ann.get(&axis).cloned().unwrap_or(AxisAnn { kind: ForKind::Serial, bind: None, loc: Loc::NONE })
+    }
+}

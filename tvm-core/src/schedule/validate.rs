@@ -1,0 +1,246 @@
+//! Rules that depend on the final state of a schedule: where producers are attached,
+//! vectorized axes, thread bindings and block sizes.
+
+use super::*;
+
+impl Schedule {
+    /// The extent of an axis when it is a compile-time constant (root stages only: an
+    /// attached stage's root extents come from bound inference).
+    pub fn static_extent(&self, axis: AxisId) -> Option<i64> {
+        let ax = self.axis(axis);
+        let st = self.stage(ax.stage);
+        for r in &st.relations {
+            match *r {
+                Relation::Split { parent, outer, inner, by } if outer == axis || inner == axis => {
+                    let p = self.static_extent(parent);
+                    return match (by, outer == axis) {
+                        (SplitBy::Factor(f), false) => Some(f),
+                        (SplitBy::Factor(f), true) => p.map(|p| (p + f - 1) / f),
+                        (SplitBy::NParts(n), true) => Some(n),
+                        (SplitBy::NParts(n), false) => p.map(|p| (p + n - 1) / n),
+                    };
+                }
+                Relation::Fuse { outer, inner, fused } if fused == axis => {
+                    return Some(self.static_extent(outer)? * self.static_extent(inner)?);
+                }
+                _ => {}
+            }
+        }
+        if st.attach != Attach::Root {
+            return None;
+        }
+        let t = self.graph.tensor(st.tensor);
+        if let Some(i) = st.root_axes.iter().position(|&a| a == axis) {
+            return t.axes()[i].dom.extent.as_int();
+        }
+        if let Some(i) = st.reduce_axes.iter().position(|&a| a == axis) {
+            return t.reduce_axes()[i].dom.extent.as_int();
+        }
+        None
+    }
+
+    /// The stages that read `stage`'s tensor once inlined stages are substituted.
+    pub fn effective_consumers(&self, stage: StageId) -> Vec<StageId> {
+        let mut out = Vec::new();
+        let mut stack = vec![self.stage(stage).tensor];
+        while let Some(t) = stack.pop() {
+            for c in self.graph.consumers_of(t) {
+                let Some(cs) = self.stage_of(c) else { continue };
+                if self.stage(cs).attach == Attach::Inline {
+                    stack.push(c);
+                } else if !out.contains(&cs) {
+                    out.push(cs);
+                }
+            }
+        }
+        out.sort();
+        out
+    }
+
+    /// Where in `outer`'s loop nest `stage` runs: `Some(position)` of the attach axis of
+    /// the chain link inside `outer` (`usize::MAX` for `outer` itself), `None` when
+    /// `stage` is not inside `outer`.
+    fn position_in(&self, stage: StageId, outer: StageId) -> Option<usize> {
+        if stage == outer {
+            return Some(usize::MAX);
+        }
+        let mut cur = stage;
+        for _ in 0..self.stages.len() {
+            match self.stage(cur).attach {
+                Attach::At { stage: s, axis } => {
+                    if s == outer {
+                        return self.stage(outer).leaf.iter().position(|&a| a == axis);
+                    }
+                    cur = s;
+                }
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    /// The places where `producer` may be computed: `stage.axis` names.
+    pub fn legal_attach_points(&self, producer: StageId) -> Vec<String> {
+        let consumers = self.effective_consumers(producer);
+        let mut out = Vec::new();
+        if consumers.is_empty() {
+            return out;
+        }
+        for s in self.stage_ids() {
+            if s == producer || self.stage(s).attach == Attach::Inline || self.depends_on(self.stage(producer).tensor, self.stage(s).tensor) {
+                continue;
+            }
+            let mut limit = usize::MAX;
+            let mut ok = true;
+            for &c in &consumers {
+                match self.position_in(c, s) {
+                    Some(p) => limit = limit.min(p),
+                    None => ok = false,
+                }
+            }
+            if !ok {
+                continue;
+            }
+            let st = self.stage(s);
+            for (i, &a) in st.leaf.iter().enumerate() {
+                if limit == usize::MAX || i <= limit {
+                    out.push(format!("{}.{}", st.name, self.axis(a).name));
+                }
+            }
+        }
+        out
+    }
+
+    /// Checks every rule that depends on the final schedule; returns all errors found.
+    pub fn validate(&self) -> Vec<ScheduleError> {
+        let mut errors = Vec::new();
+        for sid in self.stage_ids() {
+            self.validate_attach(sid, &mut errors);
+            self.validate_vectorize(sid, &mut errors);
+        }
+        if self.target.is_gpu() {
+            self.validate_gpu(&mut errors);
+        }
+        errors
+    }
+
+    fn validate_attach(&self, sid: StageId, errors: &mut Vec<ScheduleError>) {
+        let st = self.stage(sid);
+        let Attach::At { stage: c, axis } = st.attach else { return };
+        let cs = self.stage(c);
+        let loc = st.attach_loc;
+        if !cs.leaf.contains(&axis) || cs.attach == Attach::Inline {
+            errors.push(ScheduleError::new(
+                loc,
+                ScheduleErrorKind::ComputeAtAxisNotInConsumer {
+                    consumer: cs.name.clone(),
+                    axis: self.axis(axis).name.clone(),
+                    legal: self.leaf_names(c),
+                },
+            ));
+            return;
+        }
+        let pos = cs.leaf.iter().position(|&a| a == axis).expect("checked");
+        let consumers = self.effective_consumers(sid);
+        let legal = self.legal_attach_points(sid);
+        if !consumers.iter().any(|&q| self.position_in(q, c).is_some()) {
+            errors.push(ScheduleError::new(
+                loc,
+                ScheduleErrorKind::ComputeAtNotConsumer { producer: st.name.clone(), consumer: cs.name.clone(), legal },
+            ));
+            return;
+        }
+        for &q in &consumers {
+            match self.position_in(q, c) {
+                Some(p) if p == usize::MAX || p >= pos => {}
+                _ => {
+                    errors.push(ScheduleError::new(
+                        loc,
+                        ScheduleErrorKind::ComputeAtSkipsConsumer {
+                            producer: st.name.clone(),
+                            consumer: cs.name.clone(),
+                            skipped: self.stage(q).name.clone(),
+                            legal,
+                        },
+                    ));
+                    return;
+                }
+            }
+        }
+    }
+
+    fn validate_vectorize(&self, sid: StageId, errors: &mut Vec<ScheduleError>) {
+        let st = self.stage(sid);
+        for (&a, ann) in &st.ann {
+            if ann.kind != ForKind::Vectorized || !st.leaf.contains(&a) {
+                continue;
+            }
+            let name = self.axis(a).name.clone();
+            let last = *st.leaf.last().expect("a vectorized axis is a leaf");
+            let attached_inside = self.stages.iter().any(|o| o.attach == Attach::At { stage: sid, axis: a });
+            if last != a || attached_inside {
+                let innermost = if last != a { self.axis(last).name.clone() } else { "an attached stage".to_string() };
+                errors.push(ScheduleError::new(
+                    ann.loc,
+                    ScheduleErrorKind::VectorizeNotInnermost { stage: st.name.clone(), axis: name, innermost },
+                ));
+            } else if st.attach == Attach::Root && self.static_extent(a).is_none() {
+                errors.push(ScheduleError::new(ann.loc, ScheduleErrorKind::VectorizeUnknownExtent { stage: st.name.clone(), axis: name }));
+            }
+        }
+    }
+
+    /// The root stage whose loop nest `sid` runs in.
+    pub fn root_of(&self, sid: StageId) -> StageId {
+        let mut cur = sid;
+        for _ in 0..self.stages.len() {
+            match self.stage(cur).attach {
+                Attach::At { stage, .. } => cur = stage,
+                _ => return cur,
+            }
+        }
+        cur
+    }
+
+    fn validate_gpu(&self, errors: &mut Vec<ScheduleError>) {
+        for root in self.stage_ids() {
+            let rs = self.stage(root);
+            if rs.attach != Attach::Root {
+                continue;
+            }
+            let members: Vec<StageId> = self.stage_ids().filter(|&s| self.stage(s).attach != Attach::Inline && self.root_of(s) == root).collect();
+            let mut any_bound = false;
+            let mut extents: BTreeMap<ThreadTag, (i64, Loc)> = BTreeMap::new();
+            for &m in &members {
+                for (&a, ann) in &self.stage(m).ann {
+                    let Some(tag) = ann.bind else { continue };
+                    if !self.stage(m).leaf.contains(&a) {
+                        continue;
+                    }
+                    any_bound = true;
+                    if tag.is_block() {
+                        continue;
+                    }
+                    if let Some(e) = self.static_extent(a) {
+                        let ent = extents.entry(tag).or_insert((0, ann.loc));
+                        if e > ent.0 {
+                            *ent = (e, ann.loc);
+                        }
+                    }
+                }
+            }
+            if !any_bound {
+                errors.push(ScheduleError::new(self.graph.tensor(rs.tensor).loc, ScheduleErrorKind::NotBound { stage: rs.name.clone() }));
+                continue;
+            }
+            let threads: i64 = extents.values().map(|e| e.0).product();
+            if threads > self.target.max_threads_per_block as i64 {
+                let loc = extents.values().max_by_key(|e| e.0).map(|e| e.1).unwrap_or(Loc::NONE);
+                errors.push(ScheduleError::new(
+                    loc,
+                    ScheduleErrorKind::BlockTooLarge { stage: rs.name.clone(), threads: threads as u64, max: self.target.max_threads_per_block },
+                ));
+            }
+        }
+    }
+}
