@@ -3,15 +3,15 @@
 //! TIR interpreter ([`interp`]) that every backend is tested against.
 
 pub mod dtype;
+pub mod frontend;
+pub mod interp;
 pub mod loc;
-pub mod te;
-pub mod tir;
+pub mod lower;
+pub mod passes;
 pub mod schedule;
 pub mod target;
-pub mod passes;
-pub mod lower;
-pub mod interp;
-pub mod frontend;
+pub mod te;
+pub mod tir;
 
 pub use dtype::DType;
 pub use loc::{Loc, SourceMap};

@@ -134,9 +134,9 @@ impl ScheduleError {
             ComputeAtCycle { producer, consumer } => {
                 format!("compute_at of `{producer}` at `{consumer}` creates a cycle")
             }
-            ComputeAtSkipsConsumer { producer, consumer, skipped, .. } => format!(
-                "compute_at of `{producer}` at `{consumer}` skips `{skipped}`, which also needs `{producer}`"
-            ),
+            ComputeAtSkipsConsumer { producer, consumer, skipped, .. } => {
+                format!("compute_at of `{producer}` at `{consumer}` skips `{skipped}`, which also needs `{producer}`")
+            }
             ComputeAtNotConsumer { producer, consumer, .. } => {
                 format!("stage `{consumer}` does not read `{producer}`")
             }

@@ -198,6 +198,10 @@ impl Schedule {
     }
     /// The annotation of an axis (serial, unbound when none was set).
     pub fn ann(&self, stage: StageId, axis: AxisId) -> AxisAnn {
-        self.stage(stage).ann.get(&axis).cloned().unwrap_or(AxisAnn { kind: ForKind::Serial, bind: None, loc: Loc::NONE })
+        self.stage(stage).ann.get(&axis).cloned().unwrap_or(AxisAnn {
+            kind: ForKind::Serial,
+            bind: None,
+            loc: Loc::NONE,
+        })
     }
 }

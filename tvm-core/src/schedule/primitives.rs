@@ -2,9 +2,9 @@
 //! it is applied and returns the error of the first one broken.
 
 use super::*;
+use crate::te::{Op, Tensor};
 use crate::tir::mutate::{substitute, Mutator};
 use crate::tir::{Expr, IterVar, Range, Reduce};
-use crate::te::{Op, Tensor};
 use std::collections::HashMap;
 
 /// An argument with the location of its token.
@@ -65,7 +65,13 @@ impl Schedule {
         }
     }
 
-    fn split_impl(&mut self, stage: StageId, axis: Arg<AxisId>, by: SplitBy, loc: Loc) -> Result<(AxisId, AxisId), ScheduleError> {
+    fn split_impl(
+        &mut self,
+        stage: StageId,
+        axis: Arg<AxisId>,
+        by: SplitBy,
+        loc: Loc,
+    ) -> Result<(AxisId, AxisId), ScheduleError> {
         self.touch(stage);
         let pos = self.check_leaf(stage, axis)?;
         let v = match by {
@@ -75,8 +81,10 @@ impl Schedule {
             return err(loc, ScheduleErrorKind::BadSplitFactor { value: v.to_string() });
         }
         let parent = self.axis(axis.0).clone();
-        let outer = self.new_axis(&format!("{}_o", parent.name), Var::index(format!("{}_o", parent.name)), parent.kind, stage);
-        let inner = self.new_axis(&format!("{}_i", parent.name), Var::index(format!("{}_i", parent.name)), parent.kind, stage);
+        let outer =
+            self.new_axis(&format!("{}_o", parent.name), Var::index(format!("{}_o", parent.name)), parent.kind, stage);
+        let inner =
+            self.new_axis(&format!("{}_i", parent.name), Var::index(format!("{}_i", parent.name)), parent.kind, stage);
         let st = self.stage_mut(stage);
         st.leaf.splice(pos..=pos, [outer, inner]);
         st.relations.push(Relation::Split { parent: axis.0, outer, inner, by });
@@ -84,12 +92,22 @@ impl Schedule {
     }
 
     /// `split(axis, factor)`: the inner axis has extent `factor`.
-    pub fn split(&mut self, stage: StageId, axis: Arg<AxisId>, factor: Arg<i64>) -> Result<(AxisId, AxisId), ScheduleError> {
+    pub fn split(
+        &mut self,
+        stage: StageId,
+        axis: Arg<AxisId>,
+        factor: Arg<i64>,
+    ) -> Result<(AxisId, AxisId), ScheduleError> {
         self.split_impl(stage, axis, SplitBy::Factor(factor.0), factor.1)
     }
 
     /// `split_nparts(axis, n)`: the outer axis has extent `n`.
-    pub fn split_nparts(&mut self, stage: StageId, axis: Arg<AxisId>, nparts: Arg<i64>) -> Result<(AxisId, AxisId), ScheduleError> {
+    pub fn split_nparts(
+        &mut self,
+        stage: StageId,
+        axis: Arg<AxisId>,
+        nparts: Arg<i64>,
+    ) -> Result<(AxisId, AxisId), ScheduleError> {
         self.split_impl(stage, axis, SplitBy::NParts(nparts.0), nparts.1)
     }
 
@@ -105,7 +123,10 @@ impl Schedule {
         if x.0 == y.0 {
             self.check_leaf(stage, x)?;
             let st = self.stage(stage);
-            return err(y.1, ScheduleErrorKind::ReorderDuplicate { stage: st.name.clone(), axis: self.axis(y.0).name.clone() });
+            return err(
+                y.1,
+                ScheduleErrorKind::ReorderDuplicate { stage: st.name.clone(), axis: self.axis(y.0).name.clone() },
+            );
         }
         self.check_leaf(stage, y)?;
         let (xo, xi) = self.split(stage, x, fx)?;
@@ -123,7 +144,11 @@ impl Schedule {
         if ao.kind != ai.kind {
             return err(
                 inner.1,
-                ScheduleErrorKind::FuseMixedKinds { stage: self.stage(stage).name.clone(), outer: ao.name, inner: ai.name },
+                ScheduleErrorKind::FuseMixedKinds {
+                    stage: self.stage(stage).name.clone(),
+                    outer: ao.name,
+                    inner: ai.name,
+                },
             );
         }
         if pi != po + 1 {
@@ -154,7 +179,10 @@ impl Schedule {
             if order[..k].iter().any(|b| b.0 == a.0) {
                 return err(
                     a.1,
-                    ScheduleErrorKind::ReorderDuplicate { stage: self.stage(stage).name.clone(), axis: self.axis(a.0).name.clone() },
+                    ScheduleErrorKind::ReorderDuplicate {
+                        stage: self.stage(stage).name.clone(),
+                        axis: self.axis(a.0).name.clone(),
+                    },
                 );
             }
             positions.push(self.check_leaf(stage, a)?);
@@ -183,10 +211,20 @@ impl Schedule {
             return err(tag.1, ScheduleErrorKind::BindOnCpu { axis: ax.name });
         }
         if ax.kind == IterKind::Reduce && tag.0.is_block() {
-            return err(tag.1, ScheduleErrorKind::ReduceAxisBoundToBlock { stage: st.name.clone(), axis: ax.name, tag: tag.0.dsl_name() });
+            return err(
+                tag.1,
+                ScheduleErrorKind::ReduceAxisBoundToBlock {
+                    stage: st.name.clone(),
+                    axis: ax.name,
+                    tag: tag.0.dsl_name(),
+                },
+            );
         }
         if let Some(t) = st.ann.get(&axis.0).and_then(|a| a.bind) {
-            return err(axis.1, ScheduleErrorKind::AxisAlreadyBound { stage: st.name.clone(), axis: ax.name, tag: t.dsl_name() });
+            return err(
+                axis.1,
+                ScheduleErrorKind::AxisAlreadyBound { stage: st.name.clone(), axis: ax.name, tag: t.dsl_name() },
+            );
         }
         if let Some((&other, _)) = st.ann.iter().find(|(a, ann)| ann.bind == Some(tag.0) && st.leaf.contains(a)) {
             return err(
@@ -209,7 +247,10 @@ impl Schedule {
         self.check_leaf(stage, axis)?;
         let ax = self.axis(axis.0).clone();
         if ax.kind == IterKind::Reduce {
-            return err(axis.1, ScheduleErrorKind::ParallelOnReduce { stage: self.stage(stage).name.clone(), axis: ax.name });
+            return err(
+                axis.1,
+                ScheduleErrorKind::ParallelOnReduce { stage: self.stage(stage).name.clone(), axis: ax.name },
+            );
         }
         self.annotate(stage, axis.0, |a| a.kind = ForKind::Parallel, axis.1);
         Ok(())
@@ -222,7 +263,10 @@ impl Schedule {
         self.check_leaf(stage, axis)?;
         let ax = self.axis(axis.0).clone();
         if ax.kind == IterKind::Reduce {
-            return err(axis.1, ScheduleErrorKind::VectorizeOnReduce { stage: self.stage(stage).name.clone(), axis: ax.name });
+            return err(
+                axis.1,
+                ScheduleErrorKind::VectorizeOnReduce { stage: self.stage(stage).name.clone(), axis: ax.name },
+            );
         }
         self.annotate(stage, axis.0, |a| a.kind = ForKind::Vectorized, axis.1);
         Ok(())
@@ -256,7 +300,12 @@ impl Schedule {
 
     /// `producer.compute_at(consumer, axis)`. Whether the place encloses every consumer
     /// is checked by [`Schedule::validate`].
-    pub fn compute_at(&mut self, producer: Arg<StageId>, consumer: Arg<StageId>, axis: Arg<AxisId>) -> Result<(), ScheduleError> {
+    pub fn compute_at(
+        &mut self,
+        producer: Arg<StageId>,
+        consumer: Arg<StageId>,
+        axis: Arg<AxisId>,
+    ) -> Result<(), ScheduleError> {
         self.touch(producer.0);
         self.touch(consumer.0);
         let (p, c) = (self.stage(producer.0).clone(), self.stage(consumer.0).clone());
@@ -333,19 +382,31 @@ impl Schedule {
             .zip(&s.shape)
             .map(|(n, e)| IterVar { var: Var::index(n), dom: Range::from_extent(e.clone()), kind: IterKind::DataPar })
             .collect();
-        let body = Expr::ProducerLoad { tensor: src, indices: axes.iter().map(|a| Expr::var(&a.var)).collect(), dtype: s.dtype };
+        let body = Expr::ProducerLoad {
+            tensor: src,
+            indices: axes.iter().map(|a| Expr::var(&a.var)).collect(),
+            dtype: s.dtype,
+        };
         self.graph.add(Tensor { name, dtype: s.dtype, shape: s.shape.clone(), op: Op::Compute { axes, body }, loc })
     }
 
     /// `let t = x.cache_read(scope, [readers])`: `t` copies `x`, and the readers read `t`.
-    pub fn cache_read(&mut self, tensor: Arg<TensorId>, scope: Arg<Scope>, readers: &[Arg<StageId>]) -> Result<StageId, ScheduleError> {
+    pub fn cache_read(
+        &mut self,
+        tensor: Arg<TensorId>,
+        scope: Arg<Scope>,
+        readers: &[Arg<StageId>],
+    ) -> Result<StageId, ScheduleError> {
         let tname = self.graph.tensor(tensor.0).name.clone();
         self.check_scope(scope.0, &tname, scope.1)?;
         for r in readers {
             self.touch(r.0);
             let rt = self.stage(r.0).tensor;
             if !self.graph.inputs_of(rt).contains(&tensor.0) {
-                return err(r.1, ScheduleErrorKind::CacheReadNotReader { tensor: tname, reader: self.stage(r.0).name.clone() });
+                return err(
+                    r.1,
+                    ScheduleErrorKind::CacheReadNotReader { tensor: tname, reader: self.stage(r.0).name.clone() },
+                );
             }
         }
         let name = self.fresh_name(&format!("{tname}_{}", scope.0.name()));
@@ -370,7 +431,11 @@ impl Schedule {
         self.touch(stage.0);
         let st = self.stage(stage.0).clone();
         self.check_scope(scope.0, &st.name, scope.1)?;
-        if !st.relations.is_empty() || !st.ann.is_empty() || st.attach != Attach::Root || st.leaf != st.root_axes.iter().chain(&st.reduce_axes).copied().collect::<Vec<_>>() {
+        if !st.relations.is_empty()
+            || !st.ann.is_empty()
+            || st.attach != Attach::Root
+            || st.leaf != st.root_axes.iter().chain(&st.reduce_axes).copied().collect::<Vec<_>>()
+        {
             return err(stage.1, ScheduleErrorKind::CacheWriteAfterTransform { stage: st.name });
         }
         let old = self.graph.tensor(st.tensor).clone();
@@ -382,20 +447,18 @@ impl Schedule {
             .iter()
             .map(|a| IterVar { var: a.var.copy_fresh(), dom: a.dom.clone(), kind: IterKind::DataPar })
             .collect();
-        let body = Expr::ProducerLoad { tensor: cache, indices: axes.iter().map(|a| Expr::var(&a.var)).collect(), dtype: old.dtype };
+        let body = Expr::ProducerLoad {
+            tensor: cache,
+            indices: axes.iter().map(|a| Expr::var(&a.var)).collect(),
+            dtype: old.dtype,
+        };
         self.graph.tensor_mut(st.tensor).op = Op::Compute { axes, body };
         // The cache stage takes over the old axis ids; the stage gets new ones.
         let cid = StageId(self.stages.len() as u32);
         for &a in st.root_axes.iter().chain(&st.reduce_axes) {
             self.axes[a.0 as usize].stage = cid;
         }
-        self.stages.push(Stage {
-            tensor: cache,
-            name,
-            scope: Some(scope.0),
-            touched: true,
-            ..st.clone()
-        });
+        self.stages.push(Stage { tensor: cache, name, scope: Some(scope.0), touched: true, ..st.clone() });
         let mut root = Vec::new();
         let t = self.graph.tensor(st.tensor).clone();
         for iv in t.axes() {
@@ -417,7 +480,9 @@ impl Schedule {
         self.check_leaf(stage.0, axis)?;
         let st = self.stage(stage.0).clone();
         let ax = self.axis(axis.0).clone();
-        let unsupported = |why| err(axis.1, ScheduleErrorKind::RfactorUnsupported { stage: st.name.clone(), axis: ax.name.clone(), why });
+        let unsupported = |why| {
+            err(axis.1, ScheduleErrorKind::RfactorUnsupported { stage: st.name.clone(), axis: ax.name.clone(), why })
+        };
         if ax.kind != IterKind::Reduce {
             return unsupported("it is not a reduction axis");
         }
@@ -454,7 +519,8 @@ impl Schedule {
             .iter()
             .map(|a| IterVar { var: a.var.copy_fresh(), dom: a.dom.clone(), kind: IterKind::DataPar })
             .collect();
-        let mut map: HashMap<Var, Expr> = old.axes().iter().zip(&spatial).map(|(a, b)| (a.var.clone(), Expr::var(&b.var))).collect();
+        let mut map: HashMap<Var, Expr> =
+            old.axes().iter().zip(&spatial).map(|(a, b)| (a.var.clone(), Expr::var(&b.var))).collect();
         let mut rf_red: Vec<IterVar> = Vec::new();
         let mut guard: Option<Expr> = None;
         let r_extent;
@@ -492,9 +558,14 @@ impl Schedule {
         if let Some(g) = guard {
             source = Expr::select(g, source, red.op.identity(old.dtype));
         }
-        let mut rf_axes = vec![IterVar { var: r_var, dom: Range::from_extent(r_extent.clone()), kind: IterKind::DataPar }];
+        let mut rf_axes =
+            vec![IterVar { var: r_var, dom: Range::from_extent(r_extent.clone()), kind: IterKind::DataPar }];
         rf_axes.extend(spatial);
-        let rf_body = if rf_red.is_empty() { source } else { Expr::Reduce(Box::new(Reduce { op: red.op, source, axes: rf_red })) };
+        let rf_body = if rf_red.is_empty() {
+            source
+        } else {
+            Expr::Reduce(Box::new(Reduce { op: red.op, source, axes: rf_red }))
+        };
         let mut rf_shape = vec![r_extent.clone()];
         rf_shape.extend(old.shape.iter().cloned());
         let rf_name = self.fresh_name(&format!("{}_rf", old.name));
@@ -506,7 +577,8 @@ impl Schedule {
             loc: axis.1,
         });
         // s now reduces rf over the factored axis.
-        let s_axes: Vec<IterVar> = old.axes().iter().map(|a| IterVar { var: a.var.copy_fresh(), ..a.clone() }).collect();
+        let s_axes: Vec<IterVar> =
+            old.axes().iter().map(|a| IterVar { var: a.var.copy_fresh(), ..a.clone() }).collect();
         let kr = IterVar { var: Var::index(&ax.name), dom: Range::from_extent(r_extent), kind: IterKind::Reduce };
         let mut idx = vec![Expr::var(&kr.var)];
         idx.extend(s_axes.iter().map(|a| Expr::var(&a.var)));

@@ -87,7 +87,10 @@ impl Schedule {
             return out;
         }
         for s in self.stage_ids() {
-            if s == producer || self.stage(s).attach == Attach::Inline || self.depends_on(self.stage(producer).tensor, self.stage(s).tensor) {
+            if s == producer
+                || self.stage(s).attach == Attach::Inline
+                || self.depends_on(self.stage(producer).tensor, self.stage(s).tensor)
+            {
                 continue;
             }
             let mut limit = usize::MAX;
@@ -185,7 +188,10 @@ impl Schedule {
                     ScheduleErrorKind::VectorizeNotInnermost { stage: st.name.clone(), axis: name, innermost },
                 ));
             } else if st.attach == Attach::Root && self.static_extent(a).is_none() {
-                errors.push(ScheduleError::new(ann.loc, ScheduleErrorKind::VectorizeUnknownExtent { stage: st.name.clone(), axis: name }));
+                errors.push(ScheduleError::new(
+                    ann.loc,
+                    ScheduleErrorKind::VectorizeUnknownExtent { stage: st.name.clone(), axis: name },
+                ));
             }
         }
     }
@@ -208,7 +214,10 @@ impl Schedule {
             if rs.attach != Attach::Root {
                 continue;
             }
-            let members: Vec<StageId> = self.stage_ids().filter(|&s| self.stage(s).attach != Attach::Inline && self.root_of(s) == root).collect();
+            let members: Vec<StageId> = self
+                .stage_ids()
+                .filter(|&s| self.stage(s).attach != Attach::Inline && self.root_of(s) == root)
+                .collect();
             let mut any_bound = false;
             let mut extents: BTreeMap<ThreadTag, (i64, Loc)> = BTreeMap::new();
             for &m in &members {
@@ -230,7 +239,10 @@ impl Schedule {
                 }
             }
             if !any_bound {
-                errors.push(ScheduleError::new(self.graph.tensor(rs.tensor).loc, ScheduleErrorKind::NotBound { stage: rs.name.clone() }));
+                errors.push(ScheduleError::new(
+                    self.graph.tensor(rs.tensor).loc,
+                    ScheduleErrorKind::NotBound { stage: rs.name.clone() },
+                ));
                 continue;
             }
             let threads: i64 = extents.values().map(|e| e.0).product();
@@ -238,7 +250,11 @@ impl Schedule {
                 let loc = extents.values().max_by_key(|e| e.0).map(|e| e.1).unwrap_or(Loc::NONE);
                 errors.push(ScheduleError::new(
                     loc,
-                    ScheduleErrorKind::BlockTooLarge { stage: rs.name.clone(), threads: threads as u64, max: self.target.max_threads_per_block },
+                    ScheduleErrorKind::BlockTooLarge {
+                        stage: rs.name.clone(),
+                        threads: threads as u64,
+                        max: self.target.max_threads_per_block,
+                    },
                 ));
             }
         }

@@ -387,29 +387,67 @@ pub struct Reduce {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Expr {
     /// An integer constant of an integer type (the bits of a `u64` are stored as `i64`).
-    Int { value: i64, dtype: DType },
-    Float { value: f64, dtype: DType },
+    Int {
+        value: i64,
+        dtype: DType,
+    },
+    Float {
+        value: f64,
+        dtype: DType,
+    },
     Bool(bool),
     Var(Var),
-    Binary { op: BinOp, a: Box<Expr>, b: Box<Expr> },
-    Cmp { op: CmpOp, a: Box<Expr>, b: Box<Expr> },
+    Binary {
+        op: BinOp,
+        a: Box<Expr>,
+        b: Box<Expr>,
+    },
+    Cmp {
+        op: CmpOp,
+        a: Box<Expr>,
+        b: Box<Expr>,
+    },
     And(Box<Expr>, Box<Expr>),
     Or(Box<Expr>, Box<Expr>),
     Not(Box<Expr>),
     Neg(Box<Expr>),
     /// `if cond { then } else { otherwise }`: only the taken side is evaluated.
-    Select { cond: Box<Expr>, then: Box<Expr>, otherwise: Box<Expr> },
-    Cast { dtype: DType, value: Box<Expr> },
-    Call { func: Intrinsic, args: Vec<Expr> },
+    Select {
+        cond: Box<Expr>,
+        then: Box<Expr>,
+        otherwise: Box<Expr>,
+    },
+    Cast {
+        dtype: DType,
+        value: Box<Expr>,
+    },
+    Call {
+        func: Intrinsic,
+        args: Vec<Expr>,
+    },
     /// A TE read of a tensor at multi-dimensional indices.
-    ProducerLoad { tensor: TensorId, indices: Vec<Expr>, dtype: DType },
+    ProducerLoad {
+        tensor: TensorId,
+        indices: Vec<Expr>,
+        dtype: DType,
+    },
     /// A read of a buffer: one index per dim before `flatten_storage`, one after.
     /// A vector index (a `Ramp`) reads several lanes.
-    Load { buffer: Buffer, indices: Vec<Expr> },
+    Load {
+        buffer: Buffer,
+        indices: Vec<Expr>,
+    },
     /// `[base, base + stride, ..., base + (lanes-1)·stride]`.
-    Ramp { base: Box<Expr>, stride: Box<Expr>, lanes: u16 },
+    Ramp {
+        base: Box<Expr>,
+        stride: Box<Expr>,
+        lanes: u16,
+    },
     /// `value` in every lane.
-    Broadcast { value: Box<Expr>, lanes: u16 },
+    Broadcast {
+        value: Box<Expr>,
+        lanes: u16,
+    },
     /// TE only.
     Reduce(Box<Reduce>),
 }

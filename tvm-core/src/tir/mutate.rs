@@ -35,14 +35,10 @@ pub fn super_expr<M: Mutator + ?Sized>(m: &mut M, e: Expr) -> Expr {
             Expr::Select { cond: bx(m, cond), then: bx(m, then), otherwise: bx(m, otherwise) }
         }
         Expr::Cast { dtype, value } => Expr::Cast { dtype, value: bx(m, value) },
-        Expr::Call { func, args } => {
-            Expr::Call { func, args: args.into_iter().map(|a| m.mutate_expr(a)).collect() }
+        Expr::Call { func, args } => Expr::Call { func, args: args.into_iter().map(|a| m.mutate_expr(a)).collect() },
+        Expr::ProducerLoad { tensor, indices, dtype } => {
+            Expr::ProducerLoad { tensor, indices: indices.into_iter().map(|a| m.mutate_expr(a)).collect(), dtype }
         }
-        Expr::ProducerLoad { tensor, indices, dtype } => Expr::ProducerLoad {
-            tensor,
-            indices: indices.into_iter().map(|a| m.mutate_expr(a)).collect(),
-            dtype,
-        },
         Expr::Load { buffer, indices } => {
             Expr::Load { buffer, indices: indices.into_iter().map(|a| m.mutate_expr(a)).collect() }
         }
@@ -73,11 +69,9 @@ pub fn super_stmt<M: Mutator + ?Sized>(m: &mut M, s: Stmt) -> Stmt {
         Stmt::ThreadBinding { tag, var, extent, body } => {
             Stmt::ThreadBinding { tag, var, extent: m.mutate_expr(extent), body: bs(m, body) }
         }
-        Stmt::If { cond, then, otherwise } => Stmt::If {
-            cond: m.mutate_expr(cond),
-            then: bs(m, then),
-            otherwise: otherwise.map(|o| bs(m, o)),
-        },
+        Stmt::If { cond, then, otherwise } => {
+            Stmt::If { cond: m.mutate_expr(cond), then: bs(m, then), otherwise: otherwise.map(|o| bs(m, o)) }
+        }
         Stmt::Let { var, value, body } => Stmt::Let { var, value: m.mutate_expr(value), body: bs(m, body) },
         Stmt::Store { buffer, indices, value } => Stmt::Store {
             buffer,

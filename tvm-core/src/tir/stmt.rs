@@ -96,26 +96,59 @@ impl ThreadTag {
 #[derive(Clone, Debug, PartialEq)]
 pub enum Stmt {
     Seq(Vec<Stmt>),
-    For { var: Var, min: Expr, extent: Expr, kind: ForKind, body: Box<Stmt> },
+    For {
+        var: Var,
+        min: Expr,
+        extent: Expr,
+        kind: ForKind,
+        body: Box<Stmt>,
+    },
     /// The loop of an axis bound to a GPU index: `var` takes the values `0..extent`, one
     /// per block or thread. After `split_host_device`, `var` is the kernel's own index
     /// variable for `tag`, shared by every binding of that tag in the kernel.
-    ThreadBinding { tag: ThreadTag, var: Var, extent: Expr, body: Box<Stmt> },
-    If { cond: Expr, then: Box<Stmt>, otherwise: Option<Box<Stmt>> },
-    Let { var: Var, value: Expr, body: Box<Stmt> },
+    ThreadBinding {
+        tag: ThreadTag,
+        var: Var,
+        extent: Expr,
+        body: Box<Stmt>,
+    },
+    If {
+        cond: Expr,
+        then: Box<Stmt>,
+        otherwise: Option<Box<Stmt>>,
+    },
+    Let {
+        var: Var,
+        value: Expr,
+        body: Box<Stmt>,
+    },
     /// A write: one index per dim before `flatten_storage`, one after (a `Ramp` writes
     /// several lanes).
-    Store { buffer: Buffer, indices: Vec<Expr>, value: Expr },
+    Store {
+        buffer: Buffer,
+        indices: Vec<Expr>,
+        value: Expr,
+    },
     /// The storage of a tensor's `bounds` (before `flatten_storage`); indices inside
     /// are absolute tensor coordinates.
-    Realize { buffer: Buffer, bounds: Vec<Range>, body: Box<Stmt> },
+    Realize {
+        buffer: Buffer,
+        bounds: Vec<Range>,
+        body: Box<Stmt>,
+    },
     /// A flat allocation of `extent` elements (after `flatten_storage`).
-    Allocate { buffer: Buffer, extent: Expr, body: Box<Stmt> },
+    Allocate {
+        buffer: Buffer,
+        extent: Expr,
+        body: Box<Stmt>,
+    },
     /// Every thread of the block waits here; shared-memory writes before it are visible
     /// to reads after it.
     Barrier,
     /// Host side: run device kernel number `kernel` of the function.
-    Launch { kernel: usize },
+    Launch {
+        kernel: usize,
+    },
     /// Does nothing.
     NoOp,
 }

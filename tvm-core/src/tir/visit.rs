@@ -28,9 +28,7 @@ pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, e: &Expr) {
         }
         Expr::Cast { value, .. } => v.visit_expr(value),
         Expr::Call { args, .. } => args.iter().for_each(|a| v.visit_expr(a)),
-        Expr::ProducerLoad { indices, .. } | Expr::Load { indices, .. } => {
-            indices.iter().for_each(|a| v.visit_expr(a))
-        }
+        Expr::ProducerLoad { indices, .. } | Expr::Load { indices, .. } => indices.iter().for_each(|a| v.visit_expr(a)),
         Expr::Ramp { base, stride, .. } => {
             v.visit_expr(base);
             v.visit_expr(stride);
