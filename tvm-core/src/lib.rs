@@ -12,6 +12,7 @@ pub mod schedule;
 pub mod target;
 pub mod te;
 pub mod tir;
+pub mod arith;
 
 pub use dtype::DType;
 pub use loc::{Loc, SourceMap};

@@ -1,1 +1,164 @@
-//! todo
+//! The kernel language frontend: parses a `compute!` input (DSL.md §2–3) into a
+//! type-checked tensor-expression [`Graph`], and applies its `schedule!` blocks.
+//!
+//! The flow is parse (`parse.rs`, `expr.rs`, into the [`ast`]) → check (`check/`, into
+//! the graph) → schedule (`schedule.rs`, on demand by [`build_schedule`] and
+//! [`check_schedules`]). Every step collects all the errors it finds. Errors
+//! carry a [`Loc`]; [`Kernel::source_map`] turns the `Loc`s of schedule errors into
+//! spans, and a [`FrontendError`] also carries its span, since a failed parse returns
+//! no source map.
+//!
+//! Decisions where DSL.md is silent:
+//! - Precedence is Rust's: unary `-`/`!` bind tighter than `as` (`-x as f64` is
+//!   `(-x) as f64`), and comparisons do not chain.
+//! - An unsuffixed literal takes the type of the other operand, else the type the
+//!   context expects (the stage's element type; `i64` in indices and ranges), else
+//!   `i64` / `f64`. Axes, dims and integer scalars are `i64` values (`usize` and other
+//!   integer scalars are cast); tensor indices of another integer type are cast to `i64`.
+//! - An axis may share a tensor's name (`out[n, c, y, x] = x[n, c, y, x]`): `x[..]` is
+//!   always the read, a bare `x` the axis. It may not shadow a dim or a scalar.
+//! - A `usize` parameter used as a dim binds it ([`Kernel::dim_bindings`]).
+//! - A reduction range may use dims, scalars and constants, not axes.
+//! - The constants are `f32::{INFINITY, NEG_INFINITY, MAX, MIN, MIN_POSITIVE, EPSILON,
+//!   NAN}` (and `f64::..`) and `MAX`/`MIN` of the integer types.
+//! - Schedules: `(a, b)` and `[a, b]` patterns both destructure; `fuse` takes two or
+//!   more adjacent axes; `cache_read` takes a list of readers or one reader.
+//!
+//! ```
+//! use tvm_core::frontend::{build_schedule, parse_str};
+//! use tvm_core::Target;
+//! let k = parse_str(
+//!     "pub fn add(a: f32[n], b: f32[n]) -> c: f32[n] { c[i] = a[i] + b[i]; }
+//!      schedule!(cpu) { let (o, v) = c.split(c.i, 16); c.parallel(o); c.vectorize(v); }",
+//! )
+//! .unwrap();
+//! assert_eq!(k.graph.tensors.len(), 3);
+//! assert!(build_schedule(&k, &Target::cpu()).is_ok());
+//! ```
+
+pub mod ast;
+mod check;
+mod error;
+mod expr;
+mod parse;
+mod schedule;
+
+pub use ast::ScheduleBlock;
+pub use check::DimBinding;
+pub use error::FrontendError;
+
+use crate::loc::{Loc, SourceMap};
+use crate::schedule::{Schedule, ScheduleError};
+use crate::target::Target;
+use crate::te::Graph;
+use proc_macro2::TokenStream;
+
+/// A parsed and type-checked kernel with its (not yet applied) schedule blocks.
+#[derive(Clone, Debug)]
+pub struct Kernel {
+    /// The function name.
+    pub name: String,
+    /// Outer attributes as written, doc comments included.
+    pub attrs: Vec<syn::Attribute>,
+    /// The text of the doc comments (`/// text` gives `" text"`), in order.
+    pub docs: Vec<String>,
+    pub vis: syn::Visibility,
+    /// The algorithm: inputs in parameter order, then one compute tensor per stage.
+    pub graph: Graph,
+    /// Dims whose value is a `usize` scalar parameter of the same name. Such a dim is
+    /// in `graph.dims` like any other; when it also appears in an input's shape, the
+    /// caller must check that the two agree.
+    pub dim_bindings: Vec<DimBinding>,
+    /// The `schedule!` blocks in source order.
+    pub schedules: Vec<ScheduleBlock>,
+    /// The spans behind every `Loc` in the graph, the schedule blocks and their errors.
+    pub source_map: SourceMap,
+    /// The syntax tree, with locations (the signature as written, for code generation).
+    pub ast: ast::KernelAst,
+}
+
+impl Kernel {
+    /// The span of a location of this kernel (the call site for `Loc::NONE`).
+    pub fn span(&self, loc: Loc) -> proc_macro2::Span {
+        self.source_map.span(loc)
+    }
+
+    /// The block of `schedule!` statements used for `target` (see [`build_schedule`]).
+    pub fn schedule_block(&self, target: &Target) -> Option<&ScheduleBlock> {
+        schedule::select_block(self, target.kind).map(|(b, _)| b)
+    }
+}
+
+/// Parses and checks the tokens inside `compute! { ... }`: the kernel and its schedule
+/// blocks. Syntax errors of a schedule statement are not reported here but by
+/// [`check_schedules`] and [`build_schedule`], with the other schedule errors.
+pub fn parse_kernel(tokens: TokenStream) -> Result<Kernel, Vec<FrontendError>> {
+    let (ast, source_map) = parse::parse_kernel_ast(tokens)?;
+    let checked = check::check_kernel(&ast, &source_map)?;
+    let docs = ast
+        .attrs
+        .iter()
+        .filter_map(|a| match &a.meta {
+            syn::Meta::NameValue(nv) if nv.path.is_ident("doc") => match &nv.value {
+                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect();
+    Ok(Kernel {
+        name: ast.sig.name.name.clone(),
+        attrs: ast.attrs.clone(),
+        docs,
+        vis: ast.vis.clone(),
+        graph: checked.graph,
+        dim_bindings: checked.dim_bindings,
+        schedules: ast.schedules.clone(),
+        source_map,
+        ast,
+    })
+}
+
+/// [`parse_kernel`] on source text (tests, tools); a lexer error is one error.
+pub fn parse_str(src: &str) -> Result<Kernel, Vec<FrontendError>> {
+    match src.parse::<TokenStream>() {
+        Ok(tokens) => parse_kernel(tokens),
+        Err(e) => Err(vec![FrontendError::at_span(e.span(), format!("cannot tokenize the kernel: {e}"))]),
+    }
+}
+
+/// The schedule of `kernel` for `target`.
+///
+/// The block used is the one whose target has the kind of `target` (`cpu` and `llvm ..`
+/// schedule CPUs; `cuda`, `"cuda -arch=sm_90"` CUDA; `opencl` OpenCL). GPU targets
+/// share schedules: with no block of its own kind, a GPU target borrows a block of
+/// another GPU kind (CUDA first, then OpenCL), so a `schedule!(cuda)` also schedules
+/// OpenCL and the reverse. A borrowed block that is not legal on `target` (say, 1024
+/// threads per block on an OpenCL device that allows 256) is dropped for the default
+/// schedule, since the user did not write it for this target; its own errors are
+/// reported by [`check_schedules`]. The primitives are applied for `target` itself (its
+/// limits, not those of the block's target string). Stages no statement names get the
+/// target's defaults; then the schedule is validated. With no usable block, the result
+/// is [`Schedule::default_for`]. All errors found are returned.
+pub fn build_schedule(kernel: &Kernel, target: &Target) -> Result<Schedule, Vec<ScheduleError>> {
+    if let Some((block, borrowed)) = schedule::select_block(kernel, target.kind) {
+        match schedule::apply_block(kernel, block, target.clone()) {
+            Err(_) if borrowed => {}
+            result => return result,
+        }
+    }
+    let s = Schedule::default_for(kernel.graph.clone(), target.clone());
+    let errors = s.validate();
+    if errors.is_empty() {
+        Ok(s)
+    } else {
+        Err(errors)
+    }
+}
+
+/// Checks every schedule block against its own target: target strings that do not
+/// parse (`UnknownTarget`), two blocks for one target kind (`DuplicateSchedule`), and
+/// every error of applying each block. Empty when all blocks are good.
+pub fn check_schedules(kernel: &Kernel) -> Vec<ScheduleError> {
+    schedule::check_all(kernel)
+}

@@ -1,1 +1,15 @@
-//! Lowering passes, one per file.
+//! Lowering passes, one per file, each exposing one function named after the file.
+//! `lower.rs` runs them in order.
+
+pub mod dump;
+pub mod flatten_storage;
+pub mod infer_bound;
+pub mod inject_thread_sync;
+pub mod inline_stages;
+pub mod lower_cross_thread_reduction;
+pub mod schedule_ops;
+pub mod simplify;
+pub mod split_host_device;
+pub mod unroll_loops;
+pub mod vectorize_loops;
+pub mod verify_gpu_memory;

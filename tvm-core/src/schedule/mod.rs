@@ -205,3 +205,42 @@ impl Schedule {
         })
     }
 }
+
+impl Schedule {
+    /// The memory scope of a stage's tensor: the explicit one, or inferred from where it
+    /// is computed: inside a thread-bound loop → local, inside a block-bound loop →
+    /// shared, else global (TVM's rule).
+    pub fn storage_scope(&self, sid: StageId) -> Scope {
+        let st = self.stage(sid);
+        let (mut thread, mut block) = (false, false);
+        let mut cur = st.attach;
+        let mut hops = 0;
+        while let Attach::At { stage, axis } = cur {
+            let cs = self.stage(stage);
+            let pos = cs.leaf.iter().position(|&a| a == axis).unwrap_or(0);
+            for &a in &cs.leaf[..=pos.min(cs.leaf.len().saturating_sub(1))] {
+                match self.ann(stage, a).bind {
+                    Some(t) if t.is_block() => block = true,
+                    Some(_) => thread = true,
+                    None => {}
+                }
+            }
+            cur = cs.attach;
+            hops += 1;
+            if hops > self.stages.len() {
+                break;
+            }
+        }
+        let inferred = if thread {
+            Scope::Local
+        } else if block {
+            Scope::Shared
+        } else {
+            Scope::Global
+        };
+        match st.scope {
+            Some(Scope::Global) | None => inferred,
+            Some(s) => s,
+        }
+    }
+}

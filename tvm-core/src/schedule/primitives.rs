@@ -400,7 +400,6 @@ impl Schedule {
         let tname = self.graph.tensor(tensor.0).name.clone();
         self.check_scope(scope.0, &tname, scope.1)?;
         for r in readers {
-            self.touch(r.0);
             let rt = self.stage(r.0).tensor;
             if !self.graph.inputs_of(rt).contains(&tensor.0) {
                 return err(

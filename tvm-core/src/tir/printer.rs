@@ -1,1 +1,517 @@
-//! todo
+//! A deterministic, TVMScript-like printer for TIR functions, statements and expressions,
+//! and for tensor-expression graphs.
+//!
+//! The output never shows `VarId`s, `BufferId`s or addresses. A variable prints as its
+//! name; when two different variables with the same name appear in one printed unit, the
+//! second to appear becomes `name_1`, the third `name_2`, and so on (buffers and tensors
+//! likewise, each in their own namespace). Names are given in the order the printer meets
+//! them, so the same structure always prints byte for byte the same, however many
+//! variables were made before it.
+//!
+//! ```text
+//! @func cpu vector_add(a: f32[n] global, b: f32[n] global, c: f32[n] global out)
+//!   for i_o in parallel(0, (n + 15) / 16):
+//!     for i_i in vectorized(0, 16):
+//!       if i_o * 16 + i_i < n:
+//!         c[i_o * 16 + i_i] = a[i_o * 16 + i_i] + b[i_o * 16 + i_i]
+//! ```
+//!
+//! `let` and `alloc` scope over the statements printed after them at the same
+//! indentation. Where that would be ambiguous (a `let` or `alloc` followed by statements
+//! outside its body), the printer ends its line with `:` and indents the body instead.
+
+use super::expr::*;
+use super::stmt::*;
+use crate::dtype::DType;
+use crate::te::{self, Graph, Op, TensorId};
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::hash::Hash;
+
+const INDENT: &str = "  ";
+
+/// Prints a whole function: the signature, the (host) body and, on GPU targets, every
+/// kernel. Ends with a newline.
+pub fn print_func(f: &PrimFunc) -> String {
+    Printer::new().func(f)
+}
+
+/// Prints a statement, one line per nested statement, without a trailing newline.
+pub fn print_stmt(s: &Stmt) -> String {
+    Printer::new().stmt(s)
+}
+
+/// Prints an expression on one line. Tensor reads print as `t{id}[...]` (there is no
+/// graph to take names from).
+pub fn print_expr(e: &Expr) -> String {
+    Printer::new().expr(e)
+}
+
+/// Prints a tensor-expression graph, one line per tensor, after a `@graph` header.
+/// Ends with a newline.
+pub fn print_graph(g: &Graph) -> String {
+    Printer::with_graph(g).graph()
+}
+
+impl fmt::Display for PrimFunc {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&print_func(self))
+    }
+}
+
+impl fmt::Display for Stmt {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&print_stmt(self))
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&print_expr(self))
+    }
+}
+
+/// Gives each key (a variable, buffer or tensor identity) a printed name that no other
+/// key of the unit has, in order of first request.
+struct Namer<K> {
+    names: HashMap<K, String>,
+    taken: HashSet<String>,
+    /// The last suffix tried for each base name.
+    suffixes: HashMap<String, usize>,
+    /// The base name of keys whose name is empty.
+    fallback: &'static str,
+}
+
+impl<K: Hash + Eq + Copy> Namer<K> {
+    fn new(fallback: &'static str) -> Namer<K> {
+        Namer { names: HashMap::new(), taken: HashSet::new(), suffixes: HashMap::new(), fallback }
+    }
+
+    fn name(&mut self, key: K, base: &str) -> String {
+        if let Some(n) = self.names.get(&key) {
+            return n.clone();
+        }
+        let base = if base.is_empty() { self.fallback } else { base };
+        let mut name = base.to_string();
+        if self.taken.contains(&name) {
+            let n = self.suffixes.entry(base.to_string()).or_insert(0);
+            loop {
+                *n += 1;
+                let candidate = format!("{base}_{n}");
+                if !self.taken.contains(&candidate) {
+                    name = candidate;
+                    break;
+                }
+            }
+        }
+        self.taken.insert(name.clone());
+        self.names.insert(key, name.clone());
+        name
+    }
+}
+
+/// The printer behind the `print_*` functions, for callers that print several pieces of
+/// one unit and want the names to agree (the verifier prints the whole function first,
+/// then single statements of it in its messages).
+pub struct Printer<'a> {
+    graph: Option<&'a Graph>,
+    /// The kernels `Stmt::Launch` refers to.
+    kernels: &'a [Kernel],
+    vars: Namer<VarId>,
+    buffers: Namer<BufferId>,
+    tensors: Namer<TensorId>,
+}
+
+impl Default for Printer<'_> {
+    fn default() -> Self {
+        Printer::new()
+    }
+}
+
+/// Binding strength of an expression's outermost operator; an operand whose strength is
+/// below what its position needs is parenthesized.
+mod prec {
+    pub const OR: u8 = 1;
+    pub const AND: u8 = 2;
+    pub const CMP: u8 = 3;
+    pub const ADD: u8 = 4;
+    pub const MUL: u8 = 5;
+    /// `-x`, `!x` and negative literals.
+    pub const UNARY: u8 = 6;
+    /// Names, literals, calls, loads.
+    pub const ATOM: u8 = 7;
+}
+
+fn precedence(e: &Expr) -> u8 {
+    match e {
+        Expr::Or(..) => prec::OR,
+        Expr::And(..) => prec::AND,
+        Expr::Cmp { .. } => prec::CMP,
+        Expr::Binary { op: BinOp::Add | BinOp::Sub, .. } => prec::ADD,
+        Expr::Binary { op: BinOp::Mul | BinOp::Div | BinOp::Mod, .. } => prec::MUL,
+        Expr::Neg(_) | Expr::Not(_) => prec::UNARY,
+        Expr::Int { value, dtype } if *value < 0 && !(dtype.is_uint() && dtype.bits == 64) => prec::UNARY,
+        Expr::Float { value, .. } if value.is_sign_negative() && !value.is_nan() => prec::UNARY,
+        _ => prec::ATOM,
+    }
+}
+
+/// The text of an integer or float constant (empty for anything else).
+fn literal_text(e: &Expr) -> String {
+    match e {
+        Expr::Int { value, dtype } => int_text(*value, *dtype),
+        Expr::Float { value, dtype } => float_text(*value, *dtype),
+        _ => String::new(),
+    }
+}
+
+fn int_text(value: i64, dtype: DType) -> String {
+    if dtype.is_uint() && dtype.bits == 64 {
+        // The bits of a u64 are stored as an i64.
+        (value as u64).to_string()
+    } else {
+        value.to_string()
+    }
+}
+
+/// The shortest decimal text that reads back as the same value of `dtype` (`1.0`,
+/// `1e-5`, `inf`). f16 and bf16 values print as their f32 text, which also reads back.
+fn float_text(value: f64, dtype: DType) -> String {
+    if value.is_nan() {
+        "nan".to_string()
+    } else if value.is_infinite() {
+        if value > 0.0 { "inf" } else { "-inf" }.to_string()
+    } else if dtype.bits == 64 {
+        format!("{value:?}")
+    } else {
+        format!("{:?}", value as f32)
+    }
+}
+
+fn join(parts: Vec<String>) -> String {
+    parts.join(", ")
+}
+
+impl<'a> Printer<'a> {
+    pub fn new() -> Printer<'a> {
+        Printer {
+            graph: None,
+            kernels: &[],
+            vars: Namer::new("v"),
+            buffers: Namer::new("buf"),
+            tensors: Namer::new("t"),
+        }
+    }
+
+    /// A printer that names tensor reads after the tensors of `g`.
+    pub fn with_graph(g: &'a Graph) -> Printer<'a> {
+        Printer { graph: Some(g), ..Printer::new() }
+    }
+
+    /// The printed name of `v` in this unit.
+    pub fn var(&mut self, v: &Var) -> String {
+        self.vars.name(v.id(), v.name())
+    }
+
+    /// The printed name of `b` in this unit.
+    pub fn buffer(&mut self, b: &Buffer) -> String {
+        self.buffers.name(b.id(), b.name())
+    }
+
+    /// The printed name of tensor `t`: its graph name, or `t{id}` without a graph.
+    pub fn tensor(&mut self, t: TensorId) -> String {
+        match self.graph.and_then(|g| g.tensors.get(t.0 as usize)) {
+            Some(tensor) => self.tensors.name(t, &tensor.name),
+            None => format!("t{}", t.0),
+        }
+    }
+
+    /// Prints an expression on one line.
+    pub fn expr(&mut self, e: &Expr) -> String {
+        let mut out = String::new();
+        self.write_expr(e, &mut out);
+        out
+    }
+
+    /// Prints a statement, one line per nested statement, without a trailing newline.
+    pub fn stmt(&mut self, s: &Stmt) -> String {
+        let mut out = String::new();
+        self.block(s, 0, false, &mut out);
+        out.truncate(out.trim_end_matches('\n').len());
+        out
+    }
+
+    /// The first line of a statement's printed form: the whole statement for a store or a
+    /// barrier, the header (`for i in serial(0, n):`) for a statement with a body.
+    pub fn stmt_header(&mut self, s: &Stmt) -> String {
+        match s {
+            Stmt::Seq(ss) if ss.is_empty() => "noop".to_string(),
+            Stmt::Seq(ss) => format!("{} (and {} more)", self.stmt_header(&ss[0]), ss.len() - 1),
+            Stmt::For { var, min, extent, kind, .. } => {
+                let v = self.var(var);
+                format!("for {v} in {}({}, {}):", kind.name(), self.expr(min), self.expr(extent))
+            }
+            Stmt::ThreadBinding { tag, var, extent, .. } => {
+                let v = self.var(var);
+                format!("bind {v} = {} in 0..{}:", tag.name(), self.expr(extent))
+            }
+            Stmt::If { cond, .. } => format!("if {}:", self.expr(cond)),
+            Stmt::Let { var, value, .. } => {
+                let v = self.var(var);
+                format!("let {v} = {}", self.expr(value))
+            }
+            Stmt::Store { buffer, indices, value } => {
+                let b = self.buffer(buffer);
+                let idx = self.exprs(indices);
+                format!("{b}[{idx}] = {}", self.expr(value))
+            }
+            Stmt::Realize { buffer, bounds, .. } => {
+                let b = self.buffer(buffer);
+                let bounds: Vec<String> =
+                    bounds.iter().map(|r| format!("{}:{}", self.expr(&r.min), self.expr(&r.extent))).collect();
+                format!("realize {b}[{}] {}:", join(bounds), buffer.scope().name())
+            }
+            Stmt::Allocate { buffer, extent, .. } => {
+                let b = self.buffer(buffer);
+                format!("alloc {b}: {}[{}] {}", buffer.dtype(), self.expr(extent), buffer.scope().name())
+            }
+            Stmt::Barrier => "barrier()".to_string(),
+            Stmt::Launch { kernel } => self.launch(*kernel),
+            Stmt::NoOp => "noop".to_string(),
+        }
+    }
+
+    /// Prints a whole function: the signature, the (host) body and each kernel.
+    pub fn func(&mut self, f: &'a PrimFunc) -> String {
+        self.kernels = &f.kernels;
+        let params: Vec<String> = f
+            .params
+            .iter()
+            .map(|p| match p {
+                Param::Tensor { buffer, shape, is_output } => {
+                    let b = self.buffer(buffer);
+                    let shape = self.exprs(shape);
+                    let out = if *is_output { " out" } else { "" };
+                    format!("{b}: {}[{shape}] {}{out}", buffer.dtype(), buffer.scope().name())
+                }
+                Param::Scalar(v) => format!("{}: {}", self.var(v), v.dtype()),
+            })
+            .collect();
+        let mut out = format!("@func {} {}({})\n", f.target.kind.name(), f.name, join(params));
+        self.block(&f.body, 1, false, &mut out);
+        for k in &f.kernels {
+            let mut args: Vec<String> = k.buffer_args.iter().map(|b| self.buffer(b)).collect();
+            args.extend(k.scalar_args.iter().map(|v| self.var(v)));
+            out.push_str(&format!("\n@kernel {}({})\n", k.name, join(args)));
+            for (tag, v) in &k.thread_vars {
+                let v = self.var(v);
+                out.push_str(&format!("{INDENT}{}: {v}\n", tag.name()));
+            }
+            self.block(&k.body, 1, false, &mut out);
+        }
+        out
+    }
+
+    /// Prints the graph given to [`Printer::with_graph`]: a `@graph` header naming the
+    /// parameters and outputs, then one line per tensor.
+    pub fn graph(&mut self) -> String {
+        let Some(g) = self.graph else { return String::new() };
+        let params: Vec<String> = g
+            .params
+            .iter()
+            .map(|p| match p {
+                te::Param::Tensor(t) => self.tensor(*t),
+                te::Param::Scalar(v) => format!("{}: {}", self.var(v), v.dtype()),
+            })
+            .collect();
+        let outputs: Vec<String> = g.outputs.iter().map(|t| self.tensor(*t)).collect();
+        let mut out = format!("@graph {}({}) -> {}\n", g.name, join(params), join(outputs));
+        for id in g.ids() {
+            let t = g.tensor(id);
+            let name = self.tensor(id);
+            let line = match &t.op {
+                Op::Placeholder => format!("{name}: {}[{}]", t.dtype, self.exprs(&t.shape)),
+                Op::Compute { axes, body } => {
+                    let axes: Vec<String> = axes.iter().map(|a| self.var(&a.var)).collect();
+                    format!("{name}[{}] = {}", join(axes), self.expr(body))
+                }
+            };
+            out.push_str(&format!("{INDENT}{line}\n"));
+        }
+        out
+    }
+
+    fn exprs(&mut self, es: &[Expr]) -> String {
+        let parts: Vec<String> = es.iter().map(|e| self.expr(e)).collect();
+        join(parts)
+    }
+
+    fn launch(&mut self, index: usize) -> String {
+        let kernels = self.kernels;
+        let Some(k) = kernels.get(index) else { return format!("launch kernel {index}") };
+        let grid = self.exprs(&k.grid);
+        let block = self.exprs(&k.block);
+        let mut args: Vec<String> = k.buffer_args.iter().map(|b| self.buffer(b)).collect();
+        args.extend(k.scalar_args.iter().map(|v| self.var(v)));
+        format!("launch {}<<<grid({grid}), block({block})>>>({})", k.name, join(args))
+    }
+
+    fn line(&mut self, depth: usize, text: &str, out: &mut String) {
+        for _ in 0..depth {
+            out.push_str(INDENT);
+        }
+        out.push_str(text);
+        out.push('\n');
+    }
+
+    /// Prints `s` at `depth`. `followed` says whether statements outside `s` are printed
+    /// after it at the same depth, in which case a `let` or `alloc` indents its body.
+    fn block(&mut self, s: &Stmt, depth: usize, followed: bool, out: &mut String) {
+        match s {
+            Stmt::Seq(ss) if ss.is_empty() => self.line(depth, "noop", out),
+            Stmt::Seq(ss) => {
+                for (i, s) in ss.iter().enumerate() {
+                    self.block(s, depth, followed || i + 1 < ss.len(), out);
+                }
+            }
+            Stmt::For { body, .. } | Stmt::ThreadBinding { body, .. } | Stmt::Realize { body, .. } => {
+                let h = self.stmt_header(s);
+                self.line(depth, &h, out);
+                self.block(body, depth + 1, false, out);
+            }
+            Stmt::If { then, otherwise, .. } => {
+                let h = self.stmt_header(s);
+                self.line(depth, &h, out);
+                self.block(then, depth + 1, false, out);
+                if let Some(o) = otherwise {
+                    self.line(depth, "else:", out);
+                    self.block(o, depth + 1, false, out);
+                }
+            }
+            Stmt::Let { body, .. } | Stmt::Allocate { body, .. } => {
+                let h = self.stmt_header(s);
+                if followed {
+                    self.line(depth, &format!("{h}:"), out);
+                    self.block(body, depth + 1, false, out);
+                } else {
+                    self.line(depth, &h, out);
+                    self.block(body, depth, false, out);
+                }
+            }
+            Stmt::Store { .. } | Stmt::Barrier | Stmt::Launch { .. } | Stmt::NoOp => {
+                let h = self.stmt_header(s);
+                self.line(depth, &h, out);
+            }
+        }
+    }
+
+    /// Writes `e`, in parentheses if it binds less tightly than `min`.
+    fn operand(&mut self, e: &Expr, min: u8, out: &mut String) {
+        if precedence(e) < min {
+            out.push('(');
+            self.write_expr(e, out);
+            out.push(')');
+        } else {
+            self.write_expr(e, out);
+        }
+    }
+
+    /// Writes `a op b` for a left-associative operator of precedence `p`.
+    fn infix(&mut self, a: &Expr, op: &str, b: &Expr, p: u8, out: &mut String) {
+        self.operand(a, p, out);
+        out.push_str(&format!(" {op} "));
+        self.operand(b, p + 1, out);
+    }
+
+    /// Writes `name(args...)`.
+    fn call(&mut self, name: &str, args: &[&Expr], out: &mut String) {
+        out.push_str(name);
+        out.push('(');
+        for (i, a) in args.iter().enumerate() {
+            if i > 0 {
+                out.push_str(", ");
+            }
+            self.write_expr(a, out);
+        }
+        out.push(')');
+    }
+
+    fn write_expr(&mut self, e: &Expr, out: &mut String) {
+        match e {
+            Expr::Int { .. } | Expr::Float { .. } => out.push_str(&literal_text(e)),
+            Expr::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+            Expr::Var(v) => {
+                let n = self.var(v);
+                out.push_str(&n)
+            }
+            Expr::Binary { op: op @ (BinOp::Min | BinOp::Max), a, b } => self.call(op.symbol(), &[&**a, &**b], out),
+            Expr::Binary { op, a, b } => {
+                let p = if matches!(op, BinOp::Add | BinOp::Sub) { prec::ADD } else { prec::MUL };
+                self.infix(a, op.symbol(), b, p, out)
+            }
+            Expr::Cmp { op, a, b } => {
+                // Comparisons do not chain: both sides bind more tightly.
+                self.operand(a, prec::CMP + 1, out);
+                out.push_str(&format!(" {} ", op.symbol()));
+                self.operand(b, prec::CMP + 1, out);
+            }
+            Expr::And(a, b) => self.infix(a, "&&", b, prec::AND, out),
+            Expr::Or(a, b) => self.infix(a, "||", b, prec::OR, out),
+            Expr::Not(a) => {
+                out.push('!');
+                self.operand(a, prec::ATOM, out)
+            }
+            Expr::Neg(a) => {
+                out.push('-');
+                self.operand(a, prec::ATOM, out)
+            }
+            Expr::Select { cond, then, otherwise } => self.call("select", &[&**cond, &**then, &**otherwise], out),
+            Expr::Cast { dtype, value } => self.call(&dtype.to_string(), &[&**value], out),
+            Expr::Call { func, args } => {
+                let args: Vec<&Expr> = args.iter().collect();
+                self.call(func.name(), &args, out)
+            }
+            Expr::ProducerLoad { tensor, indices, .. } => {
+                let t = self.tensor(*tensor);
+                out.push_str(&format!("{t}[{}]", self.exprs(indices)))
+            }
+            Expr::Load { buffer, indices } => {
+                let b = self.buffer(buffer);
+                out.push_str(&format!("{b}[{}]", self.exprs(indices)))
+            }
+            Expr::Ramp { base, stride, lanes } => {
+                let lanes = Expr::int(*lanes as i64);
+                self.call("ramp", &[&**base, &**stride, &lanes], out)
+            }
+            Expr::Broadcast { value, lanes } => {
+                let lanes = Expr::int(*lanes as i64);
+                self.call("broadcast", &[&**value, &lanes], out)
+            }
+            Expr::Reduce(r) => {
+                out.push_str(r.op.name());
+                out.push('(');
+                self.write_expr(&r.source, out);
+                for (i, ax) in r.axes.iter().enumerate() {
+                    out.push_str(if i == 0 { " for " } else { ", " });
+                    let v = self.var(&ax.var);
+                    out.push_str(&format!("{v} in {}", self.range(&ax.dom)));
+                }
+                out.push(')');
+            }
+        }
+    }
+
+    /// `min..end` for a domain: `0..K`, `2..10`, `m..m + K`.
+    fn range(&mut self, r: &Range) -> String {
+        let min = self.expr(&r.min);
+        let end = match (r.min.as_int(), r.extent.as_int()) {
+            (Some(0), _) => self.expr(&r.extent),
+            (Some(m), Some(e)) => m.wrapping_add(e).to_string(),
+            _ => {
+                let end = Expr::Binary { op: BinOp::Add, a: Box::new(r.min.clone()), b: Box::new(r.extent.clone()) };
+                self.expr(&end)
+            }
+        };
+        format!("{min}..{end}")
+    }
+}

@@ -1,0 +1,246 @@
+//! Arithmetic analysis: variable ranges, interval and symbolic bounds, proofs of
+//! conditions, and the expression simplifier every pass relies on.
+//!
+//! An [`Analyzer`] holds what is known: the range of each bound variable (its bounds may
+//! be symbolic) and conditions assumed true. Its answers are sound for every value the
+//! variables can take: [`Analyzer::simplify`] never changes the value of an expression
+//! that evaluates without panicking, and [`Analyzer::can_prove`] says `false` when unsure.
+//!
+//! Semantics followed: `/` truncates toward zero and `%` takes the dividend's sign (Rust);
+//! `i64` index arithmetic is assumed not to overflow; narrower and unsigned integer types
+//! may wrap, so their ranges are only used where no wrap can happen; float constants are
+//! folded only in `f32` (computed in `f32`) and `f64`, never reassociated.
+//!
+//! `i64` expressions are put in a canonical form: a sum of monomials with constant
+//! coefficients, monomials sorted by their atoms (variables in creation order), the
+//! constant last, e.g. `io*4 + ii + 2`.
+
+mod fold;
+mod interval;
+mod poly;
+pub mod rewrite;
+mod stmt;
+
+use crate::dtype::DType;
+use crate::tir::{Expr, Var};
+use poly::{from_poly, parse_poly, Poly};
+use rewrite::Ctx;
+use std::collections::HashMap;
+
+/// What is known of a variable: inclusive bounds (simplified), each optional.
+#[derive(Clone, Debug)]
+pub(crate) struct VarInfo {
+    pub min: Option<Expr>,
+    pub max: Option<Expr>,
+    /// When it was bound: inner loops are bound after outer ones, and their bounds may
+    /// mention the outer variables.
+    pub order: u64,
+}
+
+/// Whether `e` reads a buffer or tensor (its value may change between statements).
+pub(crate) fn reads_memory(e: &Expr) -> bool {
+    let mut found = false;
+    crate::tir::visit::for_each_expr(e, &mut |x| {
+        found |= matches!(x, Expr::Load { .. } | Expr::ProducerLoad { .. });
+    });
+    found
+}
+
+/// A condition known to hold.
+#[derive(Clone, Debug)]
+pub(crate) enum Fact {
+    /// An `i64` polynomial that is `<= 0`.
+    Le0(Poly),
+    /// A boolean expression with a known value.
+    Is(Expr, bool),
+}
+
+/// Known variable ranges and facts, and the simplifier and prover that use them.
+#[derive(Clone, Debug, Default)]
+pub struct Analyzer {
+    pub(crate) vars: HashMap<Var, VarInfo>,
+    next_order: u64,
+    pub(crate) facts: Vec<Fact>,
+}
+
+/// A saved state of an [`Analyzer`], restored by [`Analyzer::restore`].
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    vars: HashMap<Var, VarInfo>,
+    facts: usize,
+}
+
+impl Analyzer {
+    pub fn new() -> Analyzer {
+        Analyzer::default()
+    }
+
+    fn set(&mut self, var: &Var, min: Option<Expr>, max: Option<Expr>) {
+        self.next_order += 1;
+        self.vars.insert(var.clone(), VarInfo { min, max, order: self.next_order });
+    }
+
+    /// `var` takes the values `[min, min + extent)`; `min` and `extent` may be symbolic.
+    /// Replaces what was known of `var`.
+    pub fn bind(&mut self, var: &Var, min: Expr, extent: Expr) {
+        let max = if min.dtype() == extent.dtype() {
+            let one = if min.dtype().is_integer() { Some(Expr::typed_int(1, min.dtype())) } else { None };
+            one.map(|one| self.simplify(&(min.clone() + extent - one)))
+        } else {
+            None
+        };
+        let min = self.simplify(&min);
+        self.set(var, Some(min), max);
+    }
+
+    /// `lo <= var <= hi`.
+    pub fn bind_const_bound(&mut self, var: &Var, lo: i64, hi: i64) {
+        self.set(var, Some(Expr::int(lo)), Some(Expr::int(hi)));
+    }
+
+    /// `var >= 0` (a symbolic dim). Keeps a known upper bound, and a known lower bound
+    /// that is already provably non-negative.
+    pub fn assume_nonneg(&mut self, var: &Var) {
+        let (min, max) = match self.vars.get(var) {
+            Some(i) => {
+                let keep = i.min.as_ref().is_some_and(|m| {
+                    m.dtype().is_integer() && self.can_prove(&Expr::ge(m.clone(), Expr::typed_int(0, m.dtype())))
+                });
+                (if keep { i.min.clone() } else { Some(Expr::int(0)) }, i.max.clone())
+            }
+            None => (Some(Expr::int(0)), None),
+        };
+        self.set(var, min, max);
+    }
+
+    /// Forgets what is known of `var`.
+    pub fn unbind(&mut self, var: &Var) {
+        self.vars.remove(var);
+    }
+
+    /// Assumes `cond` holds from now on (until the scope it was assumed in ends). Parts
+    /// of it that read memory are not kept: a store may change them.
+    pub fn assume(&mut self, cond: &Expr) {
+        let c = self.simplify(cond);
+        let mut facts = Vec::new();
+        rewrite::decompose(&c, true, &mut facts);
+        self.facts.extend(facts.into_iter().filter(|f| match f {
+            Fact::Le0(p) => p.terms.keys().all(|m| m.iter().all(|a| !reads_memory(&a.0))),
+            Fact::Is(e, _) => !reads_memory(e),
+        }));
+    }
+
+    /// The current state, to [`restore`](Analyzer::restore) after a scope.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot { vars: self.vars.clone(), facts: self.facts.len() }
+    }
+
+    pub fn restore(&mut self, s: Snapshot) {
+        self.vars = s.vars;
+        self.facts.truncate(s.facts);
+    }
+
+    /// Runs `f`, then forgets every binding and assumption it made.
+    pub fn with_scope<R>(&mut self, f: impl FnOnce(&mut Analyzer) -> R) -> R {
+        let s = self.snapshot();
+        let r = f(self);
+        self.restore(s);
+        r
+    }
+
+    /// The simplified form of `e`, with the same value for every value of the variables
+    /// in their ranges (where `e` evaluates without panicking).
+    pub fn simplify(&self, e: &Expr) -> Expr {
+        Ctx::new(self).expr(e)
+    }
+
+    /// Whether `cond` is true for every value of the variables in their ranges. Sound;
+    /// `false` when unsure.
+    pub fn can_prove(&self, cond: &Expr) -> bool {
+        Ctx::new(self).cond(cond) == Expr::Bool(true)
+    }
+
+    /// Inclusive constant bounds of an integer expression, when both are finite (and
+    /// fit in an `i64`).
+    pub fn const_bounds(&self, e: &Expr) -> Option<(i64, i64)> {
+        let mut cx = Ctx::new(self);
+        let s = cx.expr(e);
+        let mut iv = cx.interval(&s);
+        if s.dtype() == DType::I64 {
+            let p = parse_poly(&s);
+            let vars: Vec<Var> = p.vars();
+            let (lo, hi) = self.relax_all(&mut cx, p, &vars);
+            if let Some(lo) = lo {
+                iv.lo = iv.lo.max(cx.poly_interval(&lo).lo);
+            }
+            if let Some(hi) = hi {
+                iv.hi = iv.hi.min(cx.poly_interval(&hi).hi);
+            }
+        }
+        iv.as_i64()
+    }
+
+    /// Inclusive symbolic bounds of `e` when the variables of `relax` take every value
+    /// of their ranges and the others stay fixed; `None` for an unbounded side. The
+    /// bounds are simplified and mention no variable of `relax` (a side that would is
+    /// given as a constant, or `None`).
+    pub fn try_symbolic_bounds(&self, e: &Expr, relax: &[Var]) -> (Option<Expr>, Option<Expr>) {
+        let mut cx = Ctx::new(self);
+        let s = cx.expr(e);
+        if !poly::touches(&s, relax) {
+            return (Some(s.clone()), Some(s));
+        }
+        if s.dtype() != DType::I64 {
+            let iv = cx.interval(&s);
+            let to = |v: i128| {
+                (v > interval::NEG_INF && v < interval::POS_INF)
+                    .then(|| fold::store_int(v, s.dtype()).map(|x| Expr::typed_int(x, s.dtype())))
+                    .flatten()
+            };
+            return (to(iv.lo), to(iv.hi));
+        }
+        let (lo, hi) = self.relax_all(&mut cx, parse_poly(&s), relax);
+        (lo.map(|p| from_poly(&p)), hi.map(|p| from_poly(&p)))
+    }
+
+    /// [`try_symbolic_bounds`](Analyzer::try_symbolic_bounds) with unbounded sides given
+    /// as `i64::MIN` and `i64::MAX`.
+    pub fn symbolic_bounds(&self, e: &Expr, relax: &[Var]) -> (Expr, Expr) {
+        let (lo, hi) = self.try_symbolic_bounds(e, relax);
+        (lo.unwrap_or(Expr::int(i64::MIN)), hi.unwrap_or(Expr::int(i64::MAX)))
+    }
+
+    /// Relaxes `relax` in `p`, innermost (most recently bound) first, until no variable
+    /// of `relax` is left; sides that keep one become constant bounds or `None`.
+    fn relax_all(&self, cx: &mut Ctx, p: Poly, relax: &[Var]) -> (Option<Poly>, Option<Poly>) {
+        let mut order: Vec<(u64, Var)> =
+            relax.iter().map(|v| (self.vars.get(v).map_or(0, |i| i.order), v.clone())).collect();
+        order.sort_by(|a, b| b.0.cmp(&a.0));
+        cx.with_budget(rewrite::BOUNDS_FUEL, |cx| Self::relax_all_in(cx, p, relax, order))
+    }
+
+    fn relax_all_in(cx: &mut Ctx, p: Poly, relax: &[Var], order: Vec<(u64, Var)>) -> (Option<Poly>, Option<Poly>) {
+        let mut lo = Some(p.clone());
+        let mut hi = Some(p);
+        for _ in 0..4 {
+            for (_, v) in &order {
+                let vs = std::slice::from_ref(v);
+                lo = lo.and_then(|l| if l.touches(vs) { cx.relax(&l, vs, false) } else { Some(l) });
+                hi = hi.and_then(|h| if h.touches(vs) { cx.relax(&h, vs, true) } else { Some(h) });
+            }
+            let left = |x: &Option<Poly>| x.as_ref().is_some_and(|p| p.touches(relax));
+            if !left(&lo) && !left(&hi) {
+                break;
+            }
+        }
+        let fix = |x: Option<Poly>, upper: bool, cx: &Ctx| match x {
+            Some(p) if p.touches(relax) => {
+                let iv = cx.poly_interval(&p);
+                let v = if upper { iv.hi } else { iv.lo };
+                (v > interval::NEG_INF && v < interval::POS_INF).then(|| Poly::constant(v as i64))
+            }
+            x => x,
+        };
+        (fix(lo, false, cx), fix(hi, true, cx))
+    }
+}

@@ -1,0 +1,1113 @@
+//! The expression simplifier and the prover behind it.
+//!
+//! `i64` scalar expressions go through the canonical polynomial form ([`super::poly`]);
+//! division, remainder, min, max and select are simplified on polynomials with rules
+//! that are checked against the known variable ranges. Inequalities `p <= 0` are proved
+//! by interval analysis, by relaxing bound variables one at a time to their symbolic
+//! bounds (innermost first), and against assumed facts.
+
+use super::fold::{cmp_values, fold_cast, fold_float, fold_int, int_value, negate_cmp, store_int};
+use super::interval::{self, Iv, NEG_INF, POS_INF};
+use super::poly::{cmp_expr, from_poly, merge_divmod, mul_polys, parse_poly, touches, Atom, Mono, Poly};
+use super::{Analyzer, Fact};
+use crate::dtype::DType;
+use crate::tir::{BinOp, CmpOp, Expr, IterVar, Range, Reduce, Var};
+
+/// How deep proofs may nest (a proof relaxes variables, which simplifies divisions and
+/// minimums, which prove things).
+const MAX_DEPTH: u32 = 3;
+
+/// The work (proof steps and relaxations) one top-level proof may do; running out only
+/// makes the answer "not proved". Keeps the cost of a proof bounded.
+pub(crate) const PROOF_FUEL: u32 = 48;
+/// The same for one top-level symbolic bound computation.
+pub(crate) const BOUNDS_FUEL: u32 = 400;
+
+pub static CNT: [std::sync::atomic::AtomicU64; 8] = [const { std::sync::atomic::AtomicU64::new(0) }; 8];
+fn bump(i: usize) { CNT[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed); }
+pub(crate) struct Ctx<'a> {
+    pub an: &'a Analyzer,
+    /// Facts known inside the expression being simplified (the condition of a select
+    /// while simplifying its branches, ...), on top of the analyzer's own.
+    pub facts: Vec<Fact>,
+    depth: u32,
+    fuel: u32,
+    /// Whether a top-level operation has set `fuel`.
+    budgeted: bool,
+}
+
+fn is_i64(e: &Expr) -> bool {
+    e.dtype() == DType::I64
+}
+
+impl<'a> Ctx<'a> {
+    pub fn new(an: &'a Analyzer) -> Ctx<'a> {
+        Ctx { an, facts: Vec::new(), depth: 0, fuel: 0, budgeted: false }
+    }
+
+    // ---------------------------------------------------------------- intervals
+
+    pub fn interval(&self, e: &Expr) -> Iv {
+        interval::eval(&self.an.vars, e, 0)
+    }
+
+    pub fn poly_interval(&self, p: &Poly) -> Iv {
+        let mut acc = Iv::point(p.c as i128);
+        for (m, &k) in &p.terms {
+            let mut t = Iv::point(k as i128);
+            for a in m {
+                t = interval::norm(interval::mul(t, self.interval(&a.0)), DType::I64);
+            }
+            acc = interval::norm(interval::add(acc, t), DType::I64);
+        }
+        acc
+    }
+
+    // ---------------------------------------------------------------- facts
+
+    /// Records that `c` (a simplified condition) is `positive`.
+    pub fn assume(&mut self, c: &Expr, positive: bool) {
+        decompose(c, positive, &mut self.facts);
+    }
+
+    fn le0_facts(&self) -> Vec<Poly> {
+        self.an
+            .facts
+            .iter()
+            .chain(self.facts.iter())
+            .filter_map(|f| match f {
+                Fact::Le0(p) => Some(p.clone()),
+                Fact::Is(..) => None,
+            })
+            .collect()
+    }
+
+    /// `e` (simplified, boolean) replaced by a constant when a fact states it.
+    fn fact_check(&self, e: Expr) -> Expr {
+        if !e.dtype().is_scalar() || matches!(e, Expr::Bool(_)) {
+            return e;
+        }
+        for f in self.an.facts.iter().chain(self.facts.iter()) {
+            if let Fact::Is(x, v) = f {
+                if *x == e {
+                    return Expr::Bool(*v);
+                }
+            }
+        }
+        e
+    }
+
+    // ---------------------------------------------------------------- proving
+
+    /// Whether `p <= 0` holds for every value of the variables in their ranges.
+    /// Runs `f` with `fuel` as its budget, unless it is part of an operation that
+    /// already has one.
+    pub fn with_budget<R>(&mut self, fuel: u32, f: impl FnOnce(&mut Self) -> R) -> R {
+        if self.budgeted {
+            return f(self);
+        }
+        self.budgeted = true;
+        self.fuel = fuel;
+        let r = f(self);
+        self.budgeted = false;
+        r
+    }
+
+    pub fn prove_le0(&mut self, p: &Poly) -> bool {
+        self.with_budget(PROOF_FUEL, |s| s.prove_le0_inner(p))
+    }
+
+    fn prove_le0_inner(&mut self, p: &Poly) -> bool {
+        bump(0); if self.depth == 0 { bump(1); }
+        let mut p = p.clone();
+        merge_divmod(&mut p);
+        if let Some(c) = p.as_const() {
+            return c <= 0;
+        }
+        if self.quick_le0(&p) {
+            return true;
+        }
+        if self.depth >= MAX_DEPTH || self.fuel == 0 {
+            return false;
+        }
+        self.fuel -= 1;
+        self.depth += 1;
+        let mut ok = self.relax_le0(&p);
+        if !ok {
+            for f in self.le0_facts() {
+                let q = p.sub(&f);
+                if self.quick_le0(&q) || self.relax_le0(&q) {
+                    ok = true;
+                    break;
+                }
+            }
+        }
+        self.depth -= 1;
+        ok
+    }
+
+    /// `p <= 0` by interval analysis alone, also trying `d·(x / d) == x - x % d`.
+    fn quick_le0(&self, p: &Poly) -> bool {
+        self.quick_le0_n(p, 3)
+    }
+
+    fn quick_le0_n(&self, p: &Poly, budget: u32) -> bool {
+        bump(5);
+        if let Some(c) = p.as_const() {
+            return c <= 0;
+        }
+        if self.poly_interval(p).hi <= 0 {
+            return true;
+        }
+        if let Some(q) = div_to_mod(p) {
+            if q.as_const().is_some_and(|c| c <= 0) || self.poly_interval(&q).hi <= 0 {
+                return true;
+            }
+        }
+        if budget == 0 {
+            return false;
+        }
+        // p == min(p1, p2) <= 0 when either is; p == max(p1, p2) when both are.
+        match distribute_minmax(p, &[]) {
+            Some((true, p1, p2)) => self.quick_le0_n(&p1, budget - 1) || self.quick_le0_n(&p2, budget - 1),
+            Some((false, p1, p2)) => self.quick_le0_n(&p1, budget - 1) && self.quick_le0_n(&p2, budget - 1),
+            None => false,
+        }
+    }
+
+    /// Whether the `i64` expression `e` is `>= 1`.
+    fn prove_pos(&mut self, e: &Expr) -> bool {
+        is_i64(e) && self.prove_le0(&parse_poly(e).neg().add_const(1))
+    }
+
+    pub fn prove_nonneg(&mut self, p: &Poly) -> bool {
+        self.prove_le0(&p.neg())
+    }
+
+    /// Whether `-c < p < c`.
+    fn prove_abs_lt(&mut self, p: &Poly, c: i64) -> bool {
+        self.prove_le0(&p.add_const(1 - c)) && self.prove_le0(&p.neg().add_const(1 - c))
+    }
+
+    /// Bound variables of `p`, the most recently bound first.
+    fn bound_vars_desc(&self, p: &Poly) -> Vec<Var> {
+        let mut vs: Vec<(u64, Var)> =
+            p.vars().into_iter().filter_map(|v| self.an.vars.get(&v).map(|i| (i.order, v))).collect();
+        vs.sort_by(|a, b| b.0.cmp(&a.0));
+        vs.into_iter().map(|(_, v)| v).collect()
+    }
+
+    fn relax_le0(&mut self, p: &Poly) -> bool {
+        bump(7);
+        let mut cur = p.clone();
+        for _ in 0..2 {
+            let vars = self.bound_vars_desc(&cur);
+            let mut changed = false;
+            for v in vars {
+                let vs = std::slice::from_ref(&v);
+                if !cur.touches(vs) {
+                    continue;
+                }
+                if let Some(n) = self.relax(&cur, vs, true) {
+                    cur = n;
+                    changed = true;
+                    if self.quick_le0(&cur) {
+                        return true;
+                    }
+                }
+            }
+            if !changed {
+                break;
+            }
+        }
+        false
+    }
+
+    // ---------------------------------------------------------------- relaxation
+
+    /// A symbolic upper (or lower) bound of `p` over the ranges of `vs`, the other
+    /// variables fixed; `None` when unbounded.
+    pub fn relax(&mut self, p: &Poly, vs: &[Var], upper: bool) -> Option<Poly> {
+        bump(2);
+        if !p.touches(vs) {
+            return Some(p.clone());
+        }
+        if self.fuel == 0 {
+            return None;
+        }
+        self.fuel -= 1;
+        if let Some((is_min, p1, p2)) = distribute_minmax(p, vs) {
+            // p == min(p1, p2) (or max): bound both sides, keeping what they share.
+            let b1 = self.relax(&p1, vs, upper);
+            let b2 = self.relax(&p2, vs, upper);
+            return match (b1, b2) {
+                (Some(x), Some(y)) => Some(self.minmax(is_min, x, y)),
+                (Some(x), None) | (None, Some(x)) if is_min == upper => Some(x),
+                _ => None,
+            };
+        }
+        let mut out = Poly::constant(p.c);
+        for (m, &k) in &p.terms {
+            if !m.iter().any(|a| touches(&a.0, vs)) {
+                out.add_term(m.clone(), k);
+                continue;
+            }
+            let up = (k > 0) == upper;
+            if m.len() == 1 {
+                let b = self.relax_atom(&m[0].0, vs, up)?;
+                out = out.add(&b.scale(k));
+                continue;
+            }
+            let (t, rest): (Vec<&Atom>, Vec<&Atom>) = m.iter().partition(|a| touches(&a.0, vs));
+            if t.len() == 1 {
+                let rest_poly = Poly::mono(rest.into_iter().cloned().collect(), k);
+                let iv = self.poly_interval(&rest_poly);
+                let up2 = if iv.lo >= 0 {
+                    Some(upper)
+                } else if iv.hi <= 0 {
+                    Some(!upper)
+                } else {
+                    None
+                };
+                if let Some(up2) = up2 {
+                    let b = self.relax_atom(&t[0].0, vs, up2)?;
+                    out = out.add(&mul_polys(&rest_poly, &b));
+                    continue;
+                }
+            }
+            let b = self.term_bound(m, k, upper)?;
+            out = out.add(&b);
+        }
+        Some(out)
+    }
+
+    /// A constant bound of `k·m` over every variable's range.
+    fn term_bound(&self, m: &Mono, k: i64, upper: bool) -> Option<Poly> {
+        let iv = self.poly_interval(&Poly::mono(m.clone(), k));
+        const_end(iv, upper)
+    }
+
+    fn relax_atom(&mut self, a: &Expr, vs: &[Var], upper: bool) -> Option<Poly> {
+        if !touches(a, vs) {
+            return Some(Poly::atom(a.clone()));
+        }
+        match a {
+            Expr::Var(v) => {
+                let info = self.an.vars.get(v);
+                let side = info.and_then(|i| if upper { i.max.as_ref() } else { i.min.as_ref() });
+                match side {
+                    Some(s) if is_i64(s) => Some(parse_poly(s)),
+                    _ => const_end(self.interval(a), upper),
+                }
+            }
+            Expr::Binary { op: BinOp::Div, a: x, b: d } if d.as_int().is_some_and(|c| c != 0) => {
+                let c = d.as_int().unwrap();
+                let bx = self.relax(&parse_poly(x), vs, (c > 0) == upper)?;
+                Some(self.div(bx, Poly::constant(c)))
+            }
+            Expr::Binary { op: BinOp::Div, a: x, b: d } if !touches(d, vs) && self.prove_pos(d) => {
+                // x / d is non-decreasing in x for d >= 1.
+                let bx = self.relax(&parse_poly(x), vs, upper)?;
+                Some(self.div(bx, parse_poly(d)))
+            }
+            Expr::Binary { op: BinOp::Mod, a: x, b: d }
+                if d.as_int().is_some_and(|c| c != 0 && c != i64::MIN)
+                    || (!touches(d, vs) && d.as_int().is_none() && self.prove_pos(d)) =>
+            {
+                // |x % d| < |d|, with the sign of x; x itself when |x| < |d|.
+                let m = match d.as_int() {
+                    Some(c) => Poly::constant(c.abs()),
+                    None => parse_poly(d),
+                };
+                let px = parse_poly(x);
+                let lo = self.relax(&px, vs, false);
+                let hi = self.relax(&px, vs, true);
+                let side = |lo: Option<Poly>, hi: Option<Poly>| if upper { hi } else { lo };
+                let m1 = m.add_const(-1);
+                if lo.as_ref().is_some_and(|l| self.prove_nonneg(l)) {
+                    if hi.as_ref().is_some_and(|h| self.prove_le0(&h.sub(&m1))) {
+                        return side(lo, hi);
+                    }
+                    return Some(if upper { m1 } else { Poly::constant(0) });
+                }
+                if hi.as_ref().is_some_and(|h| self.prove_le0(h)) {
+                    if lo.as_ref().is_some_and(|l| self.prove_le0(&l.neg().sub(&m1))) {
+                        return side(lo, hi);
+                    }
+                    return Some(if upper { Poly::constant(0) } else { m1.neg() });
+                }
+                Some(if upper { m1 } else { m1.neg() })
+            }
+            Expr::Binary { op: op @ (BinOp::Min | BinOp::Max), a: x, b: y } => {
+                let bx = self.relax(&parse_poly(x), vs, upper);
+                let by = self.relax(&parse_poly(y), vs, upper);
+                let is_min = *op == BinOp::Min;
+                match (bx, by) {
+                    (Some(p), Some(q)) => Some(self.minmax(is_min, p, q)),
+                    // min(x, y) <= x for an upper bound; max(x, y) >= x for a lower one.
+                    (Some(p), None) | (None, Some(p)) if is_min == upper => Some(p),
+                    _ => None,
+                }
+            }
+            Expr::Select { then, otherwise, .. } if is_i64(then) => {
+                let bt = self.relax(&parse_poly(then), vs, upper)?;
+                let bo = self.relax(&parse_poly(otherwise), vs, upper)?;
+                Some(self.minmax(!upper, bt, bo))
+            }
+            _ => const_end(self.interval(a), upper),
+        }
+    }
+
+    // ---------------------------------------------------------------- expressions
+
+    /// Simplifies any expression.
+    pub fn expr(&mut self, e: &Expr) -> Expr {
+        bump(3);
+        if is_i64(e) {
+            let p = self.poly(e);
+            return from_poly(&p);
+        }
+        match e {
+            Expr::Int { .. } | Expr::Float { .. } | Expr::Bool(_) => e.clone(),
+            Expr::Var(_) => self.fact_check(e.clone()),
+            Expr::Binary { op, a, b } => {
+                let a = self.expr(a);
+                let b = self.expr(b);
+                self.binary(*op, a, b)
+            }
+            Expr::Cmp { op, a, b } => {
+                let a = self.expr(a);
+                let b = self.expr(b);
+                let r = self.cmp(*op, a, b);
+                self.fact_check(r)
+            }
+            Expr::And(a, b) => self.and(a, b),
+            Expr::Or(a, b) => self.or(a, b),
+            Expr::Not(a) => {
+                let a = self.expr(a);
+                let r = self.not(a);
+                self.fact_check(r)
+            }
+            Expr::Neg(a) => {
+                let a = self.expr(a);
+                self.neg(a)
+            }
+            Expr::Select { cond, then, otherwise } => self.select(cond, then, otherwise),
+            Expr::Cast { dtype, value } => {
+                let v = self.expr(value);
+                self.cast(*dtype, v)
+            }
+            _ => self.children(e),
+        }
+    }
+
+    /// A simplified condition.
+    pub fn cond(&mut self, e: &Expr) -> Expr {
+        let r = self.expr(e);
+        self.fact_check(r)
+    }
+
+    /// The node with its children simplified.
+    fn children(&mut self, e: &Expr) -> Expr {
+        match e {
+            Expr::Call { func, args } => Expr::Call { func: *func, args: args.iter().map(|a| self.expr(a)).collect() },
+            Expr::ProducerLoad { tensor, indices, dtype } => Expr::ProducerLoad {
+                tensor: *tensor,
+                indices: indices.iter().map(|a| self.expr(a)).collect(),
+                dtype: *dtype,
+            },
+            Expr::Load { buffer, indices } => {
+                Expr::Load { buffer: buffer.clone(), indices: indices.iter().map(|a| self.expr(a)).collect() }
+            }
+            Expr::Ramp { base, stride, lanes } => {
+                Expr::Ramp { base: Box::new(self.expr(base)), stride: Box::new(self.expr(stride)), lanes: *lanes }
+            }
+            Expr::Broadcast { value, lanes } => Expr::Broadcast { value: Box::new(self.expr(value)), lanes: *lanes },
+            Expr::Reduce(r) => Expr::Reduce(Box::new(Reduce {
+                op: r.op,
+                source: self.expr(&r.source),
+                axes: r
+                    .axes
+                    .iter()
+                    .map(|ax| IterVar {
+                        var: ax.var.clone(),
+                        dom: Range { min: self.expr(&ax.dom.min), extent: self.expr(&ax.dom.extent) },
+                        kind: ax.kind,
+                    })
+                    .collect(),
+            })),
+            _ => e.clone(),
+        }
+    }
+
+    /// The canonical polynomial of an `i64` scalar expression.
+    pub fn poly(&mut self, e: &Expr) -> Poly {
+        match e {
+            Expr::Int { value, .. } => Poly::constant(*value),
+            Expr::Var(_) => Poly::atom(e.clone()),
+            Expr::Binary { op, a, b } => {
+                let x = self.poly(a);
+                let y = self.poly(b);
+                match op {
+                    BinOp::Add => x.add(&y),
+                    BinOp::Sub => x.sub(&y),
+                    BinOp::Mul => mul_polys(&x, &y),
+                    BinOp::Div => self.div(x, y),
+                    BinOp::Mod => self.modulo(x, y),
+                    BinOp::Min => self.minmax(true, x, y),
+                    BinOp::Max => self.minmax(false, x, y),
+                }
+            }
+            Expr::Neg(a) => self.poly(a).neg(),
+            Expr::Select { cond, then, otherwise } => {
+                let s = self.select(cond, then, otherwise);
+                if matches!(s, Expr::Select { .. }) {
+                    self.atom_checked(s)
+                } else {
+                    parse_poly(&s)
+                }
+            }
+            Expr::Cast { dtype, value } => {
+                let v = self.expr(value);
+                let c = self.cast(*dtype, v);
+                if matches!(c, Expr::Cast { .. }) {
+                    self.atom_checked(c)
+                } else {
+                    parse_poly(&c)
+                }
+            }
+            _ => Poly::atom(self.children(e)),
+        }
+    }
+
+    /// An atom, or its value when the ranges pin it to one.
+    fn atom_checked(&self, e: Expr) -> Poly {
+        match self.interval(&e).as_point() {
+            Some(v) => Poly::constant(v),
+            None => Poly::atom(e),
+        }
+    }
+
+    /// `a / b` (truncating).
+    pub fn div(&mut self, a: Poly, b: Poly) -> Poly {
+        bump(6);
+        if let Some(cb) = b.as_const() {
+            if cb == 0 {
+                return Poly::atom(Expr::binary(BinOp::Div, from_poly(&a), Expr::int(0)));
+            }
+            if let Some(ca) = a.as_const() {
+                return match ca.checked_div(cb) {
+                    Some(v) => Poly::constant(v),
+                    None => Poly::atom(Expr::binary(BinOp::Div, Expr::int(ca), Expr::int(cb))),
+                };
+            }
+            if cb == 1 {
+                return a;
+            }
+            if cb == -1 {
+                return a.neg();
+            }
+            if cb > 0 {
+                return self.div_pos(a, cb);
+            }
+            if cb != i64::MIN {
+                // x / -c == -(x / c) when truncating.
+                return self.div_pos(a, -cb).neg();
+            }
+            return self.atom_checked(Expr::binary(BinOp::Div, from_poly(&a), Expr::int(cb)));
+        }
+        if a.is_zero() {
+            return Poly::constant(0);
+        }
+        if a == b {
+            return Poly::constant(1);
+        }
+        if self.prove_nonneg(&a) && self.prove_le0(&a.sub(&b).add_const(1)) {
+            return Poly::constant(0);
+        }
+        if let Some((q, r)) = self.split_by_atom(&a, &b) {
+            // (d·q + r) / d == q + r / d when the dividend and r are >= 0 and d >= 1.
+            if self.prove_le0(&r.sub(&b).add_const(1)) {
+                return q;
+            }
+            let rd = self.div(r, b);
+            return q.add(&rd);
+        }
+        self.atom_checked(Expr::binary(BinOp::Div, from_poly(&a), from_poly(&b)))
+    }
+
+    /// For a divisor that is one atom `d` (a symbolic extent): `a == d·q + r` with `r`
+    /// free of `d`, `q` non-zero, when `a >= 0`, `r >= 0` and `d >= 1` are proved.
+    fn split_by_atom(&mut self, a: &Poly, b: &Poly) -> Option<(Poly, Poly)> {
+        let d = Atom(b.single_atom()?.clone());
+        let mut q = Poly::default();
+        let mut r = Poly::constant(a.c);
+        for (m, &k) in &a.terms {
+            match m.iter().position(|x| *x == d) {
+                Some(i) => {
+                    let mut rest = m.clone();
+                    rest.remove(i);
+                    q.add_term(rest, k);
+                }
+                None => r.add_term(m.clone(), k),
+            }
+        }
+        if q.is_zero() || !self.prove_le0(&b.neg().add_const(1)) || !self.prove_nonneg(a) {
+            return None;
+        }
+        if self.prove_nonneg(&r) {
+            return Some((q, r));
+        }
+        // d·q + r == d·(q - 1) + (r + d).
+        let r2 = r.add(b);
+        if self.prove_nonneg(&r2) {
+            return Some((q.add_const(-1), r2));
+        }
+        None
+    }
+
+    /// `a / c` for a constant `c > 1`.
+    fn div_pos(&mut self, a: Poly, c: i64) -> Poly {
+        if let Some(ca) = a.as_const() {
+            return Poly::constant(ca / c);
+        }
+        let (q, r) = split(&a, c);
+        if r.is_zero() {
+            // An exact multiple of c.
+            return q;
+        }
+        if self.prove_abs_lt(&a, c) {
+            return Poly::constant(0);
+        }
+        if !q.is_zero() && self.prove_nonneg(&a) && self.prove_nonneg(&r) {
+            // (c·q + r) / c == q + r / c when both the dividend and r are >= 0.
+            let rd = self.div_pos(r, c);
+            return q.add(&rd);
+        }
+        if let Some(Expr::Binary { op: BinOp::Div, a: x, b: d }) = a.single_atom() {
+            if let Some(c2) = d.as_int().filter(|&c2| c2 > 0) {
+                if let Some(cc) = c.checked_mul(c2) {
+                    // (x / c2) / c == x / (c2·c) when truncating, for every x.
+                    let px = parse_poly(x);
+                    return self.div_pos(px, cc);
+                }
+            }
+        }
+        self.atom_checked(Expr::binary(BinOp::Div, from_poly(&a), Expr::int(c)))
+    }
+
+    /// `a % b` (the remainder has the sign of `a`).
+    pub fn modulo(&mut self, a: Poly, b: Poly) -> Poly {
+        if let Some(cb) = b.as_const() {
+            if cb == 0 {
+                return Poly::atom(Expr::binary(BinOp::Mod, from_poly(&a), Expr::int(0)));
+            }
+            if let Some(ca) = a.as_const() {
+                return match ca.checked_rem(cb) {
+                    Some(v) => Poly::constant(v),
+                    None => Poly::atom(Expr::binary(BinOp::Mod, Expr::int(ca), Expr::int(cb))),
+                };
+            }
+            if cb == 1 || cb == -1 {
+                return Poly::constant(0);
+            }
+            if cb == i64::MIN {
+                return self.atom_checked(Expr::binary(BinOp::Mod, from_poly(&a), Expr::int(cb)));
+            }
+            // x % -c == x % c.
+            return self.mod_pos(a, cb.abs());
+        }
+        if a.is_zero() || a == b {
+            return Poly::constant(0);
+        }
+        if self.prove_nonneg(&a) && self.prove_le0(&a.sub(&b).add_const(1)) {
+            return a;
+        }
+        if let Some((_, r)) = self.split_by_atom(&a, &b) {
+            // (d·q + r) % d == r % d when the dividend and r are >= 0 and d >= 1.
+            return self.modulo(r, b);
+        }
+        self.atom_checked(Expr::binary(BinOp::Mod, from_poly(&a), from_poly(&b)))
+    }
+
+    /// `a % c` for a constant `c > 1`.
+    fn mod_pos(&mut self, a: Poly, c: i64) -> Poly {
+        if let Some(ca) = a.as_const() {
+            return Poly::constant(ca % c);
+        }
+        let (q, r) = split(&a, c);
+        if r.is_zero() {
+            return Poly::constant(0);
+        }
+        if self.prove_abs_lt(&a, c) {
+            return a;
+        }
+        if !q.is_zero() && self.prove_nonneg(&a) && self.prove_nonneg(&r) {
+            return self.mod_pos(r, c);
+        }
+        if let Some(Expr::Binary { op: BinOp::Mod, a: x, b: d }) = a.single_atom() {
+            if d.as_int().is_some_and(|c2| c2 != i64::MIN && c2 != 0 && c2.abs() % c == 0) {
+                // (x % c2) % c == x % c when c divides c2, for every x.
+                let px = parse_poly(x);
+                return self.mod_pos(px, c);
+            }
+        }
+        self.atom_checked(Expr::binary(BinOp::Mod, from_poly(&a), Expr::int(c)))
+    }
+
+    /// `min(a, b)` (or `max`).
+    pub fn minmax(&mut self, is_min: bool, a: Poly, b: Poly) -> Poly {
+        bump(4);
+        let op = if is_min { BinOp::Min } else { BinOp::Max };
+        let mut ops = Vec::new();
+        flatten_minmax(op, a, &mut ops);
+        flatten_minmax(op, b, &mut ops);
+        // One constant operand.
+        let mut konst: Option<i64> = None;
+        ops.retain(|p| match p.as_const() {
+            Some(c) => {
+                konst = Some(match konst {
+                    None => c,
+                    Some(k) if is_min => k.min(c),
+                    Some(k) => k.max(c),
+                });
+                false
+            }
+            None => true,
+        });
+        if let Some(k) = konst {
+            ops.push(Poly::constant(k));
+        }
+        // Drop operands another one dominates.
+        let mut i = 0;
+        while i < ops.len() && ops.len() > 1 {
+            let mut dominated = false;
+            for j in 0..ops.len() {
+                if i == j {
+                    continue;
+                }
+                let d = if is_min { ops[j].sub(&ops[i]) } else { ops[i].sub(&ops[j]) };
+                if self.prove_le0(&d) {
+                    dominated = true;
+                    break;
+                }
+            }
+            if dominated {
+                ops.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        if ops.len() == 1 {
+            return ops.pop().unwrap();
+        }
+        if ops.len() == 2 {
+            // min(x + t, y + t) == min(x, y) + t.
+            let mut common = Poly::default();
+            for (m, &k) in &ops[0].terms {
+                if ops[1].terms.get(m) == Some(&k) {
+                    common.add_term(m.clone(), k);
+                }
+            }
+            if ops[0].c == ops[1].c {
+                common.c = ops[0].c;
+            }
+            if !common.is_zero() {
+                let x = ops[0].sub(&common);
+                let y = ops[1].sub(&common);
+                return common.add(&self.minmax(is_min, x, y));
+            }
+        }
+        let mut es: Vec<Expr> = ops.iter().map(from_poly).collect();
+        es.sort_by(cmp_expr);
+        let mut it = es.into_iter();
+        let first = it.next().unwrap();
+        let e = it.fold(first, |acc, x| Expr::binary(op, acc, x));
+        self.atom_checked(e)
+    }
+
+    fn select(&mut self, cond: &Expr, then: &Expr, otherwise: &Expr) -> Expr {
+        let c = self.cond(cond);
+        match c {
+            Expr::Bool(true) => return self.expr(then),
+            Expr::Bool(false) => return self.expr(otherwise),
+            _ => {}
+        }
+        let scalar = c.dtype().is_scalar();
+        let n = self.facts.len();
+        if scalar {
+            self.assume(&c, true);
+        }
+        let t = self.expr(then);
+        self.facts.truncate(n);
+        if scalar {
+            self.assume(&c, false);
+        }
+        let o = self.expr(otherwise);
+        self.facts.truncate(n);
+        if t == o {
+            return t;
+        }
+        Expr::select(c, t, o)
+    }
+
+    fn and(&mut self, a: &Expr, b: &Expr) -> Expr {
+        let a = self.cond(a);
+        if a == Expr::Bool(false) {
+            return a;
+        }
+        let n = self.facts.len();
+        if a.dtype().is_scalar() {
+            self.assume(&a, true);
+        }
+        let b = self.cond(b);
+        self.facts.truncate(n);
+        match (&a, &b) {
+            (Expr::Bool(true), _) => b,
+            (_, Expr::Bool(true)) => a,
+            (_, Expr::Bool(false)) => b,
+            _ if a == b => a,
+            _ => Expr::and(a, b),
+        }
+    }
+
+    fn or(&mut self, a: &Expr, b: &Expr) -> Expr {
+        let a = self.cond(a);
+        if a == Expr::Bool(true) {
+            return a;
+        }
+        let n = self.facts.len();
+        if a.dtype().is_scalar() {
+            self.assume(&a, false);
+        }
+        let b = self.cond(b);
+        self.facts.truncate(n);
+        match (&a, &b) {
+            (Expr::Bool(false), _) => b,
+            (_, Expr::Bool(false)) => a,
+            (_, Expr::Bool(true)) => b,
+            _ if a == b => a,
+            _ => Expr::or(a, b),
+        }
+    }
+
+    fn not(&mut self, a: Expr) -> Expr {
+        match a {
+            Expr::Bool(b) => Expr::Bool(!b),
+            Expr::Not(x) => *x,
+            Expr::Cmp { op, a: x, b: y } if x.dtype().is_integer() || x.dtype().is_bool() => {
+                self.cmp(negate_cmp(op), *x, *y)
+            }
+            a => Expr::not(a),
+        }
+    }
+
+    fn neg(&mut self, a: Expr) -> Expr {
+        match a {
+            Expr::Int { value, dtype } => match store_int(-int_value(value, dtype), dtype) {
+                Some(v) => Expr::typed_int(v, dtype),
+                None => Expr::Neg(Box::new(Expr::Int { value, dtype })),
+            },
+            Expr::Float { value, dtype } => Expr::float(-value, dtype),
+            Expr::Neg(x) => *x,
+            a => Expr::Neg(Box::new(a)),
+        }
+    }
+
+    fn cast(&mut self, dtype: DType, v: Expr) -> Expr {
+        if v.dtype().element() == dtype.element() {
+            return v;
+        }
+        if let Some(c) = fold_cast(dtype, &v) {
+            return c;
+        }
+        Expr::cast(dtype, v)
+    }
+
+    /// `a op b` for operands that are not `i64` scalars (already simplified).
+    fn binary(&mut self, op: BinOp, a: Expr, b: Expr) -> Expr {
+        let dt = a.dtype();
+        if !dt.is_scalar() {
+            if let (Expr::Broadcast { value: x, lanes: l1 }, Expr::Broadcast { value: y, lanes: l2 }) = (&a, &b) {
+                if l1 == l2 {
+                    let inner = Expr::binary(op, (**x).clone(), (**y).clone());
+                    return Expr::Broadcast { value: Box::new(self.expr(&inner)), lanes: *l1 };
+                }
+            }
+            return Expr::binary(op, a, b);
+        }
+        if dt.is_integer() {
+            return self.int_binary(op, a, b, dt);
+        }
+        if dt.is_float() {
+            if let (Expr::Float { value: x, .. }, Expr::Float { value: y, .. }) = (&a, &b) {
+                if let Some(r) = fold_float(op, dt, *x, *y) {
+                    return Expr::float(r, dt);
+                }
+            }
+        }
+        Expr::binary(op, a, b)
+    }
+
+    fn int_binary(&mut self, op: BinOp, a: Expr, b: Expr, dt: DType) -> Expr {
+        if let (Some(x), Some(y)) = (a.as_int(), b.as_int()) {
+            if let Some(r) = fold_int(op, dt, x, y) {
+                return Expr::typed_int(r, dt);
+            }
+            return Expr::binary(op, a, b);
+        }
+        let val = |e: &Expr| e.as_int().map(|v| int_value(v, dt));
+        let (va, vb) = (val(&a), val(&b));
+        let zero = || Expr::typed_int(0, dt);
+        match op {
+            BinOp::Add if va == Some(0) => return b,
+            BinOp::Add | BinOp::Sub if vb == Some(0) => return a,
+            BinOp::Sub if a == b => return zero(),
+            BinOp::Mul if va == Some(1) => return b,
+            BinOp::Mul if vb == Some(1) => return a,
+            BinOp::Mul if va == Some(0) || vb == Some(0) => return zero(),
+            BinOp::Div if vb == Some(1) => return a,
+            BinOp::Mod if vb == Some(1) => return zero(),
+            BinOp::Div | BinOp::Mod if vb.is_some_and(|c| c > 1) => {
+                let c = vb.unwrap();
+                let ia = self.interval(&a);
+                if ia.lo > -c && ia.hi < c {
+                    return if op == BinOp::Div { zero() } else { a };
+                }
+            }
+            BinOp::Min | BinOp::Max => {
+                if a == b {
+                    return a;
+                }
+                let (ia, ib) = (self.interval(&a), self.interval(&b));
+                let is_min = op == BinOp::Min;
+                if ia.hi <= ib.lo {
+                    return if is_min { a } else { b };
+                }
+                if ib.hi <= ia.lo {
+                    return if is_min { b } else { a };
+                }
+            }
+            _ => {}
+        }
+        Expr::binary(op, a, b)
+    }
+
+    /// `a op b` (operands already simplified).
+    fn cmp(&mut self, op: CmpOp, a: Expr, b: Expr) -> Expr {
+        let dt = a.dtype();
+        if dt == DType::I64 {
+            let d = parse_poly(&a).sub(&parse_poly(&b));
+            return self.cmp_poly(op, d);
+        }
+        if !dt.is_scalar() {
+            return Expr::cmp(op, a, b);
+        }
+        if dt.is_integer() || dt.is_bool() {
+            let konst = |e: &Expr| match e {
+                Expr::Int { value, dtype } => Some(int_value(*value, *dtype)),
+                Expr::Bool(v) => Some(*v as i128),
+                _ => None,
+            };
+            if let (Some(x), Some(y)) = (konst(&a), konst(&b)) {
+                return Expr::Bool(cmp_values(op, x, y));
+            }
+            if a == b {
+                return Expr::Bool(matches!(op, CmpOp::Le | CmpOp::Ge | CmpOp::Eq));
+            }
+            let (ia, ib) = (self.interval(&a), self.interval(&b));
+            let (t, f) = match op {
+                CmpOp::Lt => (ia.hi < ib.lo, ia.lo >= ib.hi),
+                CmpOp::Le => (ia.hi <= ib.lo, ia.lo > ib.hi),
+                CmpOp::Gt => (ia.lo > ib.hi, ia.hi <= ib.lo),
+                CmpOp::Ge => (ia.lo >= ib.hi, ia.hi < ib.lo),
+                CmpOp::Eq => (ia.lo == ia.hi && ib.lo == ib.hi && ia.lo == ib.lo, ia.hi < ib.lo || ib.hi < ia.lo),
+                CmpOp::Ne => (ia.hi < ib.lo || ib.hi < ia.lo, ia.lo == ia.hi && ib.lo == ib.hi && ia.lo == ib.lo),
+            };
+            if t || f {
+                return Expr::Bool(t);
+            }
+        } else if dt.is_float() {
+            if let (Expr::Float { value: x, .. }, Expr::Float { value: y, .. }) = (&a, &b) {
+                return Expr::Bool(cmp_values(op, *x, *y));
+            }
+        }
+        Expr::cmp(op, a, b)
+    }
+
+    /// `d op 0` for an `i64` polynomial `d`.
+    fn cmp_poly(&mut self, op: CmpOp, d: Poly) -> Expr {
+        if let Some(c) = d.as_const() {
+            return Expr::Bool(cmp_values(op, c, 0));
+        }
+        // d <= -1, d >= 0, d <= 0, d >= 1
+        let lt0 = d.add_const(1);
+        let ge0 = d.neg();
+        let le0 = d.clone();
+        let gt0 = d.neg().add_const(1);
+        let decided = match op {
+            CmpOp::Lt => self.decide(&[&lt0], false, &[&ge0], false),
+            CmpOp::Le => self.decide(&[&le0], false, &[&gt0], false),
+            CmpOp::Gt => self.decide(&[&gt0], false, &[&le0], false),
+            CmpOp::Ge => self.decide(&[&ge0], false, &[&lt0], false),
+            CmpOp::Eq => self.decide(&[&le0, &ge0], true, &[&lt0, &gt0], false),
+            CmpOp::Ne => self.decide(&[&lt0, &gt0], false, &[&le0, &ge0], true),
+        };
+        if let Some(v) = decided {
+            return Expr::Bool(v);
+        }
+        cmp_form(op, &d)
+    }
+
+    /// `Some(true)` if the polys of `t` are proved `<= 0` (all of them for `t_all`, one
+    /// otherwise), `Some(false)` if those of `f` are.
+    fn decide(&mut self, t: &[&Poly], t_all: bool, f: &[&Poly], f_all: bool) -> Option<bool> {
+        if self.prove_set(t, t_all) {
+            return Some(true);
+        }
+        if self.prove_set(f, f_all) {
+            return Some(false);
+        }
+        None
+    }
+
+    fn prove_set(&mut self, ps: &[&Poly], all: bool) -> bool {
+        if all {
+            ps.iter().all(|p| self.prove_le0(p))
+        } else {
+            ps.iter().any(|p| self.prove_le0(p))
+        }
+    }
+}
+
+/// `p` with every `k·(x / d)` whose coefficient `d` divides written `(k/d)·(x - x % d)`
+/// (true for truncating division), when there is one.
+fn div_to_mod(p: &Poly) -> Option<Poly> {
+    let mut out = Poly::constant(p.c);
+    let mut changed = false;
+    for (m, &k) in &p.terms {
+        if let [Atom(Expr::Binary { op: BinOp::Div, a: x, b: d })] = m.as_slice() {
+            if let Some(dv) = d.as_int().filter(|&dv| dv > 0 && k % dv == 0) {
+                let px = parse_poly(x);
+                let rem = Poly::atom(Expr::binary(BinOp::Mod, (**x).clone(), Expr::int(dv)));
+                out = out.add(&px.sub(&rem).scale(k / dv));
+                changed = true;
+                continue;
+            }
+        }
+        out.add_term(m.clone(), k);
+    }
+    changed.then_some(out)
+}
+
+/// `p == min(p1, p2)` (`true`) or `max(p1, p2)` (`false`) by moving the rest of `p`
+/// into the first min/max term (one that mentions `vs`, unless `vs` is empty), so that
+/// the rest can cancel with its operands.
+fn distribute_minmax(p: &Poly, vs: &[Var]) -> Option<(bool, Poly, Poly)> {
+    for (m, &k) in &p.terms {
+        let [Atom(Expr::Binary { op: op @ (BinOp::Min | BinOp::Max), a: x, b: y })] = m.as_slice() else {
+            continue;
+        };
+        if !vs.is_empty() && !touches(&m[0].0, vs) {
+            continue;
+        }
+        let mut rest = p.clone();
+        rest.terms.remove(m);
+        if rest.terms.is_empty() && vs.is_empty() {
+            // Nothing to cancel; the interval of the atom already covers it.
+            return None;
+        }
+        let p1 = rest.add(&parse_poly(x).scale(k));
+        let p2 = rest.add(&parse_poly(y).scale(k));
+        return Some(((*op == BinOp::Min) == (k > 0), p1, p2));
+    }
+    None
+}
+
+/// A constant end of an interval, when finite.
+fn const_end(iv: Iv, upper: bool) -> Option<Poly> {
+    let v = if upper { iv.hi } else { iv.lo };
+    (v > NEG_INF && v < POS_INF && v >= i64::MIN as i128 && v <= i64::MAX as i128).then(|| Poly::constant(v as i64))
+}
+
+/// `a == c·q + r` where `q` takes the terms whose coefficients `c` divides and the
+/// multiple of `c` in the constant, `r` the rest (its constant in `[0, c)`).
+fn split(a: &Poly, c: i64) -> (Poly, Poly) {
+    let mut q = Poly::constant(a.c.div_euclid(c));
+    let mut r = Poly::constant(a.c.rem_euclid(c));
+    for (m, &k) in &a.terms {
+        if k % c == 0 {
+            q.add_term(m.clone(), k / c);
+        } else {
+            r.add_term(m.clone(), k);
+        }
+    }
+    (q, r)
+}
+
+fn flatten_minmax(op: BinOp, p: Poly, out: &mut Vec<Poly>) {
+    if let Some(Expr::Binary { op: o, a, b }) = p.single_atom() {
+        if *o == op {
+            flatten_minmax(op, parse_poly(a), out);
+            flatten_minmax(op, parse_poly(b), out);
+            return;
+        }
+    }
+    out.push(p);
+}
+
+/// The readable form of `d op 0`: positive terms on the left, negative ones on the right,
+/// the constant on the side without terms (or the right).
+fn cmp_form(op: CmpOp, d: &Poly) -> Expr {
+    let mut pos = Poly::default();
+    let mut neg = Poly::default();
+    for (m, &k) in &d.terms {
+        if k > 0 {
+            pos.add_term(m.clone(), k);
+        } else {
+            neg.add_term(m.clone(), k.wrapping_neg());
+        }
+    }
+    let (lhs, rhs) = if pos.terms.is_empty() {
+        (Poly::constant(d.c), neg)
+    } else {
+        (pos, neg.add_const(d.c.wrapping_neg()))
+    };
+    Expr::cmp(op, from_poly(&lhs), from_poly(&rhs))
+}
+
+/// Splits a simplified condition into facts.
+pub(crate) fn decompose(c: &Expr, positive: bool, out: &mut Vec<Fact>) {
+    match c {
+        Expr::Bool(_) => {}
+        Expr::And(a, b) if positive => {
+            decompose(a, true, out);
+            decompose(b, true, out);
+        }
+        Expr::Or(a, b) if !positive => {
+            decompose(a, false, out);
+            decompose(b, false, out);
+        }
+        Expr::Not(a) => decompose(a, !positive, out),
+        Expr::Cmp { op, a, b } if a.dtype() == DType::I64 => {
+            let op = if positive { *op } else { negate_cmp(*op) };
+            let d = parse_poly(a).sub(&parse_poly(b));
+            match op {
+                CmpOp::Lt => out.push(Fact::Le0(d.add_const(1))),
+                CmpOp::Le => out.push(Fact::Le0(d)),
+                CmpOp::Gt => out.push(Fact::Le0(d.neg().add_const(1))),
+                CmpOp::Ge => out.push(Fact::Le0(d.neg())),
+                CmpOp::Eq => {
+                    out.push(Fact::Le0(d.clone()));
+                    out.push(Fact::Le0(d.neg()));
+                }
+                CmpOp::Ne => out.push(Fact::Is(Expr::cmp(CmpOp::Ne, (**a).clone(), (**b).clone()), true)),
+            }
+        }
+        _ => {
+            if c.dtype().is_scalar() {
+                out.push(Fact::Is(c.clone(), positive));
+            }
+        }
+    }
+}

@@ -1,0 +1,527 @@
+//! Type checking of expressions: literals take their type from context, names and
+//! tensor reads resolve to axes, dims, scalars and tensors, and every operator, cast and
+//! intrinsic checks its operand types (DSL.md §2).
+
+use super::*;
+
+impl Checker<'_> {
+    /// An integer value for an index or a range bound: `i64` (other integer types are
+    /// cast to it).
+    pub(super) fn index_value(&mut self, e: &ExprAst, what: &str) -> R<Expr> {
+        let x = self.expr(e, Some(DType::I64))?;
+        let t = x.dtype();
+        if t == DType::I64 {
+            Ok(x)
+        } else if t.is_integer() {
+            Ok(Expr::cast(DType::I64, x))
+        } else {
+            self.error_help(
+                e.loc,
+                format!("{what} must be an integer, but `{e}` is `{t}`"),
+                format!("cast it: `{} as i64`", castable(e)),
+            );
+            Err(Poisoned)
+        }
+    }
+
+    /// Checks several operands that must have one type: the operands that are not
+    /// unsuffixed literals first, then the literals with the type of the first of them.
+    fn unify(&mut self, args: &[&ExprAst], expect: Option<DType>) -> Vec<R<Expr>> {
+        let mut out: Vec<R<Expr>> = vec![Err(Poisoned); args.len()];
+        let mut ty = None;
+        let mut failed = false;
+        for (k, a) in args.iter().enumerate() {
+            if !a.is_flexible_literal() {
+                out[k] = self.expr(a, expect);
+                match &out[k] {
+                    Ok(x) => {
+                        ty.get_or_insert(x.dtype());
+                    }
+                    Err(_) => failed = true,
+                }
+            }
+        }
+        if ty.is_none() && failed {
+            return out;
+        }
+        let lit_ty = ty.or(expect);
+        for (k, a) in args.iter().enumerate() {
+            if a.is_flexible_literal() {
+                out[k] = self.expr(a, lit_ty);
+            }
+        }
+        out
+    }
+
+    fn mismatch(&mut self, a: &ExprAst, ta: DType, b: &ExprAst, tb: DType) {
+        self.error_help(
+            b.loc,
+            format!("mismatched types: `{a}` is `{ta}`, but `{b}` is `{tb}`"),
+            format!("cast one side, e.g. `{} as {ta}`", castable(b)),
+        );
+    }
+
+    pub(super) fn expr(&mut self, e: &ExprAst, expect: Option<DType>) -> R<Expr> {
+        match &e.kind {
+            ExprKind::Int { value, suffix } => self.int_lit(*value, suffix.as_ref(), expect, e),
+            ExprKind::Float { value, suffix, .. } => self.float_lit(*value, suffix.as_ref(), expect, e),
+            ExprKind::Bool(b) => Ok(Expr::Bool(*b)),
+            ExprKind::Name(n) => self.name_value(n, e.loc),
+            ExprKind::Index { tensor, indices } => self.read(tensor, indices, e.loc),
+            ExprKind::Unary { op: UnOp::Neg, expr } => {
+                match &expr.strip_parens().kind {
+                    ExprKind::Int { value, suffix: None } => return self.int_lit(-*value, None, expect, e),
+                    ExprKind::Float { value, suffix: None, .. } => return self.float_lit(-*value, None, expect, e),
+                    _ => {}
+                }
+                let x = self.expr(expr, expect)?;
+                let t = x.dtype();
+                if t.is_bool() {
+                    self.error_help(
+                        e.loc,
+                        format!("cannot negate `{expr}`: it is a `bool`"),
+                        "use `!` for logical not",
+                    );
+                    return Err(Poisoned);
+                }
+                if t.is_uint() {
+                    self.error(e.loc, format!("cannot negate `{expr}`: `{t}` is unsigned"));
+                    return Err(Poisoned);
+                }
+                Ok(Expr::Neg(Box::new(x)))
+            }
+            ExprKind::Unary { op: UnOp::Not, expr } => {
+                let x = self.expr(expr, Some(DType::BOOL))?;
+                if !x.dtype().is_bool() {
+                    self.error_help(
+                        e.loc,
+                        format!("`!` needs a `bool`, but `{expr}` is `{}`", x.dtype()),
+                        "bitwise operators are not supported; compare instead, e.g. `x == 0`",
+                    );
+                    return Err(Poisoned);
+                }
+                Ok(Expr::not(x))
+            }
+            ExprKind::Binary { op, op_loc, lhs, rhs } => self.binary(*op, *op_loc, lhs, rhs, expect),
+            ExprKind::Cast { expr, to } => self.cast(expr, to),
+            ExprKind::If { cond, then, otherwise } => {
+                let c = self.expr(cond, Some(DType::BOOL));
+                let c = match c {
+                    Ok(c) if !c.dtype().is_bool() => {
+                        self.error_help(
+                            cond.loc,
+                            format!("the condition of `if` must be a `bool`, but `{cond}` is `{}`", c.dtype()),
+                            format!("compare it, e.g. `{} != 0`", castable(cond)),
+                        );
+                        Err(Poisoned)
+                    }
+                    c => c,
+                };
+                let mut v = self.unify(&[then, otherwise], expect).into_iter();
+                let (t, o) = (v.next().unwrap_or(Err(Poisoned)), v.next().unwrap_or(Err(Poisoned)));
+                let (c, t, o) = (c?, t?, o?);
+                if t.dtype() != o.dtype() {
+                    self.error(
+                        otherwise.loc,
+                        format!(
+                            "`if` and `else` have different types: `{then}` is `{}`, but `{otherwise}` is `{}`",
+                            t.dtype(),
+                            o.dtype()
+                        ),
+                    );
+                    return Err(Poisoned);
+                }
+                Ok(Expr::select(c, t, o))
+            }
+            ExprKind::Paren(x) => self.expr(x, expect),
+            ExprKind::Call { func, args } => self.call(func, args, expect),
+            ExprKind::Reduce { op, op_loc, .. } => {
+                self.error_help(
+                    *op_loc,
+                    format!("a reduction must be the whole right-hand side of its stage, but `{}(..)` is part of `{}`'s", op.name(), self.stage),
+                    format!(
+                        "compute it in a stage of its own, e.g. `let r[i]: f32[M] = {}(...);`, and read `r[i]` in the next stage",
+                        op.name()
+                    ),
+                );
+                Err(Poisoned)
+            }
+        }
+    }
+
+    fn int_lit(&mut self, value: i128, suffix: Option<&Name>, expect: Option<DType>, e: &ExprAst) -> R<Expr> {
+        let ty = match suffix {
+            Some(s) => {
+                let t = self.elem_type(s)?;
+                if !t.is_integer() {
+                    self.error(s.loc, format!("`{}` is not an integer type", s.name));
+                    return Err(Poisoned);
+                }
+                t
+            }
+            None => match expect {
+                None => DType::I64,
+                Some(t) if t.is_integer() => t,
+                Some(t) if t.is_float() => {
+                    self.error_help(
+                        e.loc,
+                        format!("mismatched types: expected `{t}`, found integer literal `{e}`"),
+                        format!("write a float literal: `{e}.0`, or cast: `{} as {t}`", castable(e)),
+                    );
+                    return Err(Poisoned);
+                }
+                Some(t) => {
+                    self.error(e.loc, format!("mismatched types: expected `{t}`, found integer literal `{e}`"));
+                    return Err(Poisoned);
+                }
+            },
+        };
+        if !int_fits(value, ty) {
+            self.error(e.loc, format!("literal `{e}` does not fit in `{ty}`"));
+            return Err(Poisoned);
+        }
+        // The bits of a u64 above i64::MAX are stored as an i64.
+        Ok(Expr::typed_int(value as i64, ty))
+    }
+
+    fn float_lit(&mut self, value: f64, suffix: Option<&Name>, expect: Option<DType>, e: &ExprAst) -> R<Expr> {
+        let ty = match suffix {
+            Some(s) => {
+                let t = self.elem_type(s)?;
+                if !t.is_float() {
+                    self.error(s.loc, format!("`{}` is not a float type", s.name));
+                    return Err(Poisoned);
+                }
+                t
+            }
+            None => match expect {
+                None => DType::F64,
+                Some(t) if t.is_float() => t,
+                Some(t) => {
+                    self.error_help(
+                        e.loc,
+                        format!("mismatched types: expected `{t}`, found float literal `{e}`"),
+                        format!("cast it: `{} as {t}`", castable(e)),
+                    );
+                    return Err(Poisoned);
+                }
+            },
+        };
+        Ok(Expr::float(value, ty))
+    }
+
+    fn name_value(&mut self, n: &str, loc: Loc) -> R<Expr> {
+        if let Some((_, v)) = self.reduce_axes.iter().find(|(m, _)| m == n) {
+            return Ok(Expr::var(v));
+        }
+        if let Some((_, v)) = self.stage_axes.iter().find(|(m, _)| m == n) {
+            let v = v.clone();
+            if self.in_bounds {
+                self.error_help(
+                    loc,
+                    format!("the range of a reduction cannot depend on the axis `{n}`"),
+                    "a reduction range is bounded by constants, dims and integer scalars",
+                );
+                return Err(Poisoned);
+            }
+            return Ok(Expr::var(&v));
+        }
+        match self.syms.get(n).cloned() {
+            Some(Sym::Scalar(v)) => {
+                let t = v.dtype();
+                if t.is_integer() && t != DType::I64 {
+                    Ok(Expr::cast(DType::I64, Expr::var(&v)))
+                } else {
+                    Ok(Expr::var(&v))
+                }
+            }
+            Some(Sym::Dim(v)) => Ok(Expr::var(&v)),
+            Some(Sym::Tensor(t)) => {
+                if !t.poisoned {
+                    self.error_help(
+                        loc,
+                        format!("`{n}` is a tensor; it has no value without indices"),
+                        format!("read an element: `{n}[..]`"),
+                    );
+                }
+                Err(Poisoned)
+            }
+            None if self.all_reduce_axes.contains(n) => {
+                self.error_help(
+                    loc,
+                    format!("reduction axis `{n}` is used outside its reduction"),
+                    format!("`{n}` is only defined inside its `sum(.. for {n} in ..)`"),
+                );
+                Err(Poisoned)
+            }
+            None => {
+                let mut names: Vec<&str> = self.stage_axes.iter().map(|(m, _)| m.as_str()).collect();
+                names.extend(self.reduce_axes.iter().map(|(m, _)| m.as_str()));
+                if names.is_empty() {
+                    self.error(loc, format!("unknown name `{n}`"));
+                } else {
+                    self.error_help(
+                        loc,
+                        format!("unknown name `{n}`"),
+                        format!("the axes here are {}", quoted_list(names)),
+                    );
+                }
+                Err(Poisoned)
+            }
+        }
+    }
+
+    fn read(&mut self, tensor: &Name, indices: &[ExprAst], loc: Loc) -> R<Expr> {
+        let mut idx = Vec::new();
+        let mut ok = true;
+        for i in indices {
+            match self.index_value(i, "a tensor index") {
+                Ok(x) => idx.push(x),
+                Err(_) => ok = false,
+            }
+        }
+        let n = &tensor.name;
+        let t = match self.syms.get(n).cloned() {
+            Some(Sym::Tensor(t)) => t,
+            Some(_) => {
+                let what = self.what_is(n);
+                self.error(tensor.loc, format!("`{n}` is {what}, not a tensor"));
+                return Err(Poisoned);
+            }
+            None if self.stage_axes.iter().chain(&self.reduce_axes).any(|(m, _)| m == n) => {
+                self.error(tensor.loc, format!("`{n}` is an axis, not a tensor"));
+                return Err(Poisoned);
+            }
+            None if self.stage_names.contains(n) => {
+                self.error_help(
+                    tensor.loc,
+                    format!("`{n}` is read before it is defined"),
+                    format!("stages run in order, producers first: define `{n}` in an earlier stage"),
+                );
+                return Err(Poisoned);
+            }
+            None => {
+                self.error(tensor.loc, format!("unknown tensor `{n}`"));
+                return Err(Poisoned);
+            }
+        };
+        if t.poisoned {
+            return Err(Poisoned);
+        }
+        let Some(id) = t.id else {
+            let help = if *n == self.stage {
+                "a stage cannot read the tensor it defines".to_string()
+            } else {
+                format!("stages run in order, producers first: define `{n}` in an earlier stage")
+            };
+            self.error_help(tensor.loc, format!("`{n}` is read before it is defined"), help);
+            return Err(Poisoned);
+        };
+        if indices.len() != t.shape.len() {
+            self.error(
+                loc,
+                format!(
+                    "`{n}` has {}, but {} given",
+                    plural(t.shape.len(), "dim", "dims"),
+                    if indices.len() == 1 {
+                        "1 index is".to_string()
+                    } else {
+                        format!("{} indices are", indices.len())
+                    }
+                ),
+            );
+            return Err(Poisoned);
+        }
+        if !ok {
+            return Err(Poisoned);
+        }
+        Ok(Expr::ProducerLoad { tensor: id, indices: idx, dtype: t.dtype })
+    }
+
+    fn binary(&mut self, op: BinOpAst, op_loc: Loc, lhs: &ExprAst, rhs: &ExprAst, expect: Option<DType>) -> R<Expr> {
+        let sym = op.symbol();
+        if matches!(op, BinOpAst::And | BinOpAst::Or) {
+            let l = self.expr(lhs, Some(DType::BOOL));
+            let r = self.expr(rhs, Some(DType::BOOL));
+            let mut ok = true;
+            for (side, x) in [(lhs, &l), (rhs, &r)] {
+                if let Ok(x) = x {
+                    if !x.dtype().is_bool() {
+                        self.error(side.loc, format!("`{sym}` needs `bool` operands, but `{side}` is `{}`", x.dtype()));
+                        ok = false;
+                    }
+                }
+            }
+            let (l, r) = (l?, r?);
+            if !ok {
+                return Err(Poisoned);
+            }
+            return Ok(if op == BinOpAst::And { Expr::and(l, r) } else { Expr::or(l, r) });
+        }
+        let operand_expect = if op.is_comparison() { None } else { expect };
+        let mut v = self.unify(&[lhs, rhs], operand_expect).into_iter();
+        let (l, r) = (v.next().unwrap_or(Err(Poisoned))?, v.next().unwrap_or(Err(Poisoned))?);
+        let (tl, tr) = (l.dtype(), r.dtype());
+        if tl != tr {
+            self.mismatch(lhs, tl, rhs, tr);
+            return Err(Poisoned);
+        }
+        if tl.is_bool() && !matches!(op, BinOpAst::Eq | BinOpAst::Ne) {
+            self.error_help(
+                op_loc,
+                format!("cannot apply `{sym}` to `bool` values"),
+                "use `&&`, `||`, `!`, `==` or `!=` on `bool`s",
+            );
+            return Err(Poisoned);
+        }
+        let bin = |b: BinOp| Ok(Expr::binary(b, l.clone(), r.clone()));
+        let cmp = |c: CmpOp| Ok(Expr::cmp(c, l.clone(), r.clone()));
+        match op {
+            BinOpAst::Add => bin(BinOp::Add),
+            BinOpAst::Sub => bin(BinOp::Sub),
+            BinOpAst::Mul => bin(BinOp::Mul),
+            BinOpAst::Div => bin(BinOp::Div),
+            BinOpAst::Rem => bin(BinOp::Mod),
+            BinOpAst::Lt => cmp(CmpOp::Lt),
+            BinOpAst::Le => cmp(CmpOp::Le),
+            BinOpAst::Gt => cmp(CmpOp::Gt),
+            BinOpAst::Ge => cmp(CmpOp::Ge),
+            BinOpAst::Eq => cmp(CmpOp::Eq),
+            BinOpAst::Ne => cmp(CmpOp::Ne),
+            BinOpAst::And | BinOpAst::Or => Err(Poisoned),
+        }
+    }
+
+    fn cast(&mut self, expr: &ExprAst, to: &Name) -> R<Expr> {
+        let x = self.expr(expr, None);
+        let to_ty = if to.name == "usize" {
+            self.error_help(to.loc, "cannot cast to `usize`", "index arithmetic is `i64`: cast to `i64`");
+            Err(Poisoned)
+        } else {
+            self.elem_type(to)
+        };
+        let (x, to_ty) = (x?, to_ty?);
+        let from = x.dtype();
+        if from == to_ty {
+            return Ok(x);
+        }
+        if from.is_bool() && !to_ty.is_integer() {
+            self.error_help(
+                to.loc,
+                format!("cannot cast `bool` to `{to_ty}`"),
+                format!("cast to an integer first (`b as i32 as {to_ty}`), or write `if b {{ 1.0 }} else {{ 0.0 }}`"),
+            );
+            return Err(Poisoned);
+        }
+        if to_ty.is_bool() {
+            self.error_help(
+                to.loc,
+                format!("cannot cast `{from}` to `bool`"),
+                format!("compare instead: `{} != 0`", castable(expr)),
+            );
+            return Err(Poisoned);
+        }
+        Ok(Expr::cast(to_ty, x))
+    }
+
+    fn call(&mut self, func: &Name, args: &[ExprAst], expect: Option<DType>) -> R<Expr> {
+        let f = func.name.as_str();
+        let refs: Vec<&ExprAst> = args.iter().collect();
+        match f {
+            "max" | "min" => {
+                if args.len() != 2 {
+                    self.error_help(
+                        func.loc,
+                        format!("`{f}` takes 2 arguments, but {} given", given(args.len())),
+                        format!("for a reduction write `{f}(e for j in 0..N)`"),
+                    );
+                    return Err(Poisoned);
+                }
+                let vals = self.unify(&refs, expect);
+                let vals = self.same_type(&refs, vals)?;
+                let t = vals[0].dtype();
+                if t.is_bool() {
+                    self.error(func.loc, format!("`{f}` of `bool` values is not supported"));
+                    return Err(Poisoned);
+                }
+                let mut it = vals.into_iter();
+                let (a, b) = (it.next().ok_or(Poisoned)?, it.next().ok_or(Poisoned)?);
+                Ok(Expr::binary(if f == "max" { BinOp::Max } else { BinOp::Min }, a, b))
+            }
+            "sum" | "prod" => {
+                self.error_help(
+                    func.loc,
+                    format!("`{f}` is a reduction and needs a `for` clause"),
+                    format!("write `{f}(e for k in 0..K)`"),
+                );
+                Err(Poisoned)
+            }
+            _ => {
+                let Some(intr) = Intrinsic::from_name(f) else {
+                    self.error_help(
+                        func.loc,
+                        format!("unknown function `{f}`"),
+                        "the functions are `exp`, `log`, `sqrt`, `rsqrt`, `tanh`, `sigmoid`, `abs`, `floor`, `ceil`, `erf`, `sin`, `cos`, `pow`, `fma`, `max`, `min`, and the reductions `sum`, `prod`, `max`, `min`",
+                    );
+                    return Err(Poisoned);
+                };
+                if args.len() != intr.arity() {
+                    self.error(
+                        func.loc,
+                        format!(
+                            "`{f}` takes {}, but {} given",
+                            plural(intr.arity(), "argument", "arguments"),
+                            given(args.len())
+                        ),
+                    );
+                    return Err(Poisoned);
+                }
+                let vals = self.unify(&refs, expect);
+                let vals = self.same_type(&refs, vals)?;
+                let t = vals[0].dtype();
+                let ok =
+                    t.is_float() || (intr == Intrinsic::Abs && t.is_int()) || (intr == Intrinsic::Abs && t.is_uint());
+                if !ok {
+                    let a = &args[0];
+                    if intr == Intrinsic::Abs {
+                        self.error(a.loc, format!("`abs` needs a number, but `{a}` is `{t}`"));
+                    } else {
+                        self.error_help(
+                            a.loc,
+                            format!("`{f}` needs a float argument, but `{a}` is `{t}`"),
+                            format!("cast it: `{} as f32`", castable(a)),
+                        );
+                    }
+                    return Err(Poisoned);
+                }
+                Ok(Expr::Call { func: intr, args: vals })
+            }
+        }
+    }
+
+    /// All `vals` checked and of one type (the first mismatch is reported).
+    fn same_type(&mut self, args: &[&ExprAst], vals: Vec<R<Expr>>) -> R<Vec<Expr>> {
+        let vals: Vec<Expr> = vals.into_iter().collect::<R<Vec<_>>>()?;
+        let Some(first) = vals.first() else {
+            return Err(Poisoned);
+        };
+        let t0 = first.dtype();
+        for (k, v) in vals.iter().enumerate().skip(1) {
+            if v.dtype() != t0 {
+                if let (Some(a), Some(b)) = (args.first(), args.get(k)) {
+                    self.mismatch(a, t0, b, v.dtype());
+                }
+                return Err(Poisoned);
+            }
+        }
+        Ok(vals)
+    }
+}
+
+fn given(n: usize) -> String {
+    if n == 1 {
+        "1 was".into()
+    } else {
+        format!("{n} were")
+    }
+}

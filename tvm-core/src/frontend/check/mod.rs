@@ -1,0 +1,659 @@
+//! Type checking of a parsed kernel and its translation to tensor expressions (the
+//! rules of DSL.md §2). Every rule reports a [`FrontendError`] at the offending token
+//! and checking goes on: a failed subexpression is "poisoned" (`Err(Poisoned)`) and
+//! its parents report nothing more about it, so each mistake is reported once.
+//!
+//! Index arithmetic is `i64`: axes, dims and integer scalars are `i64` values wherever
+//! they are used (a `usize` or `i32` scalar is cast to `i64`). Unsuffixed literals
+//! take the type of the other operand, or the type the context expects (the stage's
+//! element type, `i64` for indices); with neither, an integer literal is `i64` and a
+//! float literal `f64`.
+
+use super::ast::*;
+use super::error::FrontendError;
+use crate::dtype::DType;
+use crate::loc::{Loc, SourceMap};
+use crate::te::{Graph, Op, Param, Tensor, TensorId};
+use crate::tir::{BinOp, CmpOp, Expr, Intrinsic, IterKind, IterVar, Range, Reduce, ReduceOp, Var};
+use std::collections::{HashMap, HashSet};
+
+mod expr;
+
+/// A dim whose value is given by a `usize` scalar parameter of the same name
+/// (`fn f(a: f32[n], n: usize)` or `fn f(n: usize) -> c: f32[n]`): when the kernel is
+/// called, `dim` takes the value of `scalar` (and, where an input also has the dim, the
+/// two must agree).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DimBinding {
+    /// The `i64` dim variable, in [`Graph::dims`].
+    pub dim: Var,
+    /// The `u64` scalar parameter, in [`Graph::params`].
+    pub scalar: Var,
+}
+
+/// The result of checking: the tensor-expression graph and the dims bound by scalars.
+pub(crate) struct Checked {
+    pub graph: Graph,
+    pub dim_bindings: Vec<DimBinding>,
+}
+
+/// A subexpression whose error has been reported.
+#[derive(Clone, Copy, Debug)]
+struct Poisoned;
+
+type R<T> = Result<T, Poisoned>;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Role {
+    Input,
+    Output,
+    Intermediate,
+}
+
+impl Role {
+    fn noun(self) -> &'static str {
+        match self {
+            Role::Input => "input",
+            Role::Output => "output",
+            Role::Intermediate => "intermediate",
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct TensorSym {
+    dtype: DType,
+    shape: Vec<Expr>,
+    role: Role,
+    /// Set once the tensor's stage has been checked (inputs: at once).
+    id: Option<TensorId>,
+    /// Its declaration had an error: reads of it report nothing more.
+    poisoned: bool,
+}
+
+#[derive(Clone, Debug)]
+enum Sym {
+    Tensor(TensorSym),
+    Scalar(Var),
+    Dim(Var),
+}
+
+const TYPES: &str =
+    "the types are `bool`, `i8`, `i16`, `i32`, `i64`, `u8`, `u16`, `u32`, `u64`, `f16`, `bf16`, `f32`, `f64`";
+
+struct Checker<'a> {
+    sm: &'a SourceMap,
+    errors: Vec<FrontendError>,
+    graph: Graph,
+    syms: HashMap<String, Sym>,
+    usize_scalars: HashSet<String>,
+    dim_bindings: Vec<DimBinding>,
+    /// Every reduction axis name in the kernel, to explain a use outside its reduction.
+    all_reduce_axes: HashSet<String>,
+    /// The names the stages define, to explain a read before the definition.
+    stage_names: HashSet<String>,
+    /// The current stage's name and spatial axes.
+    stage: String,
+    stage_axes: Vec<(String, Var)>,
+    /// The axes of the reduction being checked.
+    reduce_axes: Vec<(String, Var)>,
+    /// Checking the bounds of a reduction range: spatial axes are not allowed.
+    in_bounds: bool,
+}
+
+/// Checks a parsed kernel and builds its graph.
+pub(crate) fn check_kernel(ast: &KernelAst, sm: &SourceMap) -> Result<Checked, Vec<FrontendError>> {
+    let mut c = Checker {
+        sm,
+        errors: Vec::new(),
+        graph: Graph {
+            name: ast.sig.name.name.clone(),
+            tensors: Vec::new(),
+            params: Vec::new(),
+            outputs: Vec::new(),
+            dims: Vec::new(),
+        },
+        syms: HashMap::new(),
+        usize_scalars: HashSet::new(),
+        dim_bindings: Vec::new(),
+        all_reduce_axes: HashSet::new(),
+        stage_names: ast.stages.iter().map(|s| s.name.name.clone()).collect(),
+        stage: String::new(),
+        stage_axes: Vec::new(),
+        reduce_axes: Vec::new(),
+        in_bounds: false,
+    };
+    for st in &ast.stages {
+        collect_reduce_axes(&st.body, &mut c.all_reduce_axes);
+    }
+    c.params(&ast.sig.params);
+    c.outputs(&ast.sig.outputs);
+    for st in &ast.stages {
+        c.stage(st);
+    }
+    c.finish(&ast.sig.outputs)
+}
+
+fn collect_reduce_axes(e: &ExprAst, out: &mut HashSet<String>) {
+    match &e.kind {
+        ExprKind::Reduce { source, axes, .. } => {
+            out.extend(axes.iter().map(|a| a.name.name.clone()));
+            collect_reduce_axes(source, out);
+        }
+        ExprKind::Index { indices, .. } => indices.iter().for_each(|i| collect_reduce_axes(i, out)),
+        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } | ExprKind::Paren(expr) => {
+            collect_reduce_axes(expr, out)
+        }
+        ExprKind::Binary { lhs, rhs, .. } => {
+            collect_reduce_axes(lhs, out);
+            collect_reduce_axes(rhs, out);
+        }
+        ExprKind::If { cond, then, otherwise } => {
+            collect_reduce_axes(cond, out);
+            collect_reduce_axes(then, out);
+            collect_reduce_axes(otherwise, out);
+        }
+        ExprKind::Call { args, .. } => args.iter().for_each(|a| collect_reduce_axes(a, out)),
+        ExprKind::Int { .. } | ExprKind::Float { .. } | ExprKind::Bool(_) | ExprKind::Name(_) => {}
+    }
+}
+
+/// `e` as it would be written as the operand of `as`.
+fn castable(e: &ExprAst) -> String {
+    match e.kind {
+        ExprKind::Binary { .. } | ExprKind::Cast { .. } | ExprKind::If { .. } | ExprKind::Unary { .. } => {
+            format!("({e})")
+        }
+        _ => e.to_string(),
+    }
+}
+
+fn plural(n: usize, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
+}
+
+fn quoted_list<'s>(items: impl IntoIterator<Item = &'s str>) -> String {
+    items.into_iter().map(|s| format!("`{s}`")).collect::<Vec<_>>().join(", ")
+}
+
+/// Whether `v` is a value of the integer type `t`.
+fn int_fits(v: i128, t: DType) -> bool {
+    let bits = u32::from(t.bits.clamp(1, 64));
+    if t.is_uint() {
+        v >= 0 && v < (1i128 << bits)
+    } else {
+        v >= -(1i128 << (bits - 1)) && v < (1i128 << (bits - 1))
+    }
+}
+
+impl<'a> Checker<'a> {
+    fn error(&mut self, loc: Loc, message: impl Into<String>) {
+        self.errors.push(FrontendError::new(self.sm, loc, message));
+    }
+    fn error_help(&mut self, loc: Loc, message: impl Into<String>, help: impl Into<String>) {
+        self.errors.push(FrontendError::new(self.sm, loc, message).with_help(help));
+    }
+
+    // ---- Declarations -------------------------------------------------------------
+
+    /// The element type named `n`.
+    fn elem_type(&mut self, n: &Name) -> R<DType> {
+        match DType::from_name(&n.name) {
+            Some(d) => Ok(d),
+            None if n.name == "usize" => {
+                self.error_help(n.loc, "`usize` is not a tensor element type", "use `u64` or `i64`");
+                Err(Poisoned)
+            }
+            None => {
+                self.error_help(n.loc, format!("unknown type `{}`", n.name), TYPES);
+                Err(Poisoned)
+            }
+        }
+    }
+
+    /// What `name` is, with its article: "an input", "a dim".
+    fn what_is(&self, name: &str) -> &'static str {
+        match self.syms.get(name) {
+            Some(Sym::Tensor(t)) => match t.role {
+                Role::Input => "an input",
+                Role::Output => "an output",
+                Role::Intermediate => "an intermediate",
+            },
+            Some(Sym::Scalar(_)) => "a scalar parameter",
+            Some(Sym::Dim(_)) => "a dim",
+            None => "a name",
+        }
+    }
+
+    /// Whether `name` is a value without indices (a dim or a scalar), which an axis
+    /// may not shadow. Axes may share a tensor's name: `x[i]` is always a read.
+    fn is_value_name(&self, name: &str) -> bool {
+        matches!(self.syms.get(name), Some(Sym::Scalar(_) | Sym::Dim(_)))
+    }
+
+    /// Reports `name` if it is already declared; true if it is new.
+    fn check_new_name(&mut self, name: &Name) -> bool {
+        if self.syms.contains_key(&name.name) {
+            let what = self.what_is(&name.name);
+            self.error_help(
+                name.loc,
+                format!("duplicate name `{}`", name.name),
+                format!("`{}` is already the name of {what}; choose another name", name.name),
+            );
+            return false;
+        }
+        true
+    }
+
+    /// The dim variable for a `usize` scalar used as a dim.
+    fn bound_dim(&mut self, scalar: &Var) -> Var {
+        if let Some(b) = self.dim_bindings.iter().find(|b| b.scalar == *scalar) {
+            return b.dim.clone();
+        }
+        let dim = Var::index(scalar.name());
+        self.graph.dims.push(dim.clone());
+        self.dim_bindings.push(DimBinding { dim: dim.clone(), scalar: scalar.clone() });
+        dim
+    }
+
+    /// One dim of a declared shape. Only inputs introduce new dim names.
+    fn dim(&mut self, d: &Dim, owner: &str, role: Role) -> R<Expr> {
+        match d {
+            Dim::Lit { value, loc } => match i64::try_from(*value) {
+                Ok(v) => Ok(Expr::int(v)),
+                Err(_) => {
+                    self.error(*loc, format!("dim `{value}` is too large"));
+                    Err(Poisoned)
+                }
+            },
+            Dim::Name(n) => match self.syms.get(&n.name).cloned() {
+                Some(Sym::Dim(v)) => Ok(Expr::var(&v)),
+                Some(Sym::Scalar(v)) if self.usize_scalars.contains(&n.name) => Ok(Expr::var(&self.bound_dim(&v))),
+                Some(Sym::Scalar(v)) => {
+                    self.error_help(
+                        n.loc,
+                        format!("`{}` is a `{}` parameter, not a dim", n.name, v.dtype()),
+                        format!("a dim is bound by an input's shape or by a parameter `{}: usize`", n.name),
+                    );
+                    Err(Poisoned)
+                }
+                Some(Sym::Tensor(_)) => {
+                    self.error(n.loc, format!("`{}` is a tensor, not a dim", n.name));
+                    Err(Poisoned)
+                }
+                None if role == Role::Input => {
+                    let v = Var::index(&n.name);
+                    self.graph.dims.push(v.clone());
+                    self.syms.insert(n.name.clone(), Sym::Dim(v.clone()));
+                    Ok(Expr::var(&v))
+                }
+                None => {
+                    self.error_help(
+                        n.loc,
+                        format!("dim `{}` of {} `{owner}` is not bound by any input", n.name, role.noun()),
+                        format!(
+                            "use `{}` in the shape of an input tensor, or add a parameter `{}: usize`",
+                            n.name, n.name
+                        ),
+                    );
+                    Err(Poisoned)
+                }
+            },
+        }
+    }
+
+    /// The dtype and shape of a declared tensor type.
+    fn tensor_type(&mut self, ty: &TensorType, owner: &str, role: Role) -> R<(DType, Vec<Expr>)> {
+        let dtype = self.elem_type(&ty.dtype);
+        let mut shape = Vec::new();
+        let mut ok = true;
+        for d in &ty.dims {
+            match self.dim(d, owner, role) {
+                Ok(e) => shape.push(e),
+                Err(_) => ok = false,
+            }
+        }
+        match (dtype, ok) {
+            (Ok(d), true) => Ok((d, shape)),
+            _ => Err(Poisoned),
+        }
+    }
+
+    fn params(&mut self, params: &[ParamAst]) {
+        // Scalars first, so that a `usize` scalar declared after a tensor still binds
+        // the tensor's dim of the same name.
+        let mut seen: HashSet<&str> = HashSet::new();
+        let mut skip = vec![false; params.len()];
+        for (k, p) in params.iter().enumerate() {
+            let name = p.name();
+            if !seen.insert(&name.name) {
+                self.error_help(
+                    name.loc,
+                    format!("duplicate parameter `{}`", name.name),
+                    "each parameter needs its own name",
+                );
+                skip[k] = true;
+            }
+        }
+        let mut scalar_vars: Vec<Option<Var>> = vec![None; params.len()];
+        for (k, p) in params.iter().enumerate() {
+            if let (ParamAst::Scalar { name, ty }, false) = (p, skip[k]) {
+                let dtype = if ty.name == "usize" {
+                    self.usize_scalars.insert(name.name.clone());
+                    Ok(DType::USIZE)
+                } else {
+                    self.elem_type(ty)
+                };
+                if let Ok(dtype) = dtype {
+                    let v = Var::new(&name.name, dtype);
+                    self.syms.insert(name.name.clone(), Sym::Scalar(v.clone()));
+                    scalar_vars[k] = Some(v);
+                }
+            }
+        }
+        for (k, p) in params.iter().enumerate() {
+            match p {
+                ParamAst::Scalar { .. } => {
+                    if let Some(v) = scalar_vars[k].take() {
+                        self.graph.params.push(Param::Scalar(v));
+                    }
+                }
+                ParamAst::Tensor { name, ty } => {
+                    if skip[k] || !self.check_new_name(name) {
+                        continue;
+                    }
+                    let Ok((dtype, shape)) = self.tensor_type(ty, &name.name, Role::Input) else {
+                        self.poison_tensor(name, Role::Input);
+                        continue;
+                    };
+                    let rank = shape.len();
+                    let id = self.graph.add(Tensor {
+                        name: name.name.clone(),
+                        dtype,
+                        shape: shape.clone(),
+                        op: Op::Placeholder,
+                        loc: name.loc,
+                    });
+                    self.graph.params.push(Param::Tensor(id));
+                    debug_assert_eq!(rank, self.graph.tensor(id).shape.len());
+                    self.syms.insert(
+                        name.name.clone(),
+                        Sym::Tensor(TensorSym { dtype, shape, role: Role::Input, id: Some(id), poisoned: false }),
+                    );
+                }
+            }
+        }
+    }
+
+    /// Declares a tensor whose declaration failed, so uses of it report nothing more.
+    fn poison_tensor(&mut self, name: &Name, role: Role) {
+        self.syms.insert(
+            name.name.clone(),
+            Sym::Tensor(TensorSym { dtype: DType::F32, shape: Vec::new(), role, id: None, poisoned: true }),
+        );
+    }
+
+    fn outputs(&mut self, outputs: &[OutputAst]) {
+        for o in outputs {
+            if !self.check_new_name(&o.name) {
+                continue;
+            }
+            match self.tensor_type(&o.ty, &o.name.name, Role::Output) {
+                Ok((dtype, shape)) => {
+                    self.syms.insert(
+                        o.name.name.clone(),
+                        Sym::Tensor(TensorSym { dtype, shape, role: Role::Output, id: None, poisoned: false }),
+                    );
+                }
+                Err(_) => self.poison_tensor(&o.name, Role::Output),
+            }
+        }
+    }
+
+    // ---- Stages -------------------------------------------------------------------
+
+    /// The tensor a stage defines: its type and shape, or `None` (reported) when the
+    /// stage cannot define it.
+    fn stage_target(&mut self, st: &StageAst) -> Option<TensorSym> {
+        let name = &st.name;
+        if st.is_let {
+            if let Some(Sym::Tensor(TensorSym { role: Role::Output, .. })) = self.syms.get(&name.name) {
+                self.error_help(
+                    name.loc,
+                    format!("`{}` is an output, not an intermediate", name.name),
+                    format!("write the output's stage without `let`: `{}[..] = ...;`", name.name),
+                );
+                return None;
+            }
+            if !self.check_new_name(name) {
+                return None;
+            }
+            let ty = st.ty.as_ref()?;
+            match self.tensor_type(ty, &name.name, Role::Intermediate) {
+                Ok((dtype, shape)) => {
+                    let sym = TensorSym { dtype, shape, role: Role::Intermediate, id: None, poisoned: false };
+                    self.syms.insert(name.name.clone(), Sym::Tensor(sym.clone()));
+                    Some(sym)
+                }
+                Err(_) => {
+                    self.poison_tensor(name, Role::Intermediate);
+                    None
+                }
+            }
+        } else {
+            match self.syms.get(&name.name).cloned() {
+                Some(Sym::Tensor(t)) if t.role == Role::Output && t.id.is_none() => (!t.poisoned).then_some(t),
+                Some(Sym::Tensor(t)) if t.role == Role::Output => {
+                    self.error_help(
+                        name.loc,
+                        format!("output `{}` is written twice", name.name),
+                        "each tensor is defined by one stage; compute the parts in intermediates and combine them with `if`",
+                    );
+                    None
+                }
+                Some(Sym::Tensor(t)) if t.role == Role::Input => {
+                    self.error(name.loc, format!("cannot write to input `{}`", name.name));
+                    None
+                }
+                Some(Sym::Tensor(_)) => {
+                    self.error(name.loc, format!("intermediate `{}` is already defined", name.name));
+                    None
+                }
+                Some(Sym::Scalar(_)) | Some(Sym::Dim(_)) => {
+                    let what = self.what_is(&name.name);
+                    self.error(name.loc, format!("cannot write to `{}`: it is {what}", name.name));
+                    None
+                }
+                None => {
+                    self.error_help(
+                        name.loc,
+                        format!("`{}` is neither an output nor declared with `let`", name.name),
+                        format!(
+                            "declare an intermediate with `let {}[..]: f32[..] = ...;`, or add `{}` to the outputs",
+                            name.name, name.name
+                        ),
+                    );
+                    None
+                }
+            }
+        }
+    }
+
+    fn stage(&mut self, st: &StageAst) {
+        let Some(target) = self.stage_target(st) else {
+            return;
+        };
+        let name = &st.name;
+        self.stage = name.name.clone();
+        if st.axes.len() != target.shape.len() {
+            self.error(
+                name.loc,
+                format!(
+                    "`{}` has {}, but the stage names {}",
+                    name.name,
+                    plural(target.shape.len(), "dim", "dims"),
+                    plural(st.axes.len(), "axis", "axes")
+                ),
+            );
+        }
+        let mut axes: Vec<IterVar> = Vec::new();
+        self.stage_axes.clear();
+        let mut axes_ok = true;
+        for (d, ax) in st.axes.iter().enumerate() {
+            // Axes past the rank (already reported) stay in scope, to avoid more errors.
+            let extent = target.shape.get(d).cloned().unwrap_or_else(|| Expr::int(1));
+            if self.stage_axes.iter().any(|(n, _)| *n == ax.name) {
+                self.error(ax.loc, format!("axis `{}` is named twice", ax.name));
+                axes_ok = false;
+                continue;
+            }
+            if self.is_value_name(&ax.name) {
+                let what = self.what_is(&ax.name);
+                self.error_help(
+                    ax.loc,
+                    format!("axis `{}` has the name of {what}", ax.name),
+                    "give the axis a name of its own",
+                );
+                axes_ok = false;
+                continue;
+            }
+            let v = Var::index(&ax.name);
+            self.stage_axes.push((ax.name.clone(), v.clone()));
+            axes.push(IterVar { var: v, dom: Range::from_extent(extent), kind: IterKind::DataPar });
+        }
+        let body = match &st.body.strip_parens().kind {
+            ExprKind::Reduce { op, source, axes: raxes, .. } => self.reduce(*op, source, raxes, target.dtype),
+            _ => self.expr(&st.body, Some(target.dtype)).and_then(|b| {
+                if b.dtype() != target.dtype {
+                    self.error_help(
+                        st.body.loc,
+                        format!(
+                            "mismatched types: `{}` is `{}`, but its right-hand side `{}` is `{}`",
+                            name.name,
+                            target.dtype,
+                            st.body,
+                            b.dtype()
+                        ),
+                        format!("cast it: `{} as {}`", castable(&st.body), target.dtype),
+                    );
+                    return Err(Poisoned);
+                }
+                Ok(b)
+            }),
+        };
+        self.stage_axes.clear();
+        let body = match (body, axes_ok && st.axes.len() == target.shape.len()) {
+            (Ok(b), true) => b,
+            // The graph is not returned when there are errors; the tensor is still added
+            // so that later stages can read it without more errors.
+            _ => Expr::Bool(false),
+        };
+        let id = self.graph.add(Tensor {
+            name: name.name.clone(),
+            dtype: target.dtype,
+            shape: target.shape.clone(),
+            op: Op::Compute { axes, body },
+            loc: name.loc,
+        });
+        if let Some(Sym::Tensor(t)) = self.syms.get_mut(&name.name) {
+            t.id = Some(id);
+        }
+    }
+
+    fn reduce(&mut self, op: ReduceOp, source: &ExprAst, axes: &[ReduceAxis], dtype: DType) -> R<Expr> {
+        let mut ivs = Vec::new();
+        let mut ok = true;
+        let mut names: Vec<(String, Var)> = Vec::new();
+        for ax in axes {
+            let n = &ax.name;
+            let clash = if names.iter().any(|(m, _)| *m == n.name) {
+                Some(format!("reduction axis `{}` is named twice", n.name))
+            } else if self.stage_axes.iter().any(|(m, _)| *m == n.name) {
+                Some(format!("reduction axis `{}` has the name of an axis of `{}`", n.name, self.stage))
+            } else if self.is_value_name(&n.name) {
+                Some(format!("reduction axis `{}` has the name of {}", n.name, self.what_is(&n.name)))
+            } else {
+                None
+            };
+            if let Some(msg) = clash {
+                self.error_help(n.loc, msg, "give the reduction axis a name of its own");
+                ok = false;
+            }
+            self.in_bounds = true;
+            let lo = self.index_value(&ax.lo, "the start of a reduction range");
+            let hi = self.index_value(&ax.hi, "the end of a reduction range");
+            self.in_bounds = false;
+            // The axis is in scope in the source even when its range is wrong.
+            let v = Var::index(&n.name);
+            names.push((n.name.clone(), v.clone()));
+            let (Ok(lo), Ok(hi)) = (lo, hi) else {
+                ok = false;
+                continue;
+            };
+            let extent = match (lo.as_int(), hi.as_int()) {
+                (Some(l), Some(h)) => match h.checked_sub(l) {
+                    Some(e) if e >= 0 => Expr::int(e),
+                    _ => {
+                        self.error(ax.lo.loc, format!("the range `{}..{}` is empty or reversed", ax.lo, ax.hi));
+                        ok = false;
+                        continue;
+                    }
+                },
+                (Some(0), None) => hi,
+                _ => Expr::binary(BinOp::Sub, hi, lo.clone()),
+            };
+            ivs.push(IterVar { var: v, dom: Range { min: lo, extent }, kind: IterKind::Reduce });
+        }
+        self.reduce_axes = names;
+        let src = self.expr(source, Some(dtype));
+        self.reduce_axes.clear();
+        let src = src?;
+        if !ok {
+            return Err(Poisoned);
+        }
+        if src.dtype() != dtype {
+            self.error_help(
+                source.loc,
+                format!(
+                    "mismatched types: `{}` is `{dtype}`, but the reduced expression `{source}` is `{}`",
+                    self.stage,
+                    src.dtype()
+                ),
+                format!("cast it: `{} as {dtype}`", castable(source)),
+            );
+            return Err(Poisoned);
+        }
+        if dtype.is_bool() {
+            self.error(source.loc, format!("cannot `{}` `bool` values", op.name()));
+            return Err(Poisoned);
+        }
+        Ok(Expr::Reduce(Box::new(Reduce { op, source: src, axes: ivs })))
+    }
+
+    fn finish(mut self, outputs: &[OutputAst]) -> Result<Checked, Vec<FrontendError>> {
+        for o in outputs {
+            match self.syms.get(&o.name.name).cloned() {
+                Some(Sym::Tensor(t)) if t.role == Role::Output && !t.poisoned => match t.id {
+                    Some(id) => {
+                        if !self.graph.outputs.contains(&id) {
+                            self.graph.outputs.push(id);
+                            // An output's location is its declaration in the signature.
+                            self.graph.tensor_mut(id).loc = o.name.loc;
+                        }
+                    }
+                    None => self.error_help(
+                        o.name.loc,
+                        format!("output `{}` is never written", o.name.name),
+                        format!("add a stage `{}[..] = ...;`", o.name.name),
+                    ),
+                },
+                _ => {}
+            }
+        }
+        if self.errors.is_empty() {
+            Ok(Checked { graph: self.graph, dim_bindings: self.dim_bindings })
+        } else {
+            Err(self.errors)
+        }
+    }
+}

@@ -1,0 +1,604 @@
+//! Syntax of a `compute!` input (DSL.md §2–3): the kernel header, its stages and the
+//! `schedule!` blocks, parsed with syn's token-level API into the [`ast`](super::ast).
+//!
+//! The header is not Rust syntax (`fn f(a: f32[n]) -> c: f32[n]`), so it is parsed by
+//! hand. Parameters, stages and schedule statements are split at their top-level `,` or
+//! `;` first and each piece is parsed on its own, so one syntax error does not hide the
+//! errors in the other pieces.
+
+use super::ast::*;
+use super::error::{from_syn, FrontendError};
+use super::expr::parse_expr;
+use crate::loc::{Loc, SourceMap};
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
+use syn::parse::{ParseStream, Parser};
+use syn::Token;
+
+/// The parser's state: the source map being filled and the errors found so far.
+pub(crate) struct Cx {
+    pub sm: SourceMap,
+    pub errors: Vec<FrontendError>,
+}
+
+impl Cx {
+    pub fn new() -> Cx {
+        Cx { sm: SourceMap::default(), errors: Vec::new() }
+    }
+    /// A handle for `span`.
+    pub fn loc(&mut self, span: Span) -> Loc {
+        self.sm.add(span)
+    }
+    /// A handle covering `a` to `b` where spans can be joined, else `a`.
+    pub fn join(&mut self, a: Loc, b: Loc) -> Loc {
+        let (sa, sb) = (self.sm.span(a), self.sm.span(b));
+        match sa.join(sb) {
+            Some(s) => self.sm.add(s),
+            None => a,
+        }
+    }
+    pub fn name(&mut self, ident: &syn::Ident) -> Name {
+        Name { name: ident.to_string(), loc: self.loc(ident.span()) }
+    }
+    /// Runs `f` on `tokens` as a parser of its own, recording its error (if any).
+    pub fn parse_piece<T>(
+        &mut self,
+        tokens: TokenStream,
+        f: impl FnOnce(ParseStream, &mut Cx) -> syn::Result<T>,
+    ) -> Option<T> {
+        match parse_inner(tokens, self, f) {
+            Ok(v) => Some(v),
+            Err(e) => {
+                self.errors.extend(from_syn(e));
+                None
+            }
+        }
+    }
+}
+
+/// Runs `f` on `tokens` as a parser of its own (so that its leftover tokens are its own
+/// error, not an "unexpected token" of the enclosing parser). An error at the end of
+/// the tokens points at their last token.
+pub(crate) fn parse_inner<T>(
+    tokens: TokenStream,
+    cx: &mut Cx,
+    f: impl FnOnce(ParseStream, &mut Cx) -> syn::Result<T>,
+) -> syn::Result<T> {
+    let end = tokens.clone().into_iter().last().map_or_else(Span::call_site, |t| t.span());
+    parse_until(tokens, end, cx, f)
+}
+
+/// Runs `f` on the contents of `g`; an error at their end points at the closing
+/// delimiter.
+pub(crate) fn parse_group<T>(
+    g: &Group,
+    cx: &mut Cx,
+    f: impl FnOnce(ParseStream, &mut Cx) -> syn::Result<T>,
+) -> syn::Result<T> {
+    parse_until(g.stream(), g.span_close(), cx, f)
+}
+
+fn parse_until<T>(
+    tokens: TokenStream,
+    end: Span,
+    cx: &mut Cx,
+    f: impl FnOnce(ParseStream, &mut Cx) -> syn::Result<T>,
+) -> syn::Result<T> {
+    (|input: ParseStream| f(input, cx)).parse2(tokens).map_err(|e| {
+        let mut out: Option<syn::Error> = None;
+        for e in e {
+            let msg = e.to_string();
+            let e = if msg.starts_with("unexpected end of input") { syn::Error::new(end, msg) } else { e };
+            match &mut out {
+                Some(o) => o.combine(e),
+                None => out = Some(e),
+            }
+        }
+        out.unwrap_or_else(|| syn::Error::new(end, "syntax error"))
+    })
+}
+
+/// A piece of a token stream between separators, with the separator that ended it.
+pub(crate) struct Piece {
+    pub tokens: TokenStream,
+    /// The span of the first token of the piece.
+    pub first: Option<Span>,
+    pub last: Option<Span>,
+    pub terminated: bool,
+}
+
+/// Splits `ts` at top-level punctuation `sep` (groups are single tokens, so separators
+/// inside brackets, parentheses and braces do not split).
+pub(crate) fn split_top(ts: TokenStream, sep: char) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut cur: Vec<TokenTree> = Vec::new();
+    for tt in ts {
+        if let TokenTree::Punct(p) = &tt {
+            if p.as_char() == sep {
+                out.push(piece(std::mem::take(&mut cur), true));
+                continue;
+            }
+        }
+        cur.push(tt);
+    }
+    if !cur.is_empty() {
+        out.push(piece(cur, false));
+    }
+    out
+}
+
+fn piece(tokens: Vec<TokenTree>, terminated: bool) -> Piece {
+    let first = tokens.first().map(|t| t.span());
+    let last = tokens.last().map(|t| t.span());
+    Piece { tokens: tokens.into_iter().collect(), first, last, terminated }
+}
+
+/// Parses a whole `compute!` input.
+pub(crate) fn parse_kernel_ast(tokens: TokenStream) -> Result<(KernelAst, SourceMap), Vec<FrontendError>> {
+    let mut cx = Cx::new();
+    let ast = match parse_inner(tokens, &mut cx, parse_top) {
+        Ok(ast) => Some(ast),
+        Err(e) => {
+            cx.errors.extend(from_syn(e));
+            None
+        }
+    };
+    match ast {
+        Some(ast) if cx.errors.is_empty() => Ok((ast, cx.sm)),
+        _ => Err(cx.errors),
+    }
+}
+
+/// An identifier (not a keyword), or the error `msg` at the current token (or at the
+/// end of the input).
+pub(crate) fn ident(input: ParseStream, msg: &str) -> syn::Result<syn::Ident> {
+    if input.peek(syn::Ident) {
+        input.parse()
+    } else {
+        Err(input.error(msg))
+    }
+}
+
+/// A group with the given delimiter, or an error naming what was expected.
+fn group(input: ParseStream, delim: Delimiter, what: &str) -> syn::Result<Group> {
+    if input.peek(syn::token::Paren) && delim == Delimiter::Parenthesis
+        || input.peek(syn::token::Bracket) && delim == Delimiter::Bracket
+        || input.peek(syn::token::Brace) && delim == Delimiter::Brace
+    {
+        input.parse::<Group>()
+    } else {
+        Err(input.error(format!("expected {what}")))
+    }
+}
+
+fn parse_top(input: ParseStream, cx: &mut Cx) -> syn::Result<KernelAst> {
+    let attrs = syn::Attribute::parse_outer(input)?;
+    let vis: syn::Visibility = input.parse()?;
+    if !input.peek(Token![fn]) {
+        return Err(input.error("expected `fn NAME(params) -> outputs { stages }`"));
+    }
+    input.parse::<Token![fn]>()?;
+    let name_ident: syn::Ident = input.parse()?;
+    let name = cx.name(&name_ident);
+    let params_group = group(input, Delimiter::Parenthesis, "`(` and the parameters")?;
+    let mut params = Vec::new();
+    for p in split_top(params_group.stream(), ',') {
+        if p.tokens.is_empty() {
+            if p.terminated {
+                let span = p.first.unwrap_or_else(|| params_group.span());
+                cx.errors.push(FrontendError::at_span(span, "expected a parameter"));
+            }
+            continue;
+        }
+        if let Some(param) = cx.parse_piece(p.tokens, parse_param) {
+            params.push(param);
+        }
+    }
+    if !input.peek(Token![->]) {
+        return Err(input.error("expected `->` and the outputs, as in `-> c: f32[n]`"));
+    }
+    input.parse::<Token![->]>()?;
+    let mut outputs = Vec::new();
+    let tuple_outputs = input.peek(syn::token::Paren);
+    if tuple_outputs {
+        let g: Group = input.parse()?;
+        for p in split_top(g.stream(), ',') {
+            if p.tokens.is_empty() {
+                continue;
+            }
+            if let Some(o) = cx.parse_piece(p.tokens, parse_output) {
+                outputs.push(o);
+            }
+        }
+        if outputs.is_empty() && cx.errors.is_empty() {
+            cx.errors.push(FrontendError::at_span(g.span(), "expected at least one output"));
+        }
+    } else {
+        outputs.push(parse_output(input, cx)?);
+    }
+    let body = group(input, Delimiter::Brace, "`{` and the stages of the kernel")?;
+    let stages = parse_stages(body, cx);
+    let mut schedules = Vec::new();
+    while !input.is_empty() {
+        schedules.push(parse_schedule_block(input, cx)?);
+    }
+    Ok(KernelAst { attrs, vis, sig: Signature { name, params, outputs, tuple_outputs }, stages, schedules })
+}
+
+fn parse_tensor_type(input: ParseStream, cx: &mut Cx) -> syn::Result<TensorType> {
+    let dt: syn::Ident = input.parse()?;
+    let dtype = cx.name(&dt);
+    let g = group(input, Delimiter::Bracket, "`[` and the dims of the tensor, as in `f32[M, N]`")?;
+    let dims = parse_group(&g, cx, |input, cx| {
+        let mut dims = Vec::new();
+        loop {
+            if input.peek(syn::LitInt) {
+                let lit: syn::LitInt = input.parse()?;
+                if !lit.suffix().is_empty() {
+                    return Err(syn::Error::new(lit.span(), "a dim is an unsuffixed integer or a name"));
+                }
+                let value = lit.base10_parse::<u128>()?;
+                dims.push(Dim::Lit { value, loc: cx.loc(lit.span()) });
+            } else if input.peek(syn::Ident) {
+                let id: syn::Ident = input.parse()?;
+                dims.push(Dim::Name(cx.name(&id)));
+            } else {
+                return Err(input.error("expected a dim: an integer or a name"));
+            }
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+            if input.is_empty() {
+                break;
+            }
+        }
+        Ok(dims)
+    })?;
+    Ok(TensorType { dtype, dims })
+}
+
+fn parse_param(input: ParseStream, cx: &mut Cx) -> syn::Result<ParamAst> {
+    let id: syn::Ident = input.parse()?;
+    let name = cx.name(&id);
+    input.parse::<Token![:]>()?;
+    // `f32[n]` is a tensor, `f32` a scalar.
+    if input.peek2(syn::token::Bracket) {
+        let ty = parse_tensor_type(input, cx)?;
+        return Ok(ParamAst::Tensor { name, ty });
+    }
+    let ty: syn::Ident = input.parse()?;
+    if !input.is_empty() {
+        return Err(input.error("expected `,` or `)` after the parameter"));
+    }
+    Ok(ParamAst::Scalar { name, ty: cx.name(&ty) })
+}
+
+fn parse_output(input: ParseStream, cx: &mut Cx) -> syn::Result<OutputAst> {
+    let id: syn::Ident = input.parse()?;
+    let name = cx.name(&id);
+    if !input.peek(Token![:]) {
+        return Err(input.error("expected `:` and the output's type, as in `c: f32[n]`"));
+    }
+    input.parse::<Token![:]>()?;
+    let ty = parse_tensor_type(input, cx)?;
+    Ok(OutputAst { name, ty })
+}
+
+fn parse_stages(body: Group, cx: &mut Cx) -> Vec<StageAst> {
+    let mut stages = Vec::new();
+    for p in split_top(body.stream(), ';') {
+        if p.tokens.is_empty() {
+            continue;
+        }
+        if !p.terminated {
+            let span = p.last.unwrap_or_else(|| body.span());
+            cx.errors.push(FrontendError::at_span(span, "expected `;` after the stage"));
+        }
+        if let Some(s) = cx.parse_piece(p.tokens, parse_stage) {
+            stages.push(s);
+        }
+    }
+    if stages.is_empty() && cx.errors.is_empty() {
+        cx.errors.push(
+            FrontendError::at_span(body.span(), "a kernel needs at least one stage")
+                .with_help("write a stage such as `c[i] = a[i] + b[i];`"),
+        );
+    }
+    stages
+}
+
+fn parse_stage(input: ParseStream, cx: &mut Cx) -> syn::Result<StageAst> {
+    let is_let = input.peek(Token![let]);
+    if is_let {
+        input.parse::<Token![let]>()?;
+    }
+    let id = ident(input, "expected a stage: `c[i] = ...;` or `let d[i]: f32[n] = ...;`")?;
+    let name = cx.name(&id);
+    let g = group(input, Delimiter::Bracket, "`[` and the stage's axes, as in `c[i, j]`")?;
+    let axes = parse_group(&g, cx, |input, cx| {
+        let mut axes = Vec::new();
+        loop {
+            let ax = ident(input, "expected an axis name")?;
+            axes.push(cx.name(&ax));
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+            if input.is_empty() {
+                break;
+            }
+        }
+        Ok(axes)
+    })?;
+    let ty = if is_let {
+        if !input.peek(Token![:]) {
+            return Err(input.error(format!(
+                "expected `:` and the type of `{}`, as in `let {}[..]: f32[M, N] = ...`",
+                name.name, name.name
+            )));
+        }
+        input.parse::<Token![:]>()?;
+        Some(parse_tensor_type(input, cx)?)
+    } else {
+        if input.peek(Token![:]) {
+            return Err(input.error(format!(
+                "only `let` stages take a type; the type of output `{}` is in the signature",
+                name.name
+            )));
+        }
+        None
+    };
+    if !input.peek(Token![=]) || input.peek(Token![==]) {
+        return Err(input.error("expected `=` and the stage's expression"));
+    }
+    input.parse::<Token![=]>()?;
+    let body = parse_expr(input, cx)?;
+    if !input.is_empty() {
+        return Err(input.error("expected `;` after the stage's expression"));
+    }
+    Ok(StageAst { is_let, name, axes, ty, body })
+}
+
+fn parse_schedule_block(input: ParseStream, cx: &mut Cx) -> syn::Result<ScheduleBlock> {
+    let expected = "expected `schedule!(TARGET) { ... }` after the kernel";
+    let id = ident(input, expected)?;
+    if id != "schedule" {
+        return Err(syn::Error::new(id.span(), expected));
+    }
+    if !input.peek(Token![!]) {
+        return Err(input.error(expected));
+    }
+    input.parse::<Token![!]>()?;
+    let tg = group(input, Delimiter::Parenthesis, "`(` and a target, as in `schedule!(cuda)`")?;
+    let (target, target_loc) = cx
+        .parse_piece(tg.stream(), |input, cx| {
+            if input.peek(syn::LitStr) {
+                let s: syn::LitStr = input.parse()?;
+                Ok((s.value(), cx.loc(s.span())))
+            } else if input.peek(syn::Ident) {
+                let id: syn::Ident = input.parse()?;
+                Ok((id.to_string(), cx.loc(id.span())))
+            } else {
+                Err(input.error("expected a target: `cpu`, `cuda`, `opencl` or a string such as \"cuda -arch=sm_90\""))
+            }
+        })
+        .unwrap_or_else(|| (String::new(), Loc::NONE));
+    let body = group(input, Delimiter::Brace, "`{` and the schedule's statements")?;
+    let stmts = parse_sched_stmts(body, cx);
+    Ok(ScheduleBlock { target, target_loc, stmts })
+}
+
+fn parse_sched_stmts(body: Group, cx: &mut Cx) -> Vec<SchedStmt> {
+    let mut stmts = Vec::new();
+    for p in split_top(body.stream(), ';') {
+        if p.tokens.is_empty() {
+            continue;
+        }
+        let text = p.tokens.to_string();
+        let mut stmt = match parse_inner(p.tokens, cx, parse_sched_stmt) {
+            Ok(s) => s,
+            Err(e) => {
+                let loc = cx.loc(e.span());
+                SchedStmt::Bad { what: format!("`{}` ({e})", shorten(&text)), loc }
+            }
+        };
+        if !p.terminated {
+            if let SchedStmt::Call { .. } = stmt {
+                let loc = cx.loc(p.last.unwrap_or_else(|| body.span()));
+                stmt = SchedStmt::Bad { what: format!("`{}` without a `;` after it", shorten(&text)), loc };
+            }
+        }
+        stmts.push(stmt);
+    }
+    stmts
+}
+
+/// The first characters of a statement, for messages, without the spaces that
+/// printing tokens puts around punctuation (`c . split (c . i , 4)`).
+fn shorten(s: &str) -> String {
+    let mut s = s.split_whitespace().collect::<Vec<_>>().join(" ");
+    for (from, to) in [(" . ", "."), (" ,", ","), ("( ", "("), (" )", ")"), ("[ ", "["), (" ]", "]")] {
+        s = s.replace(from, to);
+    }
+    // `f (x)` and `a [0]` after a name, but not `let (a, b)` or `= [x]`.
+    let mut out = String::with_capacity(s.len());
+    let mut word = String::new();
+    let mut chars = s.chars().peekable();
+    while let Some(c) = chars.next() {
+        let glued = c == ' '
+            && matches!(chars.peek(), Some('(' | '['))
+            && !word.is_empty()
+            && !matches!(word.as_str(), "let" | "in" | "for" | "if");
+        if c.is_alphanumeric() || c == '_' {
+            word.push(c);
+        } else if !glued {
+            word.clear();
+        }
+        if !glued {
+            out.push(c);
+        }
+    }
+    if out.chars().count() > 60 {
+        format!("{} ...", out.chars().take(60).collect::<String>())
+    } else {
+        out
+    }
+}
+
+fn parse_sched_stmt(input: ParseStream, cx: &mut Cx) -> syn::Result<SchedStmt> {
+    let start = cx.loc(input.span());
+    let pattern = if input.peek(Token![let]) {
+        input.parse::<Token![let]>()?;
+        let p = parse_pattern(input, cx)?;
+        input.parse::<Token![=]>()?;
+        Some(p)
+    } else {
+        None
+    };
+    let call = parse_sexpr(input, cx)?;
+    if !input.is_empty() {
+        return Err(input.error("expected `;`"));
+    }
+    let loc = cx.join(start, call.loc());
+    Ok(SchedStmt::Call { pattern, call, loc })
+}
+
+fn parse_pat_name(input: ParseStream, cx: &mut Cx) -> syn::Result<PatName> {
+    if input.peek(Token![_]) {
+        let u: Token![_] = input.parse()?;
+        Ok(PatName::Wild(cx.loc(u.span)))
+    } else {
+        let id: syn::Ident = input.parse()?;
+        Ok(PatName::Name(cx.name(&id)))
+    }
+}
+
+fn parse_pattern(input: ParseStream, cx: &mut Cx) -> syn::Result<Pattern> {
+    if input.peek(syn::token::Paren) || input.peek(syn::token::Bracket) {
+        let g: Group = input.parse()?;
+        let loc = cx.loc(g.span());
+        let names = parse_group(&g, cx, |input, cx| {
+            let mut names = Vec::new();
+            while !input.is_empty() {
+                names.push(parse_pat_name(input, cx)?);
+                if input.is_empty() {
+                    break;
+                }
+                input.parse::<Token![,]>()?;
+            }
+            Ok(names)
+        })?;
+        Ok(Pattern::Multi { names, loc })
+    } else {
+        Ok(Pattern::Single(parse_pat_name(input, cx)?))
+    }
+}
+
+/// `primary ( "." IDENT ( "(" args ")" )? | "[" sexpr "]" )*`
+pub(crate) fn parse_sexpr(input: ParseStream, cx: &mut Cx) -> syn::Result<SExpr> {
+    let mut e = parse_sprimary(input, cx)?;
+    loop {
+        if input.peek(Token![.]) && !input.peek(Token![..]) {
+            input.parse::<Token![.]>()?;
+            let id: syn::Ident = if input.peek(syn::LitInt) {
+                return Err(input.error("expected a name after `.`"));
+            } else {
+                input.parse()?
+            };
+            let field = cx.name(&id);
+            if input.peek(syn::token::Paren) {
+                let g: Group = input.parse()?;
+                let gl = cx.loc(g.span());
+                let args = sexpr_list(&g, cx)?;
+                let loc = cx.join(e.loc(), gl);
+                e = SExpr::Method { base: Box::new(e), method: field, args, loc };
+            } else {
+                let loc = cx.join(e.loc(), field.loc);
+                e = SExpr::Field { base: Box::new(e), field, loc };
+            }
+        } else if input.peek(syn::token::Bracket) {
+            let g: Group = input.parse()?;
+            let gl = cx.loc(g.span());
+            let mut items = sexpr_list(&g, cx)?;
+            if items.len() != 1 {
+                return Err(syn::Error::new(g.span(), "expected one index"));
+            }
+            let index = items.remove(0);
+            let loc = cx.join(e.loc(), gl);
+            e = SExpr::Index { base: Box::new(e), index: Box::new(index), loc };
+        } else {
+            return Ok(e);
+        }
+    }
+}
+
+fn sexpr_list(g: &Group, cx: &mut Cx) -> syn::Result<Vec<SExpr>> {
+    parse_group(g, cx, |input, cx| {
+        let mut items = Vec::new();
+        while !input.is_empty() {
+            items.push(parse_sexpr(input, cx)?);
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+        }
+        Ok(items)
+    })
+}
+
+fn parse_sprimary(input: ParseStream, cx: &mut Cx) -> syn::Result<SExpr> {
+    if input.peek(Token![-]) && input.peek2(syn::Lit) {
+        let minus: Token![-] = input.parse()?;
+        let start = cx.loc(minus.span);
+        let lit: syn::Lit = input.parse()?;
+        let l = cx.loc(lit.span());
+        let loc = cx.join(start, l);
+        return Ok(match &lit {
+            syn::Lit::Int(i) => match i.base10_parse::<i64>() {
+                Ok(v) => SExpr::Int { value: -v, text: format!("-{}", i.base10_digits()), loc },
+                Err(_) => SExpr::Lit { text: format!("-{}", i.base10_digits()), loc },
+            },
+            _ => SExpr::Lit { text: format!("-{}", lit_text(&lit)), loc },
+        });
+    }
+    if input.peek(syn::Lit) {
+        let lit: syn::Lit = input.parse()?;
+        let loc = cx.loc(lit.span());
+        return Ok(match &lit {
+            syn::Lit::Int(i) if i.suffix().is_empty() => match i.base10_parse::<i64>() {
+                Ok(value) => SExpr::Int { value, text: i.base10_digits().to_string(), loc },
+                Err(_) => SExpr::Lit { text: lit_text(&lit), loc },
+            },
+            _ => SExpr::Lit { text: lit_text(&lit), loc },
+        });
+    }
+    if input.peek(syn::token::Bracket) {
+        let g: Group = input.parse()?;
+        let loc = cx.loc(g.span());
+        let items = sexpr_list(&g, cx)?;
+        return Ok(SExpr::List { items, loc });
+    }
+    if input.peek(syn::token::Paren) {
+        let g: Group = input.parse()?;
+        let mut items = sexpr_list(&g, cx)?;
+        if items.len() != 1 {
+            return Err(syn::Error::new(g.span(), "expected one expression in parentheses"));
+        }
+        return Ok(items.remove(0));
+    }
+    if input.peek(syn::Ident) {
+        let id: syn::Ident = input.parse()?;
+        return Ok(SExpr::Name(cx.name(&id)));
+    }
+    Err(input.error("expected a schedule expression"))
+}
+
+fn lit_text(lit: &syn::Lit) -> String {
+    match lit {
+        syn::Lit::Int(i) => i.to_string(),
+        syn::Lit::Float(f) => f.to_string(),
+        syn::Lit::Bool(b) => b.value.to_string(),
+        syn::Lit::Str(s) => format!("{:?}", s.value()),
+        other => quote::ToTokens::to_token_stream(other).to_string(),
+    }
+}

@@ -1,0 +1,254 @@
+//! Bound inference: the range of every axis of every stage. A root stage covers its
+//! whole shape; a stage computed at a consumer's axis covers the region its consumers
+//! read during one iteration of that axis (relaxing the loops inside it), as in TVM's
+//! InferBound. Derived axes (split, fuse) start at 0.
+
+use crate::arith::Analyzer;
+use crate::schedule::{Attach, AxisId, Relation, Schedule, SplitBy, StageId};
+use crate::te::TensorId;
+use crate::tir::mutate::substitute;
+use crate::tir::visit::for_each_expr;
+use crate::tir::{Expr, Range, Scope, Var};
+use std::collections::HashMap;
+
+/// The inferred ranges. Root axes have a `min` (possibly symbolic in the loop variables
+/// of the stages they are computed in); every axis has an extent.
+#[derive(Clone, Debug, Default)]
+pub struct Bounds {
+    pub root: HashMap<AxisId, Range>,
+    pub extent: HashMap<AxisId, Expr>,
+}
+
+impl Bounds {
+    pub fn extent(&self, a: AxisId) -> &Expr {
+        &self.extent[&a]
+    }
+
+    /// The value of every axis of `sid` (root axes absolute, i.e. including their
+    /// `min`), given the values of the leaf axes.
+    pub fn axis_values(&self, sch: &Schedule, sid: StageId, leaf: &HashMap<AxisId, Expr>) -> HashMap<AxisId, Expr> {
+        let st = sch.stage(sid);
+        let mut v = leaf.clone();
+        for r in st.relations.iter().rev() {
+            match *r {
+                Relation::Split { parent, outer, inner, .. } => {
+                    if let (Some(o), Some(i)) = (v.get(&outer), v.get(&inner)) {
+                        let val = o.clone() * self.extent(inner).clone() + i.clone();
+                        v.insert(parent, val);
+                    }
+                }
+                Relation::Fuse { outer, inner, fused } => {
+                    if let Some(f) = v.get(&fused).cloned() {
+                        let ie = self.extent(inner).clone();
+                        v.insert(outer, f.clone() / ie.clone());
+                        v.insert(inner, f % ie);
+                    }
+                }
+            }
+        }
+        for a in st.root_axes.iter().chain(&st.reduce_axes) {
+            if let Some(val) = v.get(a).cloned() {
+                let min = self.root[a].min.clone();
+                v.insert(*a, if min.is_const_int(0) { val } else { min + val });
+            }
+        }
+        v
+    }
+
+    /// The root variables of `sid` mapped to their values as functions of the leaf loop
+    /// variables (each leaf axis' own `var`).
+    pub fn root_var_map(&self, sch: &Schedule, sid: StageId) -> HashMap<Var, Expr> {
+        let st = sch.stage(sid);
+        let leaf: HashMap<AxisId, Expr> = st.leaf.iter().map(|&a| (a, Expr::var(&sch.axis(a).var))).collect();
+        let vals = self.axis_values(sch, sid, &leaf);
+        st.root_axes
+            .iter()
+            .chain(&st.reduce_axes)
+            .map(|a| (sch.axis(*a).var.clone(), vals[a].clone()))
+            .collect()
+    }
+}
+
+/// Infers the bounds of every stage of `sch`, which must have its inlined stages
+/// substituted already (`inline_stages`).
+pub fn infer_bound(sch: &Schedule) -> Bounds {
+    let mut b = Bounds::default();
+    let mut state = vec![0u8; sch.stages.len()];
+    for sid in sch.stage_ids() {
+        if sch.stage(sid).attach != Attach::Inline {
+            infer_stage(sch, sid, &mut b, &mut state);
+        }
+    }
+    b
+}
+
+fn infer_stage(sch: &Schedule, sid: StageId, b: &mut Bounds, state: &mut [u8]) {
+    match state[sid.0 as usize] {
+        2 => return,
+        1 => panic!("internal: infer_bound: cyclic attachment at stage `{}`", sch.stage(sid).name),
+        _ => {}
+    }
+    state[sid.0 as usize] = 1;
+    let st = sch.stage(sid).clone();
+    let t = sch.graph.tensor(st.tensor).clone();
+    let analyzer = Analyzer::new();
+    let spatial: Vec<Range> = match st.attach {
+        Attach::At { stage: c, axis } => region_at(sch, sid, c, axis, b, state),
+        _ => t.shape.iter().map(|e| Range::from_extent(e.clone())).collect(),
+    };
+    for (a, r) in st.root_axes.iter().zip(spatial) {
+        b.extent.insert(*a, r.extent.clone());
+        b.root.insert(*a, r);
+    }
+    for (a, iv) in st.reduce_axes.iter().zip(t.reduce_axes()) {
+        b.extent.insert(*a, iv.dom.extent.clone());
+        b.root.insert(*a, iv.dom.clone());
+    }
+    for r in &st.relations {
+        match *r {
+            Relation::Split { parent, outer, inner, by } => {
+                let pe = b.extent[&parent].clone();
+                let (oe, ie) = match by {
+                    SplitBy::Factor(f) => ((pe + (f - 1)) / f, Expr::int(f)),
+                    SplitBy::NParts(n) => (Expr::int(n), (pe + (n - 1)) / n),
+                };
+                b.extent.insert(outer, analyzer.simplify(&oe));
+                b.extent.insert(inner, analyzer.simplify(&ie));
+            }
+            Relation::Fuse { outer, inner, fused } => {
+                let e = b.extent[&outer].clone() * b.extent[&inner].clone();
+                b.extent.insert(fused, analyzer.simplify(&e));
+            }
+        }
+    }
+    state[sid.0 as usize] = 2;
+}
+
+/// The stages between `q` and `c` on `q`'s attachment chain, `q` included, `c` not.
+fn chain(sch: &Schedule, q: StageId, c: StageId) -> Vec<StageId> {
+    let mut out = Vec::new();
+    let mut cur = q;
+    while cur != c {
+        out.push(cur);
+        match sch.stage(cur).attach {
+            Attach::At { stage, .. } => cur = stage,
+            _ => break,
+        }
+        if out.len() > sch.stages.len() {
+            break;
+        }
+    }
+    out
+}
+
+/// The region of `p`'s tensor read by its consumers during one iteration of `axis` of
+/// `c`, one range per dim.
+fn region_at(sch: &Schedule, p: StageId, c: StageId, axis: AxisId, b: &mut Bounds, state: &mut [u8]) -> Vec<Range> {
+    let ptensor = sch.stage(p).tensor;
+    let rank = sch.graph.tensor(ptensor).shape.len();
+    let consumers = sch.effective_consumers(p);
+    // Every stage whose loop variables appear: the consumers' chains and c.
+    let mut involved: Vec<StageId> = vec![c];
+    for &q in &consumers {
+        for s in chain(sch, q, c) {
+            if !involved.contains(&s) {
+                involved.push(s);
+            }
+        }
+    }
+    for &s in &involved {
+        infer_stage(sch, s, b, state);
+    }
+    // The stages C is computed in, with the position of the loop it sits in.
+    let mut ancestors: Vec<(StageId, usize)> = Vec::new();
+    let mut cur = c;
+    while let Attach::At { stage, axis } = sch.stage(cur).attach {
+        if ancestors.len() > sch.stages.len() {
+            break;
+        }
+        let pos = sch.stage(stage).leaf.iter().position(|&a| a == axis).unwrap_or(0);
+        infer_stage(sch, stage, b, state);
+        ancestors.push((stage, pos));
+        cur = stage;
+    }
+    // A shared buffer serves every thread of the block, and a global one every block:
+    // their regions cover every value of those indices (TVM's NeedRelax).
+    let scope = sch.storage_scope(p);
+    let shared_by = |sid: StageId, a: AxisId| match sch.ann(sid, a).bind {
+        Some(t) if t.is_block() => scope == Scope::Global,
+        Some(_) => scope != Scope::Local,
+        None => false,
+    };
+    let mut analyzer = Analyzer::new();
+    for d in &sch.graph.dims {
+        analyzer.assume_nonneg(d);
+    }
+    let mut relax: Vec<Var> = Vec::new();
+    let c_pos = sch.stage(c).leaf.iter().position(|&a| a == axis).unwrap_or(0);
+    let mut levels: Vec<(StageId, Option<usize>)> = involved.iter().map(|&s| (s, if s == c { Some(c_pos) } else { None })).collect();
+    levels.extend(ancestors.iter().map(|&(s, pos)| (s, Some(pos))));
+    for (s, outer_pos) in levels {
+        let st = sch.stage(s);
+        for (i, &a) in st.leaf.iter().enumerate() {
+            let v = sch.axis(a).var.clone();
+            analyzer.bind(&v, Expr::int(0), b.extent(a).clone());
+            let inside = outer_pos.is_none_or(|pos| i > pos);
+            if inside || shared_by(s, a) {
+                relax.push(v);
+            }
+        }
+    }
+    let mut lo: Vec<Option<Expr>> = vec![None; rank];
+    let mut hi: Vec<Option<Expr>> = vec![None; rank];
+    for &q in &consumers {
+        if !involved.contains(&q) {
+            continue; // not inside c: validate() reported it
+        }
+        let map = b.root_var_map(sch, q);
+        let body = sch.graph.tensor(sch.stage(q).tensor).body().cloned().expect("a stage computes");
+        for indices in reads_of(&body, ptensor) {
+            for (d, idx) in indices.into_iter().enumerate().take(rank) {
+                let e = substitute(idx, &map);
+                let (l, h) = analyzer.symbolic_bounds(&e, &relax);
+                lo[d] = Some(match lo[d].take() {
+                    None => l,
+                    Some(o) => analyzer.simplify(&Expr::min(o, l)),
+                });
+                hi[d] = Some(match hi[d].take() {
+                    None => h,
+                    Some(o) => analyzer.simplify(&Expr::max(o, h)),
+                });
+            }
+        }
+    }
+    let shape = sch.graph.tensor(ptensor).shape.clone();
+    (0..rank)
+        .map(|d| match (lo[d].clone(), hi[d].clone()) {
+            (Some(l), Some(h)) => {
+                // Clip constant regions to the tensor: nothing outside it is computed.
+                if let (Some(lc), Some(hc), Some(dim)) =
+                    (analyzer.simplify(&l).as_int(), analyzer.simplify(&h).as_int(), shape[d].as_int())
+                {
+                    let (lo, hi) = (lc.max(0), hc.min(dim - 1));
+                    return Range::new(Expr::int(lo), Expr::int((hi - lo + 1).max(0)));
+                }
+                let extent = analyzer.simplify(&(h - l.clone() + 1));
+                Range::new(l, extent)
+            }
+            _ => Range::from_extent(shape[d].clone()),
+        })
+        .collect()
+}
+
+/// The index lists of every read of `t` in `e`.
+pub fn reads_of(e: &Expr, t: TensorId) -> Vec<Vec<Expr>> {
+    let mut out = Vec::new();
+    for_each_expr(e, &mut |x| {
+        if let Expr::ProducerLoad { tensor, indices, .. } = x {
+            if *tensor == t {
+                out.push(indices.clone());
+            }
+        }
+    });
+    out
+}

@@ -1,0 +1,288 @@
+//! Builds the loop nest of every stage from the schedule and the inferred bounds: one
+//! loop (or thread binding) per leaf axis, guards where a split or a clipped region
+//! leaves iterations outside the tensor, reduction init and update, producers realized
+//! and computed at their attach points, and cross-thread reductions. The result is in
+//! the `Scheduled` phase: multi-dimensional loads and stores in absolute coordinates,
+//! `Realize` for every non-parameter tensor.
+
+use super::infer_bound::Bounds;
+use super::lower_cross_thread_reduction::allreduce;
+use crate::schedule::{Attach, AxisId, Schedule, ScheduleError, ScheduleErrorKind, StageId};
+use crate::te::{Op, Param as TeParam, TensorId};
+use crate::tir::mutate::{substitute, substitute_stmt, super_expr, Mutator};
+use crate::tir::{Buffer, Expr, IterKind, Param, PrimFunc, Range, Scope, Stmt, Var};
+use std::collections::HashMap;
+
+/// Lowers the stages of `sch` (inlined stages already substituted) to a TIR function.
+pub fn schedule_ops(sch: &Schedule, b: &Bounds) -> Result<PrimFunc, Vec<ScheduleError>> {
+    let mut cx = Ctx { sch, b, buffers: HashMap::new(), errors: Vec::new() };
+    cx.make_buffers();
+    let order: Vec<StageId> =
+        sch.graph.topo_order().into_iter().filter_map(|t| sch.stage_of(t)).filter(|&s| sch.stage(s).attach == Attach::Root).collect();
+    let mut body = Stmt::NoOp;
+    for &sid in order.iter().rev() {
+        let nest = cx.make_nest(sid);
+        body = cx.realize(sid, Stmt::seq(vec![nest, body]));
+    }
+    // Dims bound by `usize` scalar parameters rather than by input shapes.
+    let input_dims: Vec<Var> = sch
+        .graph
+        .input_tensors()
+        .iter()
+        .flat_map(|&t| sch.graph.tensor(t).shape.iter().filter_map(|e| e.as_var().cloned()).collect::<Vec<_>>())
+        .collect();
+    for d in sch.graph.dims.iter().rev() {
+        if input_dims.contains(d) {
+            continue;
+        }
+        if let Some(s) = sch.graph.scalar_params().into_iter().find(|s| s.name() == d.name()) {
+            body = Stmt::Let { var: d.clone(), value: Expr::cast(d.dtype(), Expr::var(&s)), body: Box::new(body) };
+        }
+    }
+    let mut params = Vec::new();
+    for p in &sch.graph.params {
+        params.push(match p {
+            TeParam::Tensor(t) => cx.tensor_param(*t, false),
+            TeParam::Scalar(v) => Param::Scalar(v.clone()),
+        });
+    }
+    for &o in &sch.graph.outputs {
+        params.push(cx.tensor_param(o, true));
+    }
+    if !cx.errors.is_empty() {
+        return Err(cx.errors);
+    }
+    Ok(PrimFunc { name: sch.graph.name.clone(), target: sch.target.clone(), params, body, kernels: Vec::new() })
+}
+
+struct Ctx<'a> {
+    sch: &'a Schedule,
+    b: &'a Bounds,
+    buffers: HashMap<TensorId, Buffer>,
+    errors: Vec<ScheduleError>,
+}
+
+impl Ctx<'_> {
+    fn make_buffers(&mut self) {
+        let g = &self.sch.graph;
+        for id in g.ids() {
+            let t = g.tensor(id);
+            let scope = match self.sch.stage_of(id) {
+                Some(s) if !g.is_output(id) => self.sch.storage_scope(s),
+                _ => Scope::Global,
+            };
+            self.buffers.insert(id, Buffer::new(&t.name, t.dtype, scope));
+        }
+    }
+
+    fn tensor_param(&self, t: TensorId, is_output: bool) -> Param {
+        Param::Tensor { buffer: self.buffers[&t].clone(), shape: self.sch.graph.tensor(t).shape.clone(), is_output }
+    }
+
+    /// Wraps `body` in the storage of `sid`'s tensor unless it is a parameter.
+    fn realize(&self, sid: StageId, body: Stmt) -> Stmt {
+        let st = self.sch.stage(sid);
+        if self.sch.graph.is_output(st.tensor) {
+            return body;
+        }
+        let bounds: Vec<Range> = st.root_axes.iter().map(|a| self.b.root[a].clone()).collect();
+        Stmt::Realize { buffer: self.buffers[&st.tensor].clone(), bounds, body: Box::new(body) }
+    }
+
+    /// The stages computed at `axis` of `sid`, producers first, realized and computed
+    /// before `rest`.
+    fn attach_at(&mut self, sid: StageId, axis: AxisId, rest: Stmt) -> Stmt {
+        let attached: Vec<StageId> = self
+            .sch
+            .graph
+            .topo_order()
+            .into_iter()
+            .filter_map(|t| self.sch.stage_of(t))
+            .filter(|&p| self.sch.stage(p).attach == Attach::At { stage: sid, axis })
+            .collect();
+        let mut body = rest;
+        for &p in attached.iter().rev() {
+            let nest = self.make_nest(p);
+            body = self.realize(p, Stmt::seq(vec![nest, body]));
+        }
+        body
+    }
+
+    fn make_loop(&self, sid: StageId, a: AxisId, body: Stmt) -> Stmt {
+        let ann = self.sch.ann(sid, a);
+        let var = self.sch.axis(a).var.clone();
+        let extent = self.b.extent(a).clone();
+        match ann.bind {
+            Some(tag) => Stmt::ThreadBinding { tag, var, extent, body: Box::new(body) },
+            None => Stmt::for_loop(var, extent, ann.kind, body),
+        }
+    }
+
+    /// Reads of tensors become loads of their buffers.
+    fn to_loads(&self, e: Expr) -> Expr {
+        struct L<'a>(&'a HashMap<TensorId, Buffer>);
+        impl Mutator for L<'_> {
+            fn mutate_expr(&mut self, e: Expr) -> Expr {
+                match super_expr(self, e) {
+                    Expr::ProducerLoad { tensor, indices, .. } => Expr::Load { buffer: self.0[&tensor].clone(), indices },
+                    e => e,
+                }
+            }
+        }
+        L(&self.buffers).mutate_expr(e)
+    }
+
+    fn make_nest(&mut self, sid: StageId) -> Stmt {
+        let sch = self.sch;
+        let st = sch.stage(sid).clone();
+        let t = sch.graph.tensor(st.tensor).clone();
+        let buf = self.buffers[&st.tensor].clone();
+        let map = self.b.root_var_map(sch, sid);
+        let Op::Compute { axes, body } = &t.op else { unreachable!("stages compute") };
+        let indices: Vec<Expr> = axes.iter().map(|a| map[&a.var].clone()).collect();
+        // Guards: inside the computed region, and inside the tensor's shape.
+        let mut spatial_guard = Vec::new();
+        let attached = matches!(st.attach, Attach::At { .. });
+        for ((a, idx), dim) in st.root_axes.iter().zip(&indices).zip(&t.shape) {
+            let r = &self.b.root[a];
+            spatial_guard.push(Expr::lt(idx.clone(), r.min.clone() + r.extent.clone()));
+            if attached {
+                // The region a consumer reads may reach past the tensor (padding, tails).
+                spatial_guard.push(Expr::ge(idx.clone(), Expr::int(0)));
+                spatial_guard.push(Expr::lt(idx.clone(), dim.clone()));
+            }
+        }
+        let leaf = st.leaf.clone();
+        let Expr::Reduce(red) = body else {
+            let value = self.to_loads(substitute(body.clone(), &map));
+            let store = guarded(&spatial_guard, Stmt::store(&buf, indices, value));
+            return self.wrap_loops(sid, &leaf, store);
+        };
+        let mut reduce_guard = spatial_guard.clone();
+        for (a, iv) in st.reduce_axes.iter().zip(&red.axes) {
+            let v = map[&iv.var].clone();
+            let r = &self.b.root[a];
+            reduce_guard.push(Expr::lt(v, r.min.clone() + r.extent.clone()));
+        }
+        let source = self.to_loads(substitute(red.source.clone(), &map));
+        let identity = red.op.identity(t.dtype);
+        let r0 = leaf.iter().position(|&a| sch.axis(a).kind == IterKind::Reduce).unwrap_or(leaf.len());
+        let thread_reduce: Vec<AxisId> = leaf[r0..]
+            .iter()
+            .copied()
+            .filter(|&a| sch.axis(a).kind == IterKind::Reduce && sch.ann(sid, a).bind.is_some())
+            .collect();
+        let inner = if thread_reduce.is_empty() {
+            let update = Stmt::store(&buf, indices.clone(), red.op.combine(Expr::load(&buf, indices.clone()), source));
+            let update_nest = self.wrap_loops(sid, &leaf[r0..], guarded(&reduce_guard, update));
+            // The init runs the spatial loops inside the first reduction loop again.
+            let mut fresh = HashMap::new();
+            let mut init_axes = Vec::new();
+            for &a in &leaf[r0..] {
+                if sch.axis(a).kind == IterKind::DataPar {
+                    let v = sch.axis(a).var.copy_fresh();
+                    fresh.insert(sch.axis(a).var.clone(), Expr::var(&v));
+                    init_axes.push((a, v));
+                }
+            }
+            let mut init = guarded(&spatial_guard, Stmt::store(&buf, indices.clone(), identity));
+            init = substitute_stmt(init, &fresh);
+            for (a, v) in init_axes.into_iter().rev() {
+                let ann = sch.ann(sid, a);
+                let extent = self.b.extent(a).clone();
+                init = match ann.bind {
+                    Some(tag) => Stmt::ThreadBinding { tag, var: v, extent, body: Box::new(init) },
+                    None => Stmt::for_loop(v, extent, ann.kind, init),
+                };
+            }
+            Stmt::seq(vec![init, update_nest])
+        } else {
+            self.cross_thread(sid, &leaf, r0, &thread_reduce, red.op, &buf, indices, source, identity, &spatial_guard, &reduce_guard)
+        };
+        self.wrap_loops(sid, &leaf[..r0], inner)
+    }
+
+    /// Wraps `body` in the loops of `axes`, inserting attached stages at each level.
+    fn wrap_loops(&mut self, sid: StageId, axes: &[AxisId], body: Stmt) -> Stmt {
+        let mut body = body;
+        for &a in axes.iter().rev() {
+            body = self.attach_at(sid, a, body);
+            body = self.make_loop(sid, a, body);
+        }
+        body
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn cross_thread(
+        &mut self,
+        sid: StageId,
+        leaf: &[AxisId],
+        r0: usize,
+        thread_reduce: &[AxisId],
+        op: crate::tir::ReduceOp,
+        buf: &Buffer,
+        indices: Vec<Expr>,
+        source: Expr,
+        identity: Expr,
+        spatial_guard: &[Expr],
+        reduce_guard: &[Expr],
+    ) -> Stmt {
+        let sch = self.sch;
+        let st = sch.stage(sid);
+        let loc = sch.ann(sid, thread_reduce[0]).loc;
+        let fail = |cx: &mut Self, why: &'static str| {
+            cx.errors.push(ScheduleError::new(
+                loc,
+                ScheduleErrorKind::RfactorUnsupported { stage: st.name.clone(), axis: sch.axis(thread_reduce[0]).name.clone(), why },
+            ));
+            Stmt::NoOp
+        };
+        if thread_reduce.len() > 1 {
+            return fail(self, "a cross-thread reduction binds one reduction axis to a thread index");
+        }
+        if leaf[r0..].iter().any(|&a| sch.axis(a).kind == IterKind::DataPar) {
+            return fail(self, "a cross-thread reduction needs its reduction axes innermost");
+        }
+        let tb = thread_reduce[0];
+        let Some(ext) = self.b.extent(tb).as_int() else {
+            return fail(self, "the extent of a thread-bound reduction axis must be a compile-time constant");
+        };
+        let tag = sch.ann(sid, tb).bind.expect("bound");
+        let tid = Expr::var(&sch.axis(tb).var);
+        // Rows: the other thread indices of this stage, each owning a slice of `red`.
+        let mut row = Expr::int(0);
+        let mut rows = 1i64;
+        for &a in &leaf[..r0] {
+            if sch.ann(sid, a).bind.is_some_and(|t| !t.is_block()) {
+                let Some(e) = self.b.extent(a).as_int() else {
+                    return fail(self, "the thread extents of a cross-thread reduction must be compile-time constants");
+                };
+                row = row * e + Expr::var(&sch.axis(a).var);
+                rows *= e;
+            }
+        }
+        let acc = Buffer::new(format!("{}_acc", st.name), buf.dtype(), Scope::Local);
+        let red = Buffer::new(format!("{}_red", st.name), buf.dtype(), Scope::Shared);
+        let zero = || vec![Expr::int(0)];
+        let update = Stmt::store(&acc, zero(), op.combine(Expr::load(&acc, zero()), source));
+        let serial: Vec<AxisId> = leaf[r0..].iter().copied().filter(|&a| a != tb).collect();
+        let nest = self.wrap_loops(sid, &serial, guarded(reduce_guard, update));
+        let spatial_guard = spatial_guard.to_vec();
+        let buf2 = buf.clone();
+        let tree = allreduce(op, &acc, &red, &tid, ext, &row, move |v| guarded(&spatial_guard, Stmt::store(&buf2, indices, v)));
+        let part = Stmt::seq(vec![Stmt::store(&acc, zero(), identity), nest, tree]);
+        let part = self.attach_at(sid, tb, part);
+        let part = Stmt::Realize { buffer: acc, bounds: vec![Range::from_extent(Expr::int(1))], body: Box::new(part) };
+        let part = Stmt::Realize { buffer: red, bounds: vec![Range::from_extent(Expr::int(rows * ext))], body: Box::new(part) };
+        Stmt::ThreadBinding { tag, var: sch.axis(tb).var.clone(), extent: Expr::int(ext), body: Box::new(part) }
+    }
+}
+
+/// `if all(conds) { s }`.
+fn guarded(conds: &[Expr], s: Stmt) -> Stmt {
+    let mut it = conds.iter().cloned();
+    match it.next() {
+        None => s,
+        Some(first) => Stmt::if_then(it.fold(first, Expr::and), s),
+    }
+}
