@@ -1,0 +1,270 @@
+//! Golden tests of the TIR that schedules lower to. Bless after an intended change with
+//! `UPDATE_EXPECT=1 cargo test -p tvm-core --test lower_golden`, and read the diff.
+
+mod common;
+use common::*;
+use expect_test::{expect, Expect};
+
+fn check(src: &str, variant: Variant, want: Expect) {
+    let f = lower(src, variant);
+    want.assert_eq(&tvm_core::tir::printer::print_func(&f));
+}
+
+const VECTOR_ADD: &str = r#"
+    fn vector_add(a: f32[n], b: f32[n]) -> c: f32[n] { c[i] = a[i] + b[i]; }
+    schedule!(cpu) {
+        let (o, v) = c.split(c.i, 16);
+        c.parallel(o);
+        c.vectorize(v);
+    }
+    schedule!(cuda) {
+        let (bx, tx) = c.split(c.i, 256);
+        c.bind(bx, block.x);
+        c.bind(tx, thread.x);
+    }
+"#;
+
+const VECTOR_ADD_1024: &str = r#"
+    fn vector_add(a: f32[1024], b: f32[1024]) -> c: f32[1024] { c[i] = a[i] + b[i]; }
+    schedule!(cpu) {
+        let (o, v) = c.split(c.i, 16);
+        let (oo, oi) = c.split(o, 4);
+        c.parallel(oo);
+        c.unroll(oi);
+        c.vectorize(v);
+    }
+"#;
+
+#[test]
+fn vector_add_cpu_symbolic_tail() {
+    check(VECTOR_ADD, Variant::Cpu, expect![[r#"
+        @func cpu vector_add(a: f32[n] global, b: f32[n] global, c: f32[n] global out)
+          for o in parallel(0, (n + 15) / 16):
+            for v in serial(0, 16):
+              if o * 16 + v < n:
+                c[o * 16 + v] = a[o * 16 + v] + b[o * 16 + v]
+    "#]]);
+}
+
+#[test]
+fn vector_add_cpu_constant_shape_vectorized_and_unrolled() {
+    check(VECTOR_ADD_1024, Variant::Cpu, expect![[r#"
+        @func cpu vector_add(a: f32[1024] global, b: f32[1024] global, c: f32[1024] global out)
+          for oo in parallel(0, 16):
+            c[ramp(oo * 64, 1, 16)] = a[ramp(oo * 64, 1, 16)] + b[ramp(oo * 64, 1, 16)]
+            c[ramp(oo * 64 + 16, 1, 16)] = a[ramp(oo * 64 + 16, 1, 16)] + b[ramp(oo * 64 + 16, 1, 16)]
+            c[ramp(oo * 64 + 32, 1, 16)] = a[ramp(oo * 64 + 32, 1, 16)] + b[ramp(oo * 64 + 32, 1, 16)]
+            c[ramp(oo * 64 + 48, 1, 16)] = a[ramp(oo * 64 + 48, 1, 16)] + b[ramp(oo * 64 + 48, 1, 16)]
+    "#]]);
+}
+
+#[test]
+fn vector_add_cuda() {
+    check(VECTOR_ADD, Variant::Gpu, expect![[r#"
+        @func cuda vector_add(a: f32[n] global, b: f32[n] global, c: f32[n] global out)
+          launch vector_add_kernel0<<<grid((n + 255) / 256, 1, 1), block(256, 1, 1)>>>(c, a, b, n)
+
+        @kernel vector_add_kernel0(c, a, b, n)
+          blockIdx.x: blockIdx_x
+          threadIdx.x: threadIdx_x
+          if blockIdx_x * 256 + threadIdx_x < n:
+            c[blockIdx_x * 256 + threadIdx_x] = a[blockIdx_x * 256 + threadIdx_x] + b[blockIdx_x * 256 + threadIdx_x]
+    "#]]);
+}
+
+const MATMUL: &str = r#"
+    fn matmul(a: f32[64, 64], b: f32[64, 64]) -> c: f32[64, 64] {
+        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..64);
+    }
+    schedule!(cpu) {
+        let cl = c.cache_write(local);
+        let (io, jo, ii, ji) = c.tile(c.i, c.j, 8, 8);
+        c.parallel(io);
+        c.vectorize(ji);
+        cl.compute_at(c, jo);
+        let (ko, ki) = cl.split(cl.k, 4);
+        let [ci, cj] = cl.axes();
+        cl.reorder(ko, ci, ki, cj);
+        cl.unroll(ki);
+        cl.vectorize(cj);
+    }
+    schedule!(cuda) {
+        let (bi, bj, ti, tj) = c.tile(c.i, c.j, 16, 16);
+        c.bind(bi, block.y);
+        c.bind(bj, block.x);
+        c.bind(ti, thread.y);
+        c.bind(tj, thread.x);
+        let (ko, ki) = c.split(c.k, 16);
+        let a_s = a.cache_read(shared, [c]);
+        let b_s = b.cache_read(shared, [c]);
+        a_s.compute_at(c, ko);
+        b_s.compute_at(c, ko);
+        let [ay, ax] = a_s.axes();
+        a_s.bind(ay, thread.y);
+        a_s.bind(ax, thread.x);
+        let [by, bx] = b_s.axes();
+        b_s.bind(by, thread.y);
+        b_s.bind(bx, thread.x);
+    }
+"#;
+
+#[test]
+fn matmul_cpu_cache_write_tiled() {
+    check(MATMUL, Variant::Cpu, expect![[r#"
+        @func cpu matmul(a: f32[64, 64] global, b: f32[64, 64] global, c: f32[64, 64] global out)
+          for io in parallel(0, 8):
+            for jo in serial(0, 8):
+              alloc c_local: f32[64] local
+              for i in serial(0, 8):
+                c_local[ramp(i * 8, 1, 8)] = broadcast(0.0, 8)
+              for ko in serial(0, 16):
+                for i_1 in serial(0, 8):
+                  c_local[ramp(i_1 * 8, 1, 8)] = c_local[ramp(i_1 * 8, 1, 8)] + broadcast(a[i_1 * 64 + io * 512 + ko * 4], 8) * b[ramp(jo * 8 + ko * 256, 1, 8)]
+                  c_local[ramp(i_1 * 8, 1, 8)] = c_local[ramp(i_1 * 8, 1, 8)] + broadcast(a[i_1 * 64 + io * 512 + ko * 4 + 1], 8) * b[ramp(jo * 8 + ko * 256 + 64, 1, 8)]
+                  c_local[ramp(i_1 * 8, 1, 8)] = c_local[ramp(i_1 * 8, 1, 8)] + broadcast(a[i_1 * 64 + io * 512 + ko * 4 + 2], 8) * b[ramp(jo * 8 + ko * 256 + 128, 1, 8)]
+                  c_local[ramp(i_1 * 8, 1, 8)] = c_local[ramp(i_1 * 8, 1, 8)] + broadcast(a[i_1 * 64 + io * 512 + ko * 4 + 3], 8) * b[ramp(jo * 8 + ko * 256 + 192, 1, 8)]
+              for ii in serial(0, 8):
+                c[ramp(io * 512 + jo * 8 + ii * 64, 1, 8)] = c_local[ramp(ii * 8, 1, 8)]
+    "#]]);
+}
+
+#[test]
+fn matmul_cuda_shared_tiles_and_barriers() {
+    check(MATMUL, Variant::Gpu, expect![[r#"
+        @func cuda matmul(a: f32[64, 64] global, b: f32[64, 64] global, c: f32[64, 64] global out)
+          launch matmul_kernel0<<<grid(4, 4, 1), block(16, 16, 1)>>>(c, a, b)
+
+        @kernel matmul_kernel0(c, a, b)
+          blockIdx.x: blockIdx_x
+          blockIdx.y: blockIdx_y
+          threadIdx.x: threadIdx_x
+          threadIdx.y: threadIdx_y
+          c[blockIdx_x * 16 + blockIdx_y * 1024 + threadIdx_x + threadIdx_y * 64] = 0.0
+          for ko in serial(0, 4):
+            alloc a_shared: f32[256] shared:
+              a_shared[threadIdx_x + threadIdx_y * 16] = a[ko * 16 + blockIdx_y * 1024 + threadIdx_x + threadIdx_y * 64]
+              barrier()
+              alloc b_shared: f32[256] shared
+              b_shared[threadIdx_x + threadIdx_y * 16] = b[ko * 1024 + blockIdx_x * 16 + threadIdx_x + threadIdx_y * 64]
+              barrier()
+              for ki in serial(0, 16):
+                c[blockIdx_x * 16 + blockIdx_y * 1024 + threadIdx_x + threadIdx_y * 64] = c[blockIdx_x * 16 + blockIdx_y * 1024 + threadIdx_x + threadIdx_y * 64] + a_shared[ki + threadIdx_y * 16] * b_shared[ki * 16 + threadIdx_x]
+            barrier()
+    "#]]);
+}
+
+const ROW_SUM: &str = r#"
+    fn row_sum(x: f32[M, 100]) -> r: f32[M] {
+        r[i] = sum(x[i, j] for j in 0..100);
+    }
+    schedule!(cuda) {
+        r.bind(r.i, block.x);
+        let (jo, ji) = r.split(r.j, 32);
+        r.bind(ji, thread.x);
+    }
+"#;
+
+#[test]
+fn row_sum_cuda_cross_thread_reduction() {
+    check(ROW_SUM, Variant::Gpu, expect![[r#"
+        @func cuda row_sum(x: f32[M, 100] global, r: f32[M] global out)
+          launch row_sum_kernel0<<<grid(M, 1, 1), block(32, 1, 1)>>>(x, r)
+
+        @kernel row_sum_kernel0(x, r)
+          blockIdx.x: blockIdx_x
+          threadIdx.x: threadIdx_x
+          alloc r_red: f32[32] shared
+          alloc r_acc: f32[1] local
+          r_acc[0] = 0.0
+          for jo in serial(0, 4):
+            if jo * 32 + threadIdx_x < 100:
+              r_acc[0] = r_acc[0] + x[jo * 32 + blockIdx_x * 100 + threadIdx_x]
+          r_red[threadIdx_x] = r_acc[0]
+          barrier()
+          if threadIdx_x < 16:
+            r_red[threadIdx_x] = r_red[threadIdx_x] + r_red[threadIdx_x + 16]
+          barrier()
+          if threadIdx_x < 8:
+            r_red[threadIdx_x] = r_red[threadIdx_x] + r_red[threadIdx_x + 8]
+          barrier()
+          if threadIdx_x < 4:
+            r_red[threadIdx_x] = r_red[threadIdx_x] + r_red[threadIdx_x + 4]
+          barrier()
+          if threadIdx_x < 2:
+            r_red[threadIdx_x] = r_red[threadIdx_x] + r_red[threadIdx_x + 2]
+          barrier()
+          if threadIdx_x < 1:
+            r_red[threadIdx_x] = r_red[threadIdx_x] + r_red[threadIdx_x + 1]
+          barrier()
+          if threadIdx_x == 0:
+            r[blockIdx_x] = r_red[0]
+          barrier()
+    "#]]);
+}
+
+const SOFTMAX: &str = r#"
+    fn softmax(x: f32[M, N]) -> y: f32[M, N] {
+        let m[i]: f32[M] = max(x[i, j] for j in 0..N);
+        let e[i, j]: f32[M, N] = exp(x[i, j] - m[i]);
+        let s[i]: f32[M] = sum(e[i, j] for j in 0..N);
+        y[i, j] = e[i, j] / s[i];
+    }
+"#;
+
+#[test]
+fn softmax_default_cpu() {
+    check(SOFTMAX, Variant::DefaultCpu, expect![[r#"
+        @func cpu softmax(x: f32[M, N] global, y: f32[M, N] global out)
+          alloc m: f32[M] global
+          for i in parallel(0, M):
+            m[i] = -inf
+            for j in serial(0, N):
+              m[i] = max(m[i], x[N * i + j])
+          alloc s: f32[M] global
+          for i_1 in parallel(0, M):
+            s[i_1] = 0.0
+            for j_1 in serial(0, N):
+              s[i_1] = s[i_1] + exp(x[N * i_1 + j_1] - m[i_1])
+          for i_2 in parallel(0, M):
+            for j_o in serial(0, (N + 3) / 4):
+              for j_i in serial(0, 4):
+                if j_o * 4 + j_i < N:
+                  y[N * i_2 + j_o * 4 + j_i] = exp(x[N * i_2 + j_o * 4 + j_i] - m[i_2]) / s[i_2]
+    "#]]);
+}
+
+#[test]
+fn softmax_default_cuda() {
+    check(SOFTMAX, Variant::DefaultGpu, expect![[r#"
+        @func cuda softmax(x: f32[M, N] global, y: f32[M, N] global out)
+          alloc m: f32[M] global
+          launch softmax_kernel0<<<grid((M + 255) / 256, 1, 1), block(256, 1, 1)>>>(m, x, M, N)
+          alloc s: f32[M] global
+          launch softmax_kernel1<<<grid((M + 255) / 256, 1, 1), block(256, 1, 1)>>>(s, x, m, M, N)
+          launch softmax_kernel2<<<grid((M * N + 255) / 256, 1, 1), block(256, 1, 1)>>>(y, x, m, s, N, M)
+
+        @kernel softmax_kernel0(m, x, M, N)
+          blockIdx.x: blockIdx_x
+          threadIdx.x: threadIdx_x
+          if blockIdx_x * 256 + threadIdx_x < M:
+            m[blockIdx_x * 256 + threadIdx_x] = -inf
+          for j in serial(0, N):
+            if blockIdx_x * 256 + threadIdx_x < M:
+              m[blockIdx_x * 256 + threadIdx_x] = max(m[blockIdx_x * 256 + threadIdx_x], x[N * blockIdx_x * 256 + N * threadIdx_x + j])
+
+        @kernel softmax_kernel1(s, x, m, M, N)
+          blockIdx.x: blockIdx_x_1
+          threadIdx.x: threadIdx_x_1
+          if blockIdx_x_1 * 256 + threadIdx_x_1 < M:
+            s[blockIdx_x_1 * 256 + threadIdx_x_1] = 0.0
+          for j_1 in serial(0, N):
+            if blockIdx_x_1 * 256 + threadIdx_x_1 < M:
+              s[blockIdx_x_1 * 256 + threadIdx_x_1] = s[blockIdx_x_1 * 256 + threadIdx_x_1] + exp(x[N * blockIdx_x_1 * 256 + N * threadIdx_x_1 + j_1] - m[blockIdx_x_1 * 256 + threadIdx_x_1])
+
+        @kernel softmax_kernel2(y, x, m, s, N, M)
+          blockIdx.x: blockIdx_x_2
+          threadIdx.x: threadIdx_x_2
+          if (blockIdx_x_2 * 256 + threadIdx_x_2) / N < M && (blockIdx_x_2 * 256 + threadIdx_x_2) % N < N:
+            y[N * ((blockIdx_x_2 * 256 + threadIdx_x_2) / N) + (blockIdx_x_2 * 256 + threadIdx_x_2) % N] = exp(x[N * ((blockIdx_x_2 * 256 + threadIdx_x_2) / N) + (blockIdx_x_2 * 256 + threadIdx_x_2) % N] - m[(blockIdx_x_2 * 256 + threadIdx_x_2) / N]) / s[(blockIdx_x_2 * 256 + threadIdx_x_2) / N]
+    "#]]);
+}
