@@ -18,17 +18,22 @@ fn worst() {
     let mut runner = TestRunner::deterministic();
     let strat = (bool_ast(), ranges());
     let mut worst = (std::time::Duration::ZERO, String::new());
-    for _ in 0..20000 {
+    let mut maxd = (0u32, String::new());
+    for _ in 0..100000 {
         let (a, r) = strat.new_tree(&mut runner).unwrap().current();
         let (an, vars) = setup(&r);
         let e = to_bool(&a, &vars);
+        tvm_core::arith::rewrite::DEPTH.with(|d| d.set((0, 0)));
         for c in &tvm_core::arith::rewrite::CNT { c.store(0, std::sync::atomic::Ordering::Relaxed); }
         let t = std::time::Instant::now();
         let _ = an.simplify(&e);
         let el = t.elapsed();
+        let md = tvm_core::arith::rewrite::DEPTH.with(|d| d.get().1);
+        if md > maxd.0 { maxd = (md, format!("{:?}\n{:?}", r, a)); }
         if el > worst.0 { worst = (el, format!("{:?}\n{:?}\n{:?}", tvm_core::arith::rewrite::CNT, r, a)); }
         if std::env::var("ONLY_WORST").is_ok() && el.as_millis() > 20 { for _ in 0..20 { let _ = an.simplify(&e); } }
     }
     println!("{:?}\n{}", worst.0, worst.1);
+    println!("DEPTH {}\n{}", maxd.0, maxd.1);
     }).unwrap().join().unwrap();
 }

@@ -25,6 +25,10 @@ pub(crate) const BOUNDS_FUEL: u32 = 400;
 
 pub static CNT: [std::sync::atomic::AtomicU64; 8] = [const { std::sync::atomic::AtomicU64::new(0) }; 8];
 fn bump(i: usize) { CNT[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed); }
+thread_local! { pub static DEPTH: std::cell::Cell<(u32, u32)> = const { std::cell::Cell::new((0, 0)) }; }
+pub struct G;
+impl G { fn new() -> G { DEPTH.with(|d| { let (c, m) = d.get(); d.set((c + 1, m.max(c + 1))); }); G } }
+impl Drop for G { fn drop(&mut self) { DEPTH.with(|d| { let (c, m) = d.get(); d.set((c - 1, m)); }); } }
 pub(crate) struct Ctx<'a> {
     pub an: &'a Analyzer,
     /// Facts known inside the expression being simplified (the condition of a select
@@ -118,7 +122,7 @@ impl<'a> Ctx<'a> {
     }
 
     fn prove_le0_inner(&mut self, p: &Poly) -> bool {
-        bump(0); if self.depth == 0 { bump(1); }
+        bump(0); if self.depth == 0 { bump(1); } let _g = G::new();
         let mut p = p.clone();
         merge_divmod(&mut p);
         if let Some(c) = p.as_const() {
@@ -228,7 +232,7 @@ impl<'a> Ctx<'a> {
     /// A symbolic upper (or lower) bound of `p` over the ranges of `vs`, the other
     /// variables fixed; `None` when unbounded.
     pub fn relax(&mut self, p: &Poly, vs: &[Var], upper: bool) -> Option<Poly> {
-        bump(2);
+        bump(2); let _g = G::new();
         if !p.touches(vs) {
             return Some(p.clone());
         }
@@ -362,7 +366,7 @@ impl<'a> Ctx<'a> {
 
     /// Simplifies any expression.
     pub fn expr(&mut self, e: &Expr) -> Expr {
-        bump(3);
+        bump(3); let _g = G::new();
         if is_i64(e) {
             let p = self.poly(e);
             return from_poly(&p);
@@ -490,7 +494,7 @@ impl<'a> Ctx<'a> {
 
     /// `a / b` (truncating).
     pub fn div(&mut self, a: Poly, b: Poly) -> Poly {
-        bump(6);
+        bump(6); let _g = G::new();
         if let Some(cb) = b.as_const() {
             if cb == 0 {
                 return Poly::atom(Expr::binary(BinOp::Div, from_poly(&a), Expr::int(0)));
@@ -657,7 +661,7 @@ impl<'a> Ctx<'a> {
 
     /// `min(a, b)` (or `max`).
     pub fn minmax(&mut self, is_min: bool, a: Poly, b: Poly) -> Poly {
-        bump(4);
+        bump(4); let _g = G::new();
         let op = if is_min { BinOp::Min } else { BinOp::Max };
         let mut ops = Vec::new();
         flatten_minmax(op, a, &mut ops);
