@@ -40,6 +40,9 @@ pub fn lower(sch: &Schedule) -> Result<PrimFunc, Vec<ScheduleError>> {
         f = time_pass("simplify", || simplify::simplify(f));
         check(&f, "simplify", Phase::Flattened);
     }
+    // Tails first, so the main path of a vectorized loop has no guard left.
+    let f = time_pass("hoist_tail_guards", || hoist_tail_guards::hoist_tail_guards(f));
+    check(&f, "hoist_tail_guards", Phase::Flattened);
     // Vectorize before unrolling: an unrolled loop may contain a vectorized one.
     let f = time_pass("vectorize_loops", || vectorize_loops::vectorize_loops(f));
     check(&f, "vectorize_loops", Phase::Flattened);

@@ -22,6 +22,7 @@ fn worst() {
     for _ in 0..100000 {
         let (a, r) = strat.new_tree(&mut runner).unwrap().current();
         let (an, vars) = setup(&r);
+        if std::env::var("PRINT").is_ok() { eprintln!("CASE {:?}\n{:?}", r, a); }
         let e = to_bool(&a, &vars);
         tvm_core::arith::rewrite::DEPTH.with(|d| d.set((0, 0)));
         for c in &tvm_core::arith::rewrite::CNT { c.store(0, std::sync::atomic::Ordering::Relaxed); }

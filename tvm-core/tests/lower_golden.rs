@@ -40,9 +40,12 @@ fn vector_add_cpu_symbolic_tail() {
     check(VECTOR_ADD, Variant::Cpu, expect![[r#"
         @func cpu vector_add(a: f32[n] global, b: f32[n] global, c: f32[n] global out)
           for o in parallel(0, (n + 15) / 16):
-            for v in serial(0, 16):
-              if o * 16 + v < n:
-                c[o * 16 + v] = a[o * 16 + v] + b[o * 16 + v]
+            if o * 16 < n - 15:
+              c[ramp(o * 16, 1, 16)] = a[ramp(o * 16, 1, 16)] + b[ramp(o * 16, 1, 16)]
+            else:
+              for v in serial(0, 16):
+                if o * 16 + v < n:
+                  c[o * 16 + v] = a[o * 16 + v] + b[o * 16 + v]
     "#]]);
 }
 
@@ -227,9 +230,12 @@ fn softmax_default_cpu() {
               s[i_1] = s[i_1] + exp(x[N * i_1 + j_1] - m[i_1])
           for i_2 in parallel(0, M):
             for j_o in serial(0, (N + 3) / 4):
-              for j_i in serial(0, 4):
-                if j_o * 4 + j_i < N:
-                  y[N * i_2 + j_o * 4 + j_i] = exp(x[N * i_2 + j_o * 4 + j_i] - m[i_2]) / s[i_2]
+              if j_o * 4 < N - 3:
+                y[ramp(N * i_2 + j_o * 4, 1, 4)] = exp(x[ramp(N * i_2 + j_o * 4, 1, 4)] - broadcast(m[i_2], 4)) / broadcast(s[i_2], 4)
+              else:
+                for j_i in serial(0, 4):
+                  if j_o * 4 + j_i < N:
+                    y[N * i_2 + j_o * 4 + j_i] = exp(x[N * i_2 + j_o * 4 + j_i] - m[i_2]) / s[i_2]
     "#]]);
 }
 
