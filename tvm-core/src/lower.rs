@@ -51,6 +51,8 @@ pub fn lower(sch: &Schedule) -> Result<PrimFunc, Vec<ScheduleError>> {
     let mut f = time_pass("simplify", || simplify::simplify(f));
     check(&f, "simplify", Phase::Flattened);
     if sch.target.is_gpu() {
+        f = time_pass("hoist_shared_allocations", || hoist_shared_allocations::hoist_shared_allocations(f));
+        check(&f, "hoist_shared_allocations", Phase::Flattened);
         // Barriers go in after unrolling, so each unrolled copy gets its own.
         f = time_pass("inject_thread_sync", || inject_thread_sync::inject_thread_sync(f));
         check(&f, "inject_thread_sync", Phase::Flattened);

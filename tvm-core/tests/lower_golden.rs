@@ -142,16 +142,15 @@ fn matmul_cuda_shared_tiles_and_barriers() {
           blockIdx.y: blockIdx_y
           threadIdx.x: threadIdx_x
           threadIdx.y: threadIdx_y
+          alloc a_shared: f32[256] shared
+          alloc b_shared: f32[256] shared
           c[blockIdx_x * 16 + blockIdx_y * 1024 + threadIdx_x + threadIdx_y * 64] = 0.0
           for ko in serial(0, 4):
-            alloc a_shared: f32[256] shared:
-              a_shared[threadIdx_x + threadIdx_y * 16] = a[ko * 16 + blockIdx_y * 1024 + threadIdx_x + threadIdx_y * 64]
-              barrier()
-              alloc b_shared: f32[256] shared
-              b_shared[threadIdx_x + threadIdx_y * 16] = b[ko * 1024 + blockIdx_x * 16 + threadIdx_x + threadIdx_y * 64]
-              barrier()
-              for ki in serial(0, 16):
-                c[blockIdx_x * 16 + blockIdx_y * 1024 + threadIdx_x + threadIdx_y * 64] = c[blockIdx_x * 16 + blockIdx_y * 1024 + threadIdx_x + threadIdx_y * 64] + a_shared[ki + threadIdx_y * 16] * b_shared[ki * 16 + threadIdx_x]
+            a_shared[threadIdx_x + threadIdx_y * 16] = a[ko * 16 + blockIdx_y * 1024 + threadIdx_x + threadIdx_y * 64]
+            b_shared[threadIdx_x + threadIdx_y * 16] = b[ko * 1024 + blockIdx_x * 16 + threadIdx_x + threadIdx_y * 64]
+            barrier()
+            for ki in serial(0, 16):
+              c[blockIdx_x * 16 + blockIdx_y * 1024 + threadIdx_x + threadIdx_y * 64] = c[blockIdx_x * 16 + blockIdx_y * 1024 + threadIdx_x + threadIdx_y * 64] + a_shared[ki + threadIdx_y * 16] * b_shared[ki * 16 + threadIdx_x]
             barrier()
     "#]]);
 }

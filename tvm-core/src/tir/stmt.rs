@@ -154,8 +154,17 @@ pub enum Stmt {
 }
 
 impl Stmt {
-    pub fn seq(mut stmts: Vec<Stmt>) -> Stmt {
-        stmts.retain(|s| !matches!(s, Stmt::NoOp));
+    /// A sequence, flattened: nested sequences are spliced in and no-ops dropped.
+    pub fn seq(stmts: Vec<Stmt>) -> Stmt {
+        let mut flat = Vec::with_capacity(stmts.len());
+        for s in stmts {
+            match s {
+                Stmt::NoOp => {}
+                Stmt::Seq(inner) => flat.extend(inner),
+                s => flat.push(s),
+            }
+        }
+        let mut stmts = flat;
         match stmts.len() {
             0 => Stmt::NoOp,
             1 => stmts.pop().unwrap(),

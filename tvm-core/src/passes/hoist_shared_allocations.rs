@@ -1,0 +1,36 @@
+//! Moves every shared-memory allocation of a kernel to the top of the kernel body, as
+//! the CUDA and OpenCL dialects declare them. Afterwards a kernel body is a nest of
+//! shared `Allocate`s around statements with no shared `Allocate` inside, so barrier
+//! insertion sees one flat sequence of shared-memory accesses.
+
+use crate::tir::mutate::{super_stmt, Mutator};
+use crate::tir::{Buffer, Expr, PrimFunc, Scope, Stmt};
+
+/// Hoists the shared allocations of every kernel of `f`.
+pub fn hoist_shared_allocations(mut f: PrimFunc) -> PrimFunc {
+    for k in &mut f.kernels {
+        let mut h = Hoist { found: Vec::new() };
+        let mut body = h.mutate_stmt(std::mem::replace(&mut k.body, Stmt::NoOp));
+        for (buffer, extent) in h.found.into_iter().rev() {
+            body = Stmt::Allocate { buffer, extent, body: Box::new(body) };
+        }
+        k.body = body;
+    }
+    f
+}
+
+struct Hoist {
+    found: Vec<(Buffer, Expr)>,
+}
+
+impl Mutator for Hoist {
+    fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
+        match s {
+            Stmt::Allocate { buffer, extent, body } if buffer.scope() == Scope::Shared => {
+                self.found.push((buffer, extent));
+                self.mutate_stmt(*body)
+            }
+            s => super_stmt(self, s),
+        }
+    }
+}
