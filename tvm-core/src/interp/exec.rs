@@ -1125,6 +1125,10 @@ impl<'p> Machine<'p> {
         let mut dims = [0i64; 6];
         for (i, e) in kern.grid.iter().chain(kern.block.iter()).enumerate() {
             let v = self.eval_int(host, e)?;
+            // An empty grid (a zero-sized tensor) launches nothing.
+            if v == 0 && i < 3 {
+                return Ok(());
+            }
             if v < 1 || v > i32::MAX as i128 {
                 return err(ErrorKind::InvalidProgram, format!("launch dimension {} is {v}", NAMES[i]));
             }

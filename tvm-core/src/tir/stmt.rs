@@ -145,7 +145,8 @@ pub enum Stmt {
     /// Every thread of the block waits here; shared-memory writes before it are visible
     /// to reads after it.
     Barrier,
-    /// Host side: run device kernel number `kernel` of the function.
+    /// Host side: run device kernel number `kernel` of the function. A grid with a zero
+    /// extent (a zero-sized tensor) launches nothing.
     Launch {
         kernel: usize,
     },

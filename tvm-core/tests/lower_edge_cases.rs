@@ -1,0 +1,51 @@
+//! Legal but extreme schedules and shapes: lowering returns a function or a schedule
+//! error, never panics, and what it returns computes the right thing.
+
+mod common;
+use common::*;
+use tvm_core::frontend::{build_schedule, parse_str};
+use tvm_core::Target;
+
+fn lower_result(src: &str, target: Target) -> Result<(), String> {
+    let k = parse_str(src).map_err(|e| format!("{e:?}"))?;
+    let s = build_schedule(&k, &target).map_err(|e| format!("{e:?}"))?;
+    tvm_core::lower::lower(&s).map(|_| ()).map_err(|e| format!("{e:?}"))
+}
+
+#[test]
+fn huge_split_factors_do_not_overflow() {
+    for f in ["9223372036854775807", "4611686018427387904", "1"] {
+        let src = format!("fn f(a: f32[n]) -> c: f32[n] {{ c[i] = a[i] * 2.0; }} schedule!(cpu) {{ let (o, i) = c.split(c.i, {f}); let (oo, oi) = c.split(o, {f}); c.unroll(oi); }}");
+        let r = std::panic::catch_unwind(|| lower_result(&src, Target::cpu()));
+        assert!(r.is_ok(), "factor {f} panicked");
+        let src = format!("fn f(a: f32[1000]) -> c: f32[1000] {{ c[i] = a[i] * 2.0; }} schedule!(cpu) {{ let (o, i) = c.split(c.i, {f}); c.vectorize(i); }}");
+        let r = std::panic::catch_unwind(|| lower_result(&src, Target::cpu()));
+        assert!(r.is_ok(), "factor {f} panicked");
+    }
+}
+
+#[test]
+fn long_unroll_and_vectorize_stay_loops_and_compute_right() {
+    let src = r#"
+        fn f(a: f32[1000]) -> c: f32[1000] { c[i] = a[i] + 1.0; }
+        schedule!(cpu) { let (o, v) = c.split(c.i, 500); c.unroll(o); c.vectorize(v); }
+    "#;
+    let a = rand_vec(1000, 1);
+    let got = run_f32(src, Variant::Cpu, vec![t(&[1000], &a)], vec![], &[1000]);
+    let want: Vec<f32> = a.iter().map(|x| x + 1.0).collect();
+    assert_close(&got, &want, "unroll 2 x vectorize 500");
+}
+
+#[test]
+fn zero_sized_dims_give_empty_results() {
+    let src = "fn f(a: f32[n, m]) -> c: f32[n, m] { c[i, j] = a[i, j] * 2.0; }";
+    for v in [Variant::DefaultCpu, Variant::DefaultGpu] {
+        assert!(run_f32(src, v, vec![t(&[0, 5], &[])], vec![], &[0, 5]).is_empty());
+        assert!(run_f32(src, v, vec![t(&[5, 0], &[])], vec![], &[5, 0]).is_empty());
+    }
+    // A reduction over an empty axis is its identity.
+    let src = "fn f(a: f32[n, m]) -> c: f32[n] { c[i] = sum(a[i, j] for j in 0..m); }";
+    for v in [Variant::DefaultCpu, Variant::DefaultGpu] {
+        assert_eq!(run_f32(src, v, vec![t(&[3, 0], &[])], vec![], &[3]), vec![0.0; 3]);
+    }
+}
