@@ -903,8 +903,15 @@ fn gpu_launch_limits() {
     f.kernels[0].block = [int(2048), int(1), int(1)];
     expect_err(&f, &mut Gpu::args(), ErrorKind::InvalidProgram, &["2048 threads"]);
     let mut f = g.func(Stmt::NoOp);
-    f.kernels[0].grid = [int(0), int(1), int(1)];
+    f.kernels[0].grid = [int(-1), int(1), int(1)];
     expect_err(&f, &mut Gpu::args(), ErrorKind::InvalidProgram, &["grid.x"]);
+    let mut f = g.func(Stmt::NoOp);
+    f.kernels[0].block = [int(0), int(1), int(1)];
+    expect_err(&f, &mut Gpu::args(), ErrorKind::InvalidProgram, &["block.x"]);
+    // An empty grid (a zero-sized tensor) launches nothing.
+    let mut f = g.func(Stmt::NoOp);
+    f.kernels[0].grid = [int(0), int(1), int(1)];
+    assert!(tvm_core::interp::run(&f, &mut Gpu::args()).is_ok());
 }
 
 #[test]
