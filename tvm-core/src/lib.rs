@@ -8,12 +8,15 @@ pub mod interp;
 pub mod loc;
 pub mod lower;
 pub mod passes;
+pub mod runtime;
 pub mod schedule;
 pub mod target;
 pub mod te;
 pub mod tir;
 pub mod arith;
+pub mod codegen;
 
 pub use dtype::DType;
 pub use loc::{Loc, SourceMap};
+pub use runtime::{Device, Error, Tensor};
 pub use target::{Target, TargetKind};

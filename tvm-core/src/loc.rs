@@ -14,24 +14,46 @@ impl Loc {
     }
 }
 
-/// The spans behind [`Loc`] handles, filled by the frontend.
+/// The spans behind [`Loc`] handles, filled by the frontend. A handle covers one token
+/// or a range of tokens (start and end span), since `Span::join` is not available to
+/// proc macros on stable Rust.
 #[derive(Clone, Debug, Default)]
 pub struct SourceMap {
-    spans: Vec<proc_macro2::Span>,
+    spans: Vec<(proc_macro2::Span, proc_macro2::Span)>,
 }
 
 impl SourceMap {
     pub fn add(&mut self, span: proc_macro2::Span) -> Loc {
-        self.spans.push(span);
+        self.add_range(span, span)
+    }
+    /// A handle covering `start` to `end`.
+    pub fn add_range(&mut self, start: proc_macro2::Span, end: proc_macro2::Span) -> Loc {
+        self.spans.push((start, end));
         Loc(self.spans.len() as u32 - 1)
     }
-    /// The span of `loc`, or the call site for `Loc::NONE`.
+    /// The (start) span of `loc`, or the call site for `Loc::NONE`.
     pub fn span(&self, loc: Loc) -> proc_macro2::Span {
-        self.spans.get(loc.0 as usize).copied().unwrap_or_else(proc_macro2::Span::call_site)
+        self.range(loc).0
+    }
+    /// The first and last span of `loc`.
+    pub fn range(&self, loc: Loc) -> (proc_macro2::Span, proc_macro2::Span) {
+        self.spans.get(loc.0 as usize).copied().unwrap_or((proc_macro2::Span::call_site(), proc_macro2::Span::call_site()))
     }
     /// `line:column` (1-based line, 0-based column) of `loc`, for messages outside the macro.
     pub fn line_col(&self, loc: Loc) -> Option<(usize, usize)> {
-        let s = self.spans.get(loc.0 as usize)?.start();
+        let s = self.spans.get(loc.0 as usize)?.0.start();
         Some((s.line, s.column))
     }
+    /// A `syn::Error` covering `loc` (the whole range, on stable Rust too).
+    pub fn error(&self, loc: Loc, message: impl std::fmt::Display) -> syn::Error {
+        spanned_error(self.range(loc), message)
+    }
+}
+
+/// A `syn::Error` from `start` to `end`: two tokens with those spans make syn emit a
+/// `compile_error!` that rustc underlines as one range.
+pub fn spanned_error((start, end): (proc_macro2::Span, proc_macro2::Span), message: impl std::fmt::Display) -> syn::Error {
+    let a = proc_macro2::Ident::new("start", start);
+    let b = proc_macro2::Ident::new("end", end);
+    syn::Error::new_spanned(quote::quote!(#a #b), message)
 }

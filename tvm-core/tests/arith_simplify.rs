@@ -6,9 +6,7 @@ use std::collections::HashMap;
 use tvm_core::arith::Analyzer;
 use tvm_core::dtype::DType;
 use tvm_core::target::Target;
-use tvm_core::tir::{
-    BinOp, Buffer, CmpOp, Expr, ForKind, Kernel, Param, PrimFunc, Scope, Stmt, ThreadTag, Var, VarId,
-};
+use tvm_core::tir::{BinOp, Buffer, CmpOp, Expr, ForKind, Kernel, Param, PrimFunc, Scope, Stmt, ThreadTag, Var, VarId};
 
 // ------------------------------------------------------------------ helpers
 
@@ -180,6 +178,87 @@ fn comparisons_against_symbolic_extent() {
     assert_eq!(simp(&an, lt(c(5), v(&n))), "5 < n");
 }
 
+#[test]
+fn bounds_of_divisions_remainders_and_min() {
+    let n = Var::index("n");
+    let f = Var::index("f");
+    let mut an = Analyzer::new();
+    an.bind(&f, c(0), c(12 * 7));
+    assert_eq!(an.const_bounds(&(v(&f) / 7)), Some((0, 11)));
+    assert_eq!(an.const_bounds(&(v(&f) % 7)), Some((0, 6)));
+    assert_eq!(an.const_bounds(&(v(&f) - 100)), Some((-100, -17)));
+    assert_eq!(an.const_bounds(&(v(&n) + v(&f))), None);
+    // Split of a symbolic extent with a tail: ii in [0, min(4, n - io*4)).
+    let io = Var::index("io");
+    let ii = Var::index("ii");
+    let mut an = Analyzer::new();
+    an.assume_nonneg(&n);
+    an.bind(&io, c(0), (v(&n) + 3) / 4);
+    an.bind(&ii, c(0), Expr::min(c(4), v(&n) - v(&io) * 4));
+    let i = v(&io) * 4 + v(&ii);
+    assert!(an.can_prove(&lt(i.clone(), v(&n))));
+    let (lo, hi) = an.symbolic_bounds(&(i.clone() + 2), &[ii.clone()]);
+    assert_eq!(show(&lo), "io*4 + 2");
+    assert_eq!(show(&an.simplify(&(hi - lo + 1))), "min(n - io*4, 4)");
+    let (lo, hi) = an.symbolic_bounds(&(i.clone() + 2), &[io.clone(), ii.clone()]);
+    assert_eq!((show(&lo), show(&hi)), ("2".to_string(), "n + 1".to_string()));
+    // Fused axes of symbolic extents: f in [0, n*m), m >= 0 (and m != 0 wherever f % m
+    // or f / m has a value).
+    let m = Var::index("m");
+    let mut an = Analyzer::new();
+    an.assume_nonneg(&n);
+    an.assume_nonneg(&m);
+    an.bind(&f, c(0), v(&n) * v(&m));
+    let (lo, hi) = an.symbolic_bounds(&(v(&f) % v(&m)), &[f.clone()]);
+    assert_eq!((show(&lo), show(&hi)), ("0".to_string(), "m - 1".to_string()));
+    let (lo, hi) = an.symbolic_bounds(&(v(&f) / v(&m)), &[f.clone()]);
+    assert_eq!((show(&lo), show(&hi)), ("0".to_string(), "(n*m - 1)/m".to_string()));
+}
+
+#[test]
+fn facts_and_scopes() {
+    let x = Var::index("x");
+    let n = Var::index("n");
+    let mut an = Analyzer::new();
+    an.with_scope(|an| {
+        an.assume(&lt(v(&x), v(&n)));
+        assert!(an.can_prove(&Expr::le(v(&x), v(&n) - 1)));
+        assert!(an.can_prove(&lt(v(&x) - 5, v(&n))));
+        assert!(!an.can_prove(&lt(v(&x) + 1, v(&n))));
+        an.bind(&x, c(0), c(4));
+        assert!(an.can_prove(&Expr::ge(v(&n), c(1))));
+    });
+    assert!(!an.can_prove(&lt(v(&x), v(&n))));
+    assert!(!an.can_prove(&Expr::ge(v(&x), c(0))));
+    let s = an.snapshot();
+    an.bind_const_bound(&x, 2, 3);
+    assert!(an.can_prove(&Expr::ge(v(&x), c(2))));
+    an.restore(s);
+    assert!(!an.can_prove(&Expr::ge(v(&x), c(2))));
+}
+
+#[test]
+fn other_nodes_keep_their_shape() {
+    let x = Var::index("x");
+    let an = Analyzer::new();
+    let a = Buffer::new("A", DType::F32, Scope::Global);
+    let ld = Expr::load(&a, vec![Expr::Ramp { base: Box::new(v(&x) * 4 + 0), stride: Box::new(c(1) * 1), lanes: 4 }]);
+    let want = Expr::load(&a, vec![Expr::Ramp { base: Box::new(v(&x) * 4), stride: Box::new(c(1)), lanes: 4 }]);
+    assert_eq!(an.simplify(&ld), want);
+    let call = Expr::Call { func: tvm_core::tir::Intrinsic::Exp, args: vec![Expr::float(0.0, DType::F32)] };
+    assert_eq!(an.simplify(&call), call);
+    let bc = Expr::binary(
+        BinOp::Add,
+        Expr::Broadcast { value: Box::new(c(2)), lanes: 4 },
+        Expr::Broadcast { value: Box::new(c(3)), lanes: 4 },
+    );
+    assert_eq!(an.simplify(&bc), Expr::Broadcast { value: Box::new(c(5)), lanes: 4 });
+    // A load in an index is an atom of the canonical form.
+    let b = Buffer::new("B", DType::I64, Scope::Global);
+    let e = Expr::load(&b, vec![v(&x)]) + 1 - 1;
+    assert_eq!(an.simplify(&e), Expr::load(&b, vec![v(&x)]));
+}
+
 // ------------------------------------------------------------------ division
 
 #[test]
@@ -211,6 +290,16 @@ fn division_of_nonnegative_sums() {
     assert_eq!(simp(&an, (v(&i) * v(&m) + v(&jm)) / v(&m)), "i");
     assert_eq!(simp(&an, (v(&i) * v(&m) + v(&jm)) % v(&m)), "jm");
     assert_eq!(simp(&an, (v(&i) * v(&m) * 2 + v(&jm) + 2) / v(&m)), "i*2 + (jm + 2)/m");
+    // m >= 0 is enough: m == 0 would divide by zero.
+    let m0 = Var::index("m0");
+    let j0 = Var::index("j0");
+    an.assume_nonneg(&m0);
+    an.bind(&j0, c(0), v(&m0));
+    assert_eq!(simp(&an, (v(&i) * v(&m0) + v(&j0)) / v(&m0)), "i");
+    assert_eq!(simp(&an, (v(&i) * v(&m0) + v(&j0)) % v(&m0)), "j0");
+    // Unknown sign of the divisor: not rewritten.
+    let s0 = Var::index("s0");
+    assert_eq!(simp(&an, (v(&i) * v(&s0) + v(&j)) / v(&s0)), "(i*s0 + j)/s0");
     // Fused indices: f/4*4 + f%4 == f.
     let f = Var::index("f");
     assert_eq!(simp(&an, v(&f) / 4 * 4 + v(&f) % 4), "f");
@@ -283,10 +372,7 @@ fn select_and_logic() {
     assert_eq!(simp(&an, Expr::select(lt(v(&i), c(4)), v(&x) + 0, load.clone() / 0)), "x");
     assert_eq!(simp(&an, Expr::select(Expr::Bool(false), load.clone() / 0, v(&x))), "x");
     // Not proved: stays, branches simplified (the else branch knows i >= 2).
-    assert_eq!(
-        simp(&an, Expr::select(lt(v(&i), c(2)), v(&x) * 1, Expr::max(v(&i), c(2)))),
-        "select(i < 2, x, i)"
-    );
+    assert_eq!(simp(&an, Expr::select(lt(v(&i), c(2)), v(&x) * 1, Expr::max(v(&i), c(2)))), "select(i < 2, x, i)");
     assert_eq!(simp(&an, Expr::select(lt(v(&x), c(2)), v(&i), v(&i))), "i");
     // Boolean connectives with constant sides.
     let p = lt(v(&x), c(3));
@@ -390,12 +476,8 @@ fn statements() {
     let ii = Var::index("ii");
     // for io in 0..16 { for ii in 0..4 { if io*4 + ii < 64 { out[io*4 + ii + 0] = 1 } } }
     let body = Stmt::if_then(lt(v(&io) * 4 + v(&ii), c(64)), store(&out, v(&io) * 4 + v(&ii) + 0));
-    let nest = Stmt::for_loop(
-        io.clone(),
-        c(16),
-        ForKind::Serial,
-        Stmt::for_loop(ii.clone(), c(4), ForKind::Serial, body),
-    );
+    let nest =
+        Stmt::for_loop(io.clone(), c(16), ForKind::Serial, Stmt::for_loop(ii.clone(), c(4), ForKind::Serial, body));
     let mut an = Analyzer::new();
     let s = an.simplify_stmt(nest);
     let want = Stmt::for_loop(
@@ -434,10 +516,7 @@ fn statements() {
         Stmt::Seq(vec![store(&out, v(&x)), Stmt::Seq(vec![store(&out, c(2))])]),
         Stmt::if_then(Expr::Bool(false), store(&out, c(9))),
     ]);
-    assert_eq!(
-        an.simplify_stmt(s),
-        Stmt::Seq(vec![store(&out, c(1)), store(&out, v(&x)), store(&out, c(2))])
-    );
+    assert_eq!(an.simplify_stmt(s), Stmt::Seq(vec![store(&out, c(1)), store(&out, v(&x)), store(&out, c(2))]));
 
     // A guard the ranges do not prove stays; an inner repeat of it goes.
     let n = Var::index("n");
@@ -455,10 +534,7 @@ fn statements() {
     let a = Buffer::new("A", DType::I64, Scope::Global);
     let a0 = Expr::load(&a, vec![c(0)]);
     let inner = Stmt::if_then(lt(a0.clone(), c(5)), store(&out, c(1)));
-    let s = Stmt::if_then(
-        lt(a0.clone(), c(5)),
-        Stmt::Seq(vec![Stmt::store(&a, vec![c(0)], c(10)), inner.clone()]),
-    );
+    let s = Stmt::if_then(lt(a0.clone(), c(5)), Stmt::Seq(vec![Stmt::store(&a, vec![c(0)], c(10)), inner.clone()]));
     assert_eq!(an.simplify_stmt(s.clone()), s);
     // ... nor used as symbolic loop bounds; a single iteration starting at a load stays
     // a loop.
@@ -699,22 +775,29 @@ fn to_bool(a: &BAst, vars: &[Var]) -> Expr {
 }
 
 /// Ranges of x, y, z: `(lo, extent)` each; z's range starts at `x + lo` when
-/// `z_follows_x`.
+/// `z_follows_x`; y is only known to be non-negative when `y_free` (its values are
+/// still sampled from `|lo| + [0, extent)`).
 #[derive(Clone, Debug)]
 struct Ranges {
     r: [(i64, i64); 3],
     z_follows_x: bool,
+    y_free: bool,
 }
 
 fn ranges() -> impl Strategy<Value = Ranges> {
-    (prop::array::uniform3((-6i64..=6, 1i64..=6)), any::<bool>()).prop_map(|(r, z)| Ranges { r, z_follows_x: z })
+    (prop::array::uniform3((-6i64..=6, 1i64..=6)), any::<bool>(), prop::bool::weighted(0.2))
+        .prop_map(|(r, z, f)| Ranges { r, z_follows_x: z, y_free: f })
 }
 
 fn setup(r: &Ranges) -> (Analyzer, Vec<Var>) {
     let vars = vec![Var::index("x"), Var::index("y"), Var::index("z")];
     let mut an = Analyzer::new();
     an.bind(&vars[0], c(r.r[0].0), c(r.r[0].1));
-    an.bind(&vars[1], c(r.r[1].0), c(r.r[1].1));
+    if r.y_free {
+        an.assume_nonneg(&vars[1]);
+    } else {
+        an.bind(&vars[1], c(r.r[1].0), c(r.r[1].1));
+    }
     let zmin = if r.z_follows_x { v(&vars[0]) + r.r[2].0 } else { c(r.r[2].0) };
     an.bind(&vars[2], zmin, c(r.r[2].1));
     (an, vars)
@@ -722,7 +805,7 @@ fn setup(r: &Ranges) -> (Analyzer, Vec<Var>) {
 
 fn point(r: &Ranges, vars: &[Var], p: (u8, u8, u8)) -> HashMap<VarId, i64> {
     let x = r.r[0].0 + p.0 as i64 % r.r[0].1;
-    let y = r.r[1].0 + p.1 as i64 % r.r[1].1;
+    let y = if r.y_free { r.r[1].0.abs() } else { r.r[1].0 } + p.1 as i64 % r.r[1].1;
     let z = r.r[2].0 + if r.z_follows_x { x } else { 0 } + p.2 as i64 % r.r[2].1;
     HashMap::from([(vars[0].id(), x), (vars[1].id(), y), (vars[2].id(), z)])
 }
@@ -730,16 +813,101 @@ fn point(r: &Ranges, vars: &[Var], p: (u8, u8, u8)) -> HashMap<VarId, i64> {
 fn check_same(e: &Expr, s: &Expr, env: &HashMap<VarId, i64>) -> Result<(), TestCaseError> {
     if let Some(want) = eval(e, env) {
         let got = eval(s, env);
-        prop_assert_eq!(
-            got,
-            Some(want),
-            "\n  original:   {}\n  simplified: {}\n  at {:?}",
-            show(e),
-            show(s),
-            env
-        );
+        prop_assert_eq!(got, Some(want), "\n  original:   {}\n  simplified: {}\n  at {:?}", show(e), show(s), env);
     }
     Ok(())
+}
+
+// ------------------------------------------------------------------ narrow types
+
+/// Evaluates an expression of a narrow integer type: with wrapping arithmetic, or
+/// checked (`None` on overflow, like a debug build). Values are the type's values.
+fn eval_narrow(e: &Expr, env: &HashMap<VarId, i128>, wrap: bool) -> Option<i128> {
+    let dt = e.dtype();
+    let bits = dt.bits as u32;
+    let (lo, hi) =
+        if dt.is_uint() { (0, (1i128 << bits) - 1) } else { (-(1i128 << (bits - 1)), (1i128 << (bits - 1)) - 1) };
+    let fix = |v: i128| -> Option<i128> {
+        if v >= lo && v <= hi {
+            Some(v)
+        } else if wrap {
+            let m = v.rem_euclid(1i128 << bits);
+            Some(if m > hi { m - (1i128 << bits) } else { m })
+        } else {
+            None
+        }
+    };
+    let b = |e: &Expr| eval_narrow(e, env, wrap);
+    match e {
+        Expr::Int { value, .. } => Some(if dt.is_uint() { *value as i128 & hi } else { *value as i128 }),
+        Expr::Bool(v) => Some(*v as i128),
+        Expr::Var(x) => Some(env[&x.id()]),
+        Expr::Binary { op, a, b: bb } => {
+            let (x, y) = (b(a)?, b(bb)?);
+            fix(match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x - y,
+                BinOp::Mul => x * y,
+                BinOp::Div => x.checked_div(y).filter(|_| y != 0)?,
+                BinOp::Mod => x.checked_rem(y).filter(|_| y != 0)?,
+                BinOp::Min => x.min(y),
+                BinOp::Max => x.max(y),
+            })
+        }
+        Expr::Neg(a) => fix(-b(a)?),
+        Expr::Cmp { op, a, b: bb } => {
+            let (x, y) = (b(a)?, b(bb)?);
+            Some(match op {
+                CmpOp::Lt => x < y,
+                CmpOp::Le => x <= y,
+                CmpOp::Gt => x > y,
+                CmpOp::Ge => x >= y,
+                CmpOp::Eq => x == y,
+                CmpOp::Ne => x != y,
+            } as i128)
+        }
+        Expr::And(a, bb) => Some((b(a)? != 0 && b(bb)? != 0) as i128),
+        Expr::Or(a, bb) => Some((b(a)? != 0 || b(bb)? != 0) as i128),
+        Expr::Not(a) => Some((b(a)? == 0) as i128),
+        Expr::Select { cond, then, otherwise } => {
+            if b(cond)? != 0 {
+                b(then)
+            } else {
+                b(otherwise)
+            }
+        }
+        other => panic!("evaluator: unexpected {other:?}"),
+    }
+}
+
+fn to_narrow(a: &IAst, vars: &[Var], dt: DType, big: bool) -> Expr {
+    let k = |v: i64| {
+        let v = if dt.is_uint() { v.rem_euclid(256) } else { v };
+        Expr::typed_int(v, dt)
+    };
+    match a {
+        IAst::Var(i) => v(&vars[*i]),
+        IAst::Const(x) => k(if big { *x * 13 } else { *x }),
+        IAst::Bin(o, x, y) => Expr::binary(OPS[*o as usize], to_narrow(x, vars, dt, big), to_narrow(y, vars, dt, big)),
+        IAst::Scale(s, x) => Expr::binary(BinOp::Mul, to_narrow(x, vars, dt, big), k(*s)),
+        IAst::DivC(s, x) => Expr::binary(BinOp::Div, to_narrow(x, vars, dt, big), k(*s)),
+        IAst::ModC(s, x) => Expr::binary(BinOp::Mod, to_narrow(x, vars, dt, big), k(*s)),
+        IAst::Neg(x) if dt.is_uint() => to_narrow(x, vars, dt, big),
+        IAst::Neg(x) => Expr::Neg(Box::new(to_narrow(x, vars, dt, big))),
+        IAst::Sel(c, x, y) => {
+            Expr::select(narrow_cond(c, vars, dt, big), to_narrow(x, vars, dt, big), to_narrow(y, vars, dt, big))
+        }
+    }
+}
+
+fn narrow_cond(a: &BAst, vars: &[Var], dt: DType, big: bool) -> Expr {
+    match a {
+        BAst::Const(b) => Expr::Bool(*b),
+        BAst::Cmp(o, x, y) => Expr::cmp(CMPS[*o as usize], to_narrow(x, vars, dt, big), to_narrow(y, vars, dt, big)),
+        BAst::And(x, y) => Expr::and(narrow_cond(x, vars, dt, big), narrow_cond(y, vars, dt, big)),
+        BAst::Or(x, y) => Expr::or(narrow_cond(x, vars, dt, big), narrow_cond(y, vars, dt, big)),
+        BAst::Not(x) => Expr::not(narrow_cond(x, vars, dt, big)),
+    }
 }
 
 proptest! {
@@ -779,6 +947,51 @@ proptest! {
             if proved {
                 if let Some(v) = eval(&e, &env) {
                     prop_assert_eq!(v, Val::B(true), "proved but false: {} at {:?}", show(&e), env);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn simplify_preserves_narrow_integer_values(
+        a in int_ast(),
+        unsigned in any::<bool>(),
+        bounded in any::<bool>(),
+        big in any::<bool>(),
+        r in prop::array::uniform3((prop_oneof![-8i64..=8, -128i64..=127], prop_oneof![1i64..=8, 1i64..=64])),
+        pts in prop::collection::vec(any::<(u8, u8, u8)>(), 8),
+    ) {
+        let dt = if unsigned { DType::U8 } else { DType::I8 };
+        let vars = vec![Var::new("x", dt), Var::new("y", dt), Var::new("z", dt)];
+        let (tlo, thi) = if unsigned { (0, 255) } else { (-128, 127) };
+        let mut an = Analyzer::new();
+        let ranges: Vec<(i64, i64)> = r
+            .iter()
+            .map(|&(lo, ext)| {
+                let lo = if unsigned { lo + 128 } else { lo };
+                if bounded { (lo, (lo + ext - 1).min(thi)) } else { (tlo, thi) }
+            })
+            .collect();
+        if bounded {
+            for (x, &(lo, hi)) in vars.iter().zip(&ranges) {
+                an.bind_const_bound(x, lo, hi);
+            }
+        }
+        let e = to_narrow(&a, &vars, dt, big);
+        let s = an.simplify(&e);
+        if std::env::var("SHOWN").is_ok() { eprintln!("{}  ==>  {}", show(&e), show(&s)); }
+        for p in &pts {
+            let q = [p.0, p.1, p.2];
+            let env: HashMap<VarId, i128> = vars
+                .iter()
+                .zip(&ranges)
+                .zip(q)
+                .map(|((x, &(lo, hi)), k)| (x.id(), (lo + (k as i64 * 7919) % (hi - lo + 1)) as i128))
+                .collect();
+            for wrap in [false, true] {
+                if let Some(want) = eval_narrow(&e, &env, wrap) {
+                    let got = eval_narrow(&s, &env, wrap);
+                    prop_assert_eq!(got, Some(want), "\n  original:   {}\n  simplified: {}\n  wrap {} at {:?}", show(&e), show(&s), wrap, env);
                 }
             }
         }

@@ -165,7 +165,7 @@ fn vectorize_unknown_extent() {
 #[test]
 fn compute_at_axis_not_in_consumer() {
     let k = one(DENSE, "cpu", "d.compute_at(out, d.j);");
-    assert!(matches!(k, K::ComputeAtAxisNotInConsumer { ref consumer, ref axis, ref legal } if consumer == "out" && axis == "j" && legal.len() == 2), "{k:?}");
+    assert!(matches!(k, K::ComputeAtAxisNotInConsumer { ref consumer, ref axis, ref owner, ref legal } if consumer == "out" && axis == "j" && owner == "d" && legal.len() == 2), "{k:?}");
 }
 
 #[test]

@@ -1,27 +1,33 @@
 //! The `compute!` macro: a thin shell over `tvm_core::frontend`.
 //!
-//! It parses the kernel and every `schedule!` block with the same parser the build.rs
-//! helper and the explorer use, and reports every error at the offending token. Code
-//! generation (the typed function and its module) is not emitted yet: on a kernel
-//! without errors the macro expands to nothing.
+//! Parse → check (every schedule block, against its own target) → lower for each
+//! target → expand (`expand.rs`). Every error is reported at the offending token; on
+//! error the macro also emits a stub of the declared function and module, so the rest of
+//! the crate does not cascade into "cannot find function".
+
+mod expand;
+mod paths;
+mod stub;
 
 use proc_macro::TokenStream;
 
 #[proc_macro]
 pub fn compute(input: TokenStream) -> TokenStream {
     let tokens = proc_macro2::TokenStream::from(input);
-    let errors: Vec<syn::Error> = match tvm_core::frontend::parse_kernel(tokens) {
-        Err(errs) => errs.iter().map(|e| e.to_syn_error()).collect(),
-        Ok(kernel) => tvm_core::frontend::check_schedules(&kernel)
-            .iter()
-            .map(|e| {
-                let mut msg = e.message();
-                if let Some(h) = e.help() {
-                    msg.push_str(&format!("\n\nhelp: {h}"));
-                }
-                syn::Error::new(kernel.source_map.span(e.loc), msg)
-            })
-            .collect(),
+    let out = match tvm_core::frontend::parse_kernel(tokens.clone()) {
+        Err(errs) => {
+            let errors: proc_macro2::TokenStream = errs.iter().map(|e| e.to_syn_error().to_compile_error()).collect();
+            let stub = tvm_core::frontend::parse_syntax(tokens).map(|(ast, _)| stub::stub(&ast)).unwrap_or_default();
+            quote::quote!(#errors #stub)
+        }
+        Ok(kernel) => match expand::lower_all(&kernel).and_then(|l| expand::expand(&kernel, &l)) {
+            Ok(ts) => ts,
+            Err(errs) => {
+                let errors: proc_macro2::TokenStream = errs.iter().map(|e| e.to_compile_error()).collect();
+                let stub = stub::stub(&kernel.ast);
+                quote::quote!(#errors #stub)
+            }
+        },
     };
-    errors.into_iter().map(|e| e.to_compile_error()).collect::<proc_macro2::TokenStream>().into()
+    out.into()
 }

@@ -167,6 +167,11 @@ pub(crate) fn norm(iv: Iv, dt: DType) -> Iv {
 }
 
 pub(crate) fn binop(op: BinOp, x: Iv, y: Iv) -> Iv {
+    if matches!(op, BinOp::Div | BinOp::Mod) && y.lo == 0 && y.hi == 0 {
+        // Always divides by zero. The node may sit in a branch that is not taken (a
+        // select), so it must not get an empty interval, which would prove anything.
+        return Iv::FULL;
+    }
     match op {
         BinOp::Add => add(x, y),
         BinOp::Sub => Iv { lo: add_lo(x.lo, e_neg(y.hi)), hi: add_hi(x.hi, e_neg(y.lo)) },
@@ -193,7 +198,7 @@ pub(crate) fn binop(op: BinOp, x: Iv, y: Iv) -> Iv {
         BinOp::Mod => {
             // The remainder has the sign of x and a magnitude below |y|.
             let ym = e_abs(y.lo).max(e_abs(y.hi));
-            let mm = if ym >= POS_INF { POS_INF } else { ym - 1 };
+            let mm = if ym >= POS_INF { POS_INF } else { (ym - 1).max(0) };
             if y.lo == y.hi && !is_inf(y.lo) && y.lo != 0 {
                 let c = e_abs(y.lo);
                 if (x.lo >= 0 && x.hi < c) || (x.hi <= 0 && x.lo > -c) {
@@ -247,11 +252,7 @@ pub(crate) fn eval(vars: &HashMap<Var, VarInfo>, e: &Expr, depth: u32) -> Iv {
             let full = type_range(*dtype);
             if src.is_integer() || src.is_bool() {
                 let x = eval(vars, value, depth);
-                let fit = if is_i64(*dtype) {
-                    Iv { lo: i64::MIN as i128, hi: i64::MAX as i128 }
-                } else {
-                    full
-                };
+                let fit = if is_i64(*dtype) { Iv { lo: i64::MIN as i128, hi: i64::MAX as i128 } } else { full };
                 if x.lo >= fit.lo && x.hi <= fit.hi {
                     x
                 } else {

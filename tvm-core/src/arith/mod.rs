@@ -18,7 +18,7 @@
 mod fold;
 mod interval;
 mod poly;
-pub mod rewrite;
+mod rewrite;
 mod stmt;
 
 use crate::dtype::DType;

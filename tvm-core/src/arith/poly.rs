@@ -105,7 +105,10 @@ impl Poly {
         if k == 0 {
             return Poly::default();
         }
-        Poly { terms: self.terms.iter().map(|(m, &c)| (m.clone(), c.wrapping_mul(k))).collect(), c: self.c.wrapping_mul(k) }
+        Poly {
+            terms: self.terms.iter().map(|(m, &c)| (m.clone(), c.wrapping_mul(k))).collect(),
+            c: self.c.wrapping_mul(k),
+        }
     }
     pub fn add_const(&self, k: i64) -> Poly {
         let mut r = self.clone();
@@ -175,8 +178,10 @@ pub(crate) fn mul_polys(a: &Poly, b: &Poly) -> Poly {
         return Poly::atom(Expr::binary(BinOp::Mul, x, y));
     }
     let mut r = Poly::default();
-    let ta: Vec<(Mono, i64)> = a.terms.iter().map(|(m, &k)| (m.clone(), k)).chain(std::iter::once((vec![], a.c))).collect();
-    let tb: Vec<(Mono, i64)> = b.terms.iter().map(|(m, &k)| (m.clone(), k)).chain(std::iter::once((vec![], b.c))).collect();
+    let ta: Vec<(Mono, i64)> =
+        a.terms.iter().map(|(m, &k)| (m.clone(), k)).chain(std::iter::once((vec![], a.c))).collect();
+    let tb: Vec<(Mono, i64)> =
+        b.terms.iter().map(|(m, &k)| (m.clone(), k)).chain(std::iter::once((vec![], b.c))).collect();
     for (ma, ka) in &ta {
         for (mb, kb) in &tb {
             r.add_term(merge_mono(ma, mb), ka.wrapping_mul(*kb));
@@ -328,10 +333,9 @@ pub(crate) fn cmp_expr(a: &Expr, b: &Expr) -> Ordering {
             v1.total_cmp(v2).then(d1.cmp(d2))
         }
         (Expr::Bool(x), Expr::Bool(y)) => x.cmp(y),
-        (
-            Expr::Select { cond: c1, then: t1, otherwise: e1 },
-            Expr::Select { cond: c2, then: t2, otherwise: e2 },
-        ) => cmp_expr(c1, c2).then_with(|| cmp_expr(t1, t2)).then_with(|| cmp_expr(e1, e2)),
+        (Expr::Select { cond: c1, then: t1, otherwise: e1 }, Expr::Select { cond: c2, then: t2, otherwise: e2 }) => {
+            cmp_expr(c1, c2).then_with(|| cmp_expr(t1, t2)).then_with(|| cmp_expr(e1, e2))
+        }
         (Expr::Cast { dtype: d1, value: v1 }, Expr::Cast { dtype: d2, value: v2 }) => {
             d1.cmp(d2).then_with(|| cmp_expr(v1, v2))
         }

@@ -23,12 +23,6 @@ pub(crate) const PROOF_FUEL: u32 = 48;
 /// The same for one top-level symbolic bound computation.
 pub(crate) const BOUNDS_FUEL: u32 = 400;
 
-pub static CNT: [std::sync::atomic::AtomicU64; 8] = [const { std::sync::atomic::AtomicU64::new(0) }; 8];
-fn bump(i: usize) { CNT[i].fetch_add(1, std::sync::atomic::Ordering::Relaxed); }
-thread_local! { pub static DEPTH: std::cell::Cell<(u32, u32)> = const { std::cell::Cell::new((0, 0)) }; }
-pub struct G;
-impl G { fn new() -> G { DEPTH.with(|d| { let (c, m) = d.get(); d.set((c + 1, m.max(c + 1))); }); G } }
-impl Drop for G { fn drop(&mut self) { DEPTH.with(|d| { let (c, m) = d.get(); d.set((c - 1, m)); }); } }
 pub(crate) struct Ctx<'a> {
     pub an: &'a Analyzer,
     /// Facts known inside the expression being simplified (the condition of a select
@@ -103,7 +97,6 @@ impl<'a> Ctx<'a> {
 
     // ---------------------------------------------------------------- proving
 
-    /// Whether `p <= 0` holds for every value of the variables in their ranges.
     /// Runs `f` with `fuel` as its budget, unless it is part of an operation that
     /// already has one.
     pub fn with_budget<R>(&mut self, fuel: u32, f: impl FnOnce(&mut Self) -> R) -> R {
@@ -117,12 +110,13 @@ impl<'a> Ctx<'a> {
         r
     }
 
+    /// Whether `p <= 0` holds for every value of the variables in their ranges (and
+    /// under the facts). Sound; `false` when unsure.
     pub fn prove_le0(&mut self, p: &Poly) -> bool {
         self.with_budget(PROOF_FUEL, |s| s.prove_le0_inner(p))
     }
 
     fn prove_le0_inner(&mut self, p: &Poly) -> bool {
-        bump(0); if self.depth == 0 { bump(1); } let _g = G::new();
         let mut p = p.clone();
         merge_divmod(&mut p);
         if let Some(c) = p.as_const() {
@@ -156,7 +150,6 @@ impl<'a> Ctx<'a> {
     }
 
     fn quick_le0_n(&self, p: &Poly, budget: u32) -> bool {
-        bump(5);
         if let Some(c) = p.as_const() {
             return c <= 0;
         }
@@ -179,9 +172,10 @@ impl<'a> Ctx<'a> {
         }
     }
 
-    /// Whether the `i64` expression `e` is `>= 1`.
-    fn prove_pos(&mut self, e: &Expr) -> bool {
-        is_i64(e) && self.prove_le0(&parse_poly(e).neg().add_const(1))
+    /// Whether the `i64` expression `e` is `>= 0`: as a divisor, it is then `>= 1`
+    /// wherever the division has a value.
+    fn prove_divisor(&mut self, e: &Expr) -> bool {
+        is_i64(e) && self.prove_nonneg(&parse_poly(e))
     }
 
     pub fn prove_nonneg(&mut self, p: &Poly) -> bool {
@@ -202,7 +196,6 @@ impl<'a> Ctx<'a> {
     }
 
     fn relax_le0(&mut self, p: &Poly) -> bool {
-        bump(7);
         let mut cur = p.clone();
         for _ in 0..2 {
             let vars = self.bound_vars_desc(&cur);
@@ -232,7 +225,6 @@ impl<'a> Ctx<'a> {
     /// A symbolic upper (or lower) bound of `p` over the ranges of `vs`, the other
     /// variables fixed; `None` when unbounded.
     pub fn relax(&mut self, p: &Poly, vs: &[Var], upper: bool) -> Option<Poly> {
-        bump(2); let _g = G::new();
         if !p.touches(vs) {
             return Some(p.clone());
         }
@@ -309,38 +301,18 @@ impl<'a> Ctx<'a> {
                 let bx = self.relax(&parse_poly(x), vs, (c > 0) == upper)?;
                 Some(self.div(bx, Poly::constant(c)))
             }
-            Expr::Binary { op: BinOp::Div, a: x, b: d } if !touches(d, vs) && self.prove_pos(d) => {
-                // x / d is non-decreasing in x for d >= 1.
+            Expr::Binary { op: BinOp::Div, a: x, b: d } if !touches(d, vs) && self.prove_divisor(d) => {
+                // x / d is non-decreasing in x for d >= 1 (and has no value for d == 0).
                 let bx = self.relax(&parse_poly(x), vs, upper)?;
-                Some(self.div(bx, parse_poly(d)))
+                let pd = parse_poly(d);
+                Some(self.div(bx, pd))
             }
             Expr::Binary { op: BinOp::Mod, a: x, b: d }
                 if d.as_int().is_some_and(|c| c != 0 && c != i64::MIN)
-                    || (!touches(d, vs) && d.as_int().is_none() && self.prove_pos(d)) =>
+                    || (!touches(d, vs) && d.as_int().is_none() && self.prove_divisor(d)) =>
             {
-                // |x % d| < |d|, with the sign of x; x itself when |x| < |d|.
-                let m = match d.as_int() {
-                    Some(c) => Poly::constant(c.abs()),
-                    None => parse_poly(d),
-                };
-                let px = parse_poly(x);
-                let lo = self.relax(&px, vs, false);
-                let hi = self.relax(&px, vs, true);
-                let side = |lo: Option<Poly>, hi: Option<Poly>| if upper { hi } else { lo };
-                let m1 = m.add_const(-1);
-                if lo.as_ref().is_some_and(|l| self.prove_nonneg(l)) {
-                    if hi.as_ref().is_some_and(|h| self.prove_le0(&h.sub(&m1))) {
-                        return side(lo, hi);
-                    }
-                    return Some(if upper { m1 } else { Poly::constant(0) });
-                }
-                if hi.as_ref().is_some_and(|h| self.prove_le0(h)) {
-                    if lo.as_ref().is_some_and(|l| self.prove_le0(&l.neg().sub(&m1))) {
-                        return side(lo, hi);
-                    }
-                    return Some(if upper { Poly::constant(0) } else { m1.neg() });
-                }
-                Some(if upper { m1 } else { m1.neg() })
+                let pd = parse_poly(d);
+                self.with_divisor(&pd, |s| s.relax_mod(x, d, vs, upper))
             }
             Expr::Binary { op: op @ (BinOp::Min | BinOp::Max), a: x, b: y } => {
                 let bx = self.relax(&parse_poly(x), vs, upper);
@@ -362,11 +334,37 @@ impl<'a> Ctx<'a> {
         }
     }
 
+    /// Bounds of `x % d` over `vs`: `|x % d| < |d|`, with the sign of `x`; `x` itself
+    /// when `|x| < |d|`.
+    fn relax_mod(&mut self, x: &Expr, d: &Expr, vs: &[Var], upper: bool) -> Option<Poly> {
+        let m = match d.as_int() {
+            Some(c) => Poly::constant(c.abs()),
+            None => parse_poly(d),
+        };
+        let px = parse_poly(x);
+        let lo = self.relax(&px, vs, false);
+        let hi = self.relax(&px, vs, true);
+        let side = |lo: Option<Poly>, hi: Option<Poly>| if upper { hi } else { lo };
+        let m1 = m.add_const(-1);
+        if lo.as_ref().is_some_and(|l| self.prove_nonneg(l)) {
+            if hi.as_ref().is_some_and(|h| self.prove_le0(&h.sub(&m1))) {
+                return side(lo, hi);
+            }
+            return Some(if upper { m1 } else { Poly::constant(0) });
+        }
+        if hi.as_ref().is_some_and(|h| self.prove_le0(h)) {
+            if lo.as_ref().is_some_and(|l| self.prove_le0(&l.neg().sub(&m1))) {
+                return side(lo, hi);
+            }
+            return Some(if upper { Poly::constant(0) } else { m1.neg() });
+        }
+        Some(if upper { m1 } else { m1.neg() })
+    }
+
     // ---------------------------------------------------------------- expressions
 
     /// Simplifies any expression.
     pub fn expr(&mut self, e: &Expr) -> Expr {
-        bump(3); let _g = G::new();
         if is_i64(e) {
             let p = self.poly(e);
             return from_poly(&p);
@@ -494,7 +492,6 @@ impl<'a> Ctx<'a> {
 
     /// `a / b` (truncating).
     pub fn div(&mut self, a: Poly, b: Poly) -> Poly {
-        bump(6); let _g = G::new();
         if let Some(cb) = b.as_const() {
             if cb == 0 {
                 return Poly::atom(Expr::binary(BinOp::Div, from_poly(&a), Expr::int(0)));
@@ -526,6 +523,23 @@ impl<'a> Ctx<'a> {
         if a == b {
             return Poly::constant(1);
         }
+        self.with_divisor(&b.clone(), |s| s.div_sym(a, b))
+    }
+
+    /// Runs `f` knowing that the symbolic divisor `d` is `>= 1` when it is known to be
+    /// `>= 0`: the division only has a value when `d != 0`.
+    fn with_divisor<R>(&mut self, d: &Poly, f: impl FnOnce(&mut Self) -> R) -> R {
+        let n = self.facts.len();
+        if self.prove_nonneg(d) {
+            self.facts.push(Fact::Le0(d.neg().add_const(1)));
+        }
+        let r = f(self);
+        self.facts.truncate(n);
+        r
+    }
+
+    /// `a / b` for a symbolic `b`.
+    fn div_sym(&mut self, a: Poly, b: Poly) -> Poly {
         if self.prove_nonneg(&a) && self.prove_le0(&a.sub(&b).add_const(1)) {
             return Poly::constant(0);
         }
@@ -563,9 +577,9 @@ impl<'a> Ctx<'a> {
             return Some((q, r));
         }
         // d·q + r == d·(q - 1) + (r + d).
-        let r2 = r.add(b);
-        if self.prove_nonneg(&r2) {
-            return Some((q.add_const(-1), r2));
+        let (q2, r2) = (q.add_const(-1), r.add(b));
+        if !q2.is_zero() && self.prove_nonneg(&r2) {
+            return Some((q2, r2));
         }
         None
     }
@@ -624,6 +638,11 @@ impl<'a> Ctx<'a> {
         if a.is_zero() || a == b {
             return Poly::constant(0);
         }
+        self.with_divisor(&b.clone(), |s| s.mod_sym(a, b))
+    }
+
+    /// `a % b` for a symbolic `b`.
+    fn mod_sym(&mut self, a: Poly, b: Poly) -> Poly {
         if self.prove_nonneg(&a) && self.prove_le0(&a.sub(&b).add_const(1)) {
             return a;
         }
@@ -661,7 +680,6 @@ impl<'a> Ctx<'a> {
 
     /// `min(a, b)` (or `max`).
     pub fn minmax(&mut self, is_min: bool, a: Poly, b: Poly) -> Poly {
-        bump(4); let _g = G::new();
         let op = if is_min { BinOp::Min } else { BinOp::Max };
         let mut ops = Vec::new();
         flatten_minmax(op, a, &mut ops);
@@ -1072,11 +1090,8 @@ fn cmp_form(op: CmpOp, d: &Poly) -> Expr {
             neg.add_term(m.clone(), k.wrapping_neg());
         }
     }
-    let (lhs, rhs) = if pos.terms.is_empty() {
-        (Poly::constant(d.c), neg)
-    } else {
-        (pos, neg.add_const(d.c.wrapping_neg()))
-    };
+    let (lhs, rhs) =
+        if pos.terms.is_empty() { (Poly::constant(d.c), neg) } else { (pos, neg.add_const(d.c.wrapping_neg())) };
     Expr::cmp(op, from_poly(&lhs), from_poly(&rhs))
 }
 

@@ -35,9 +35,7 @@ impl Analyzer {
                 if extent.dtype().is_integer() && self.can_prove(&le_zero(&extent)) {
                     return Stmt::NoOp;
                 }
-                if extent.is_const_int(1)
-                    && matches!(kind, ForKind::Serial | ForKind::Unrolled)
-                    && !reads_memory(&min)
+                if extent.is_const_int(1) && matches!(kind, ForKind::Serial | ForKind::Unrolled) && !reads_memory(&min)
                 {
                     let mut m = HashMap::new();
                     m.insert(var.clone(), min);

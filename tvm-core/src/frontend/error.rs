@@ -11,6 +11,8 @@ use std::fmt;
 pub struct FrontendError {
     pub loc: Loc,
     pub span: proc_macro2::Span,
+    /// The last span the error covers (`span` for a single token).
+    pub end: proc_macro2::Span,
     pub message: String,
     pub help: Option<String>,
 }
@@ -18,12 +20,13 @@ pub struct FrontendError {
 impl FrontendError {
     /// An error at `loc`, whose span is looked up in `sm`.
     pub fn new(sm: &SourceMap, loc: Loc, message: impl Into<String>) -> FrontendError {
-        FrontendError { loc, span: sm.span(loc), message: message.into(), help: None }
+        let (span, end) = sm.range(loc);
+        FrontendError { loc, span, end, message: message.into(), help: None }
     }
 
     /// An error at a span that has no [`Loc`] (syntax errors).
     pub fn at_span(span: proc_macro2::Span, message: impl Into<String>) -> FrontendError {
-        FrontendError { loc: Loc::NONE, span, message: message.into(), help: None }
+        FrontendError { loc: Loc::NONE, span, end: span, message: message.into(), help: None }
     }
 
     pub fn with_help(mut self, help: impl Into<String>) -> FrontendError {
@@ -39,7 +42,7 @@ impl FrontendError {
 
     /// The error as a `syn::Error` at its span, the help line appended to the message.
     pub fn to_syn_error(&self) -> syn::Error {
-        syn::Error::new(self.span, self.to_string())
+        crate::loc::spanned_error((self.span, self.end), self)
     }
 }
 

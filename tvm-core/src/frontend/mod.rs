@@ -89,6 +89,13 @@ impl Kernel {
     }
 }
 
+/// Parses the syntax of a kernel without type checking it: the macro uses the signature
+/// to emit a stub of the declared function when the kernel has errors, so that the
+/// rest of the crate does not cascade into "cannot find function".
+pub fn parse_syntax(tokens: TokenStream) -> Result<(ast::KernelAst, SourceMap), Vec<FrontendError>> {
+    parse::parse_kernel_ast(tokens)
+}
+
 /// Parses and checks the tokens inside `compute! { ... }`: the kernel and its schedule
 /// blocks. Syntax errors of a schedule statement are not reported here but by
 /// [`check_schedules`] and [`build_schedule`], with the other schedule errors.

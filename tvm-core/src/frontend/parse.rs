@@ -28,12 +28,15 @@ impl Cx {
     pub fn loc(&mut self, span: Span) -> Loc {
         self.sm.add(span)
     }
-    /// A handle covering `a` to `b` where spans can be joined, else `a`.
+    /// A handle covering `a` to `b`.
     pub fn join(&mut self, a: Loc, b: Loc) -> Loc {
         let (sa, sb) = (self.sm.span(a), self.sm.span(b));
         match sa.join(sb) {
             Some(s) => self.sm.add(s),
-            None => a,
+            None => {
+                let (start, end) = (self.sm.range(a).0, self.sm.range(b).1);
+                self.sm.add_range(start, end)
+            }
         }
     }
     pub fn name(&mut self, ident: &syn::Ident) -> Name {

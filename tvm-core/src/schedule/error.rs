@@ -43,7 +43,7 @@ pub enum ScheduleErrorKind {
     /// stages attached inside it).
     ComputeAtNotConsumer { producer: String, consumer: String, legal: Vec<String> },
     /// `compute_at` to an axis that is not a current axis of the consumer.
-    ComputeAtAxisNotInConsumer { consumer: String, axis: String, legal: Vec<String> },
+    ComputeAtAxisNotInConsumer { consumer: String, axis: String, owner: String, legal: Vec<String> },
     /// The product of thread extents of one kernel is over the target's limit.
     BlockTooLarge { stage: String, threads: u64, max: u32 },
     /// `bind` on a CPU target.
@@ -140,8 +140,8 @@ impl ScheduleError {
             ComputeAtNotConsumer { producer, consumer, .. } => {
                 format!("stage `{consumer}` does not read `{producer}`")
             }
-            ComputeAtAxisNotInConsumer { consumer, axis, .. } => {
-                format!("axis `{axis}` is not a current axis of stage `{consumer}`")
+            ComputeAtAxisNotInConsumer { consumer, axis, owner, .. } => {
+                format!("`{owner}.{axis}` is not a current axis of stage `{consumer}`")
             }
             BlockTooLarge { stage, threads, max } => {
                 format!("stage `{stage}` launches {threads} threads per block; the target allows at most {max}")
@@ -170,7 +170,9 @@ impl ScheduleError {
             DuplicateSchedule { target } => format!("a second schedule for target `{target}`"),
             UnknownPrimitive { name } => format!("unknown schedule primitive `{name}`"),
             WrongArity { name, expected, got } => {
-                format!("`{name}` takes {expected} argument(s), but {got} were given")
+                let args = if expected == "1" { "argument" } else { "arguments" };
+                let were = if *got == 1 { "was" } else { "were" };
+                format!("`{name}` takes {expected} {args}, but {got} {were} given")
             }
             UnknownThreadTag { name } => format!("unknown thread tag `{name}`"),
             CacheWriteAfterTransform { stage } => {
@@ -216,7 +218,10 @@ impl ScheduleError {
                     format!("legal places: {}, or `compute_root()`", list(legal))
                 }
             }
-            ComputeAtAxisNotInConsumer { legal, .. } => format!("its axes are {}", list(legal)),
+            ComputeAtAxisNotInConsumer { legal, consumer, .. } => {
+                let q: Vec<String> = legal.iter().map(|a| format!("{consumer}.{a}")).collect();
+                format!("the axes of `{consumer}` are {}", list(&q))
+            }
             BlockTooLarge { .. } => "split the thread axes with a smaller factor".into(),
             BindOnCpu { .. } => "use `parallel` on a CPU target".into(),
             NotBound { .. } => "bind its outer axis to `block.x` and an inner one to `thread.x`".into(),
@@ -232,7 +237,7 @@ impl ScheduleError {
             UnknownTarget { .. } => "targets: `cpu`, `cuda`, `opencl`, or a string such as \"cuda -arch=sm_90\"".into(),
             DuplicateSchedule { .. } => "merge the two schedules into one".into(),
             UnknownPrimitive { .. } => "the primitives are split, split_nparts, tile, fuse, reorder, bind, parallel, vectorize, unroll, compute_at, compute_inline, compute_root, cache_read, cache_write, rfactor, axes, reduce_axes".into(),
-            WrongArity { .. } => return None,
+            WrongArity { name, .. } => format!("write `{}`", usage(name)?),
             UnknownThreadTag { .. } => "the tags are `block.x|y|z` and `thread.x|y|z`".into(),
             CacheWriteAfterTransform { .. } => "call cache_write before any other primitive on the stage".into(),
             CacheReadNotReader { .. } => "list the stages that read the tensor".into(),
@@ -255,3 +260,27 @@ impl fmt::Display for ScheduleError {
 }
 
 impl std::error::Error for ScheduleError {}
+
+/// How a primitive is called, for arity errors.
+fn usage(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "split" => "let (o, i) = s.split(axis, FACTOR);",
+        "split_nparts" => "let (o, i) = s.split_nparts(axis, NPARTS);",
+        "tile" => "let (xo, yo, xi, yi) = s.tile(x, y, FX, FY);",
+        "fuse" => "let f = s.fuse(outer, inner);",
+        "reorder" => "s.reorder(a, b, ...);",
+        "bind" => "s.bind(axis, thread.x);",
+        "parallel" => "s.parallel(axis);",
+        "vectorize" => "s.vectorize(axis);",
+        "unroll" => "s.unroll(axis);",
+        "compute_at" => "p.compute_at(stage, axis);",
+        "compute_inline" => "p.compute_inline();",
+        "compute_root" => "p.compute_root();",
+        "cache_read" => "let t = x.cache_read(shared, [stage, ...]);",
+        "cache_write" => "let t = s.cache_write(local);",
+        "rfactor" => "let rf = s.rfactor(axis);",
+        "axes" => "let [a, b] = s.axes();",
+        "reduce_axes" => "let [k] = s.reduce_axes();",
+        _ => return None,
+    })
+}

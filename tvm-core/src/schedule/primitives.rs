@@ -318,6 +318,7 @@ impl Schedule {
                 ScheduleErrorKind::ComputeAtAxisNotInConsumer {
                     consumer: c.name.clone(),
                     axis: self.axis(axis.0).name.clone(),
+                    owner: self.stage(self.axis(axis.0).stage).name.clone(),
                     legal: self.leaf_names(consumer.0),
                 },
             );

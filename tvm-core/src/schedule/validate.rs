@@ -138,6 +138,7 @@ impl Schedule {
                 ScheduleErrorKind::ComputeAtAxisNotInConsumer {
                     consumer: cs.name.clone(),
                     axis: self.axis(axis).name.clone(),
+                    owner: self.stage(self.axis(axis).stage).name.clone(),
                     legal: self.leaf_names(c),
                 },
             ));

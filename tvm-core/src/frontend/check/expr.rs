@@ -111,7 +111,11 @@ impl Checker<'_> {
                         self.error_help(
                             cond.loc,
                             format!("the condition of `if` must be a `bool`, but `{cond}` is `{}`", c.dtype()),
-                            format!("compare it, e.g. `{} != 0`", castable(cond)),
+                            format!(
+                                "compare it, e.g. `{} != {}`",
+                                castable(cond),
+                                if c.dtype().is_float() { "0.0" } else { "0" }
+                            ),
                         );
                         Err(Poisoned)
                     }
@@ -318,7 +322,8 @@ impl Checker<'_> {
             return Err(Poisoned);
         };
         if indices.len() != t.shape.len() {
-            self.error(
+            let example: Vec<&str> = ["i", "j", "k", "l", "m", "n", "o", "p"].into_iter().cycle().take(t.shape.len()).collect();
+            self.error_help(
                 loc,
                 format!(
                     "`{n}` has {}, but {} given",
@@ -329,6 +334,7 @@ impl Checker<'_> {
                         format!("{} indices are", indices.len())
                     }
                 ),
+                format!("write one index per dim: `{n}[{}]`", example.join(", ")),
             );
             return Err(Poisoned);
         }

@@ -1,0 +1,14 @@
+use tvm::compute;
+
+compute! {
+    pub fn add2d(a: f32[M, N], b: f32[M, N]) -> c: f32[M, N] {
+        c[i, j] = a[i, j] + b[i, j];
+    }
+
+    schedule!(cpu) {
+        let f = c.fuse(c.i, c.j);
+        c.parallel(c.j);
+    }
+}
+
+fn main() {}

@@ -1,0 +1,21 @@
+use tvm::compute;
+
+compute! {
+    pub fn vector_add(a: f32[n], b: f32[n]) -> c: f32[n] {
+        c[i] = a[i] + b[i];
+    }
+
+    schedule!(cuda) {
+        let (bx, tx) = c.split(c.i, 256);
+        c.bind(bx, block.x);
+        c.bind(tx, thread.x);
+    }
+
+    schedule!("cuda -arch=sm_90") {
+        let (bx, tx) = c.split(c.i, 128);
+        c.bind(bx, block.x);
+        c.bind(tx, thread.x);
+    }
+}
+
+fn main() {}

@@ -1,0 +1,15 @@
+use tvm::compute;
+
+compute! {
+    pub fn matmul(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] {
+        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..K);
+    }
+
+    schedule!(cuda) {
+        c.bind(c.i, block.y);
+        c.bind(c.j, thread.x);
+        c.bind(c.k, block.x);
+    }
+}
+
+fn main() {}

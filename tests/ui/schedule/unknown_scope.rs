@@ -1,0 +1,15 @@
+use tvm::compute;
+
+compute! {
+    pub fn matmul(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] {
+        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..K);
+    }
+
+    schedule!(cuda) {
+        let a_t = a.cache_read(texture, [c]);
+        c.bind(c.i, block.x);
+        c.bind(c.j, thread.x);
+    }
+}
+
+fn main() {}

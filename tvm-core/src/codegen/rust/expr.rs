@@ -1,0 +1,409 @@
+//! Expressions: a scalar becomes a Rust value of its type, a vector a `[T; L]` array.
+//!
+//! Semantics follow the interpreter: integers wrap (`wrapping_*`; `/` and `%` panic on a
+//! zero divisor), floats are Rust's `f32`/`f64` operations, `select` and `&&`/`||`
+//! evaluate only what is needed (per lane for vectors whose other side could read memory
+//! or divide). Vector operations are lane maps over arrays (`__map2(a, b, |x, y| ..)`),
+//! which LLVM turns into SIMD instructions of the level being compiled.
+//!
+//! Every emitted expression is either an atom (a name, literal, call, method call,
+//! block or array) or wrapped in parentheses, so it can be an operand or a receiver.
+
+use super::{scalar_ty, unsupported, Emitter, R};
+use crate::dtype::DType;
+use crate::tir::{BinOp, CmpOp, Expr, Intrinsic};
+use proc_macro2::{Literal, TokenStream};
+use quote::quote;
+
+impl Emitter<'_> {
+    /// The value of `e`.
+    pub(super) fn expr(&mut self, e: &Expr) -> R<TokenStream> {
+        let d = e.dtype();
+        if d.lanes > 1 {
+            return self.vector(e);
+        }
+        Ok(match e {
+            Expr::Int { value, dtype } => int_lit(*value, *dtype)?,
+            Expr::Float { value, dtype } => float_lit(*value, *dtype)?,
+            Expr::Bool(b) => quote!(#b),
+            Expr::Var(v) => {
+                let id = self.names.var(v);
+                quote!(#id)
+            }
+            Expr::Binary { op, a, b } => {
+                let (x, y) = (self.expr(a)?, self.expr(b)?);
+                binop(*op, d, x, y)
+            }
+            Expr::Cmp { op, a, b } => {
+                let (x, y) = (self.expr(a)?, self.expr(b)?);
+                cmpop(*op, x, y)
+            }
+            Expr::And(a, b) => {
+                let (x, y) = (self.expr(a)?, self.expr(b)?);
+                quote!((#x && #y))
+            }
+            Expr::Or(a, b) => {
+                let (x, y) = (self.expr(a)?, self.expr(b)?);
+                quote!((#x || #y))
+            }
+            Expr::Not(a) => {
+                let x = self.expr(a)?;
+                quote!((!#x))
+            }
+            Expr::Neg(a) => {
+                let x = self.expr(a)?;
+                neg(d, x)?
+            }
+            Expr::Select { cond, then, otherwise } => {
+                let (c, t, o) = (self.expr(cond)?, self.expr(then)?, self.expr(otherwise)?);
+                quote!((if #c { #t } else { #o }))
+            }
+            Expr::Cast { dtype, value } => {
+                let x = self.expr(value)?;
+                cast(value.dtype(), *dtype, x)?
+            }
+            Expr::Call { func, args } => {
+                let xs = args.iter().map(|a| self.expr(a)).collect::<R<Vec<_>>>()?;
+                self.call(*func, d, xs)?
+            }
+            Expr::Load { buffer, indices } => {
+                let [index] = indices.as_slice() else {
+                    return Err(unsupported("multi-dimensional loads (the function was not flattened)"));
+                };
+                self.load(buffer, index)?
+            }
+            Expr::Ramp { .. } | Expr::Broadcast { .. } => unreachable!("internal: one-lane vector node"),
+            Expr::ProducerLoad { .. } | Expr::Reduce(_) => {
+                return Err(unsupported("tensor-expression nodes (the function was not lowered)"))
+            }
+        })
+    }
+
+    /// The value of a vector expression, as `[T; L]`.
+    fn vector(&mut self, e: &Expr) -> R<TokenStream> {
+        let d = e.dtype();
+        let lanes = Literal::usize_unsuffixed(d.lanes as usize);
+        Ok(match e {
+            Expr::Var(v) => {
+                let id = self.names.var(v);
+                quote!(#id)
+            }
+            Expr::Broadcast { value, .. } => {
+                let x = self.expr(value)?;
+                quote!([#x; #lanes])
+            }
+            Expr::Ramp { base, stride, .. } => {
+                let (b, s, t) = (self.expr(base)?, self.expr(stride)?, scalar_ty(d)?);
+                quote!({
+                    let (__b, __s) = (#b, #s);
+                    ::core::array::from_fn::<#t, #lanes, _>(|__l| __b.wrapping_add(__s.wrapping_mul(__l as #t)))
+                })
+            }
+            Expr::Binary { op, a, b } => {
+                let (x, y) = (self.vector(a)?, self.vector(b)?);
+                let f = binop(*op, d.element(), quote!(__x), quote!(__y));
+                self.map2(x, y, f)
+            }
+            Expr::Cmp { op, a, b } => {
+                let (x, y) = (self.vector(a)?, self.vector(b)?);
+                let f = cmpop(*op, quote!(__x), quote!(__y));
+                self.map2(x, y, f)
+            }
+            Expr::And(a, b) | Expr::Or(a, b) => {
+                let and = matches!(e, Expr::And(..));
+                let x = self.vector(a)?;
+                if may_trap(b) {
+                    // `b` only where `a` does not decide.
+                    let y = self.lane(b)?;
+                    let body = if and { quote!(__a[__l] && #y) } else { quote!(__a[__l] || #y) };
+                    quote!({
+                        let __a = #x;
+                        ::core::array::from_fn::<bool, #lanes, _>(|__l| #body)
+                    })
+                } else {
+                    let y = self.vector(b)?;
+                    let f = if and { quote!((__x & __y)) } else { quote!((__x | __y)) };
+                    self.map2(x, y, f)
+                }
+            }
+            Expr::Not(a) => {
+                let x = self.vector(a)?;
+                self.map1(x, quote!((!__x)))
+            }
+            Expr::Neg(a) => {
+                let x = self.vector(a)?;
+                let f = neg(d.element(), quote!(__x))?;
+                self.map1(x, f)
+            }
+            Expr::Select { cond, then, otherwise } => {
+                let c = self.vector(cond)?;
+                if may_trap(then) || may_trap(otherwise) {
+                    let (t, o, ty) = (self.lane(then)?, self.lane(otherwise)?, scalar_ty(d)?);
+                    quote!({
+                        let __c = #c;
+                        ::core::array::from_fn::<#ty, #lanes, _>(|__l| if __c[__l] { #t } else { #o })
+                    })
+                } else {
+                    let (t, o) = (self.vector(then)?, self.vector(otherwise)?);
+                    self.helpers.insert("__map3");
+                    quote!(__map3(#c, #t, #o, |__c, __t, __o| if __c { __t } else { __o }))
+                }
+            }
+            Expr::Cast { dtype, value } => {
+                let x = self.vector(value)?;
+                let f = cast(value.dtype().element(), dtype.element(), quote!(__x))?;
+                self.map1(x, f)
+            }
+            Expr::Call { func, args } => {
+                let xs = args.iter().map(|a| self.vector(a)).collect::<R<Vec<_>>>()?;
+                let names = [quote!(__x), quote!(__y), quote!(__z)];
+                let f = self.call(*func, d.element(), names[..xs.len()].to_vec())?;
+                match xs.as_slice() {
+                    [x] => self.map1(x.clone(), f),
+                    [x, y] => self.map2(x.clone(), y.clone(), f),
+                    [x, y, z] => {
+                        self.helpers.insert("__map3");
+                        quote!(__map3(#x, #y, #z, |__x, __y, __z| #f))
+                    }
+                    _ => return Err(unsupported(format!("`{}` with {} arguments", func.name(), xs.len()))),
+                }
+            }
+            Expr::Load { buffer, indices } => {
+                let [index] = indices.as_slice() else {
+                    return Err(unsupported("multi-dimensional loads (the function was not flattened)"));
+                };
+                self.load(buffer, index)?
+            }
+            _ => return Err(unsupported(format!("vector expression `{}`", crate::tir::printer::print_expr(e)))),
+        })
+    }
+
+    /// Lane `__l` (a `usize` in scope) of `e`, as a scalar; a scalar `e` is its own lane.
+    pub(super) fn lane(&mut self, e: &Expr) -> R<TokenStream> {
+        let d = e.dtype();
+        if d.lanes == 1 {
+            return self.expr(e);
+        }
+        let s = d.element();
+        Ok(match e {
+            Expr::Var(v) => {
+                let id = self.names.var(v);
+                quote!(#id[__l])
+            }
+            Expr::Broadcast { value, .. } => self.expr(value)?,
+            Expr::Ramp { base, stride, .. } => {
+                let (b, st, t) = (self.expr(base)?, self.expr(stride)?, scalar_ty(d)?);
+                quote!(#b.wrapping_add(#st.wrapping_mul(__l as #t)))
+            }
+            Expr::Binary { op, a, b } => {
+                let (x, y) = (self.lane(a)?, self.lane(b)?);
+                binop(*op, s, x, y)
+            }
+            Expr::Cmp { op, a, b } => {
+                let (x, y) = (self.lane(a)?, self.lane(b)?);
+                cmpop(*op, x, y)
+            }
+            Expr::And(a, b) => {
+                let (x, y) = (self.lane(a)?, self.lane(b)?);
+                quote!((#x && #y))
+            }
+            Expr::Or(a, b) => {
+                let (x, y) = (self.lane(a)?, self.lane(b)?);
+                quote!((#x || #y))
+            }
+            Expr::Not(a) => {
+                let x = self.lane(a)?;
+                quote!((!#x))
+            }
+            Expr::Neg(a) => {
+                let x = self.lane(a)?;
+                neg(s, x)?
+            }
+            Expr::Select { cond, then, otherwise } => {
+                let (c, t, o) = (self.lane(cond)?, self.lane(then)?, self.lane(otherwise)?);
+                quote!((if #c { #t } else { #o }))
+            }
+            Expr::Cast { dtype, value } => {
+                let x = self.lane(value)?;
+                cast(value.dtype().element(), dtype.element(), x)?
+            }
+            Expr::Call { func, args } => {
+                let xs = args.iter().map(|a| self.lane(a)).collect::<R<Vec<_>>>()?;
+                self.call(*func, s, xs)?
+            }
+            Expr::Load { buffer, indices } => {
+                let [index] = indices.as_slice() else {
+                    return Err(unsupported("multi-dimensional loads (the function was not flattened)"));
+                };
+                self.load_lane(buffer, index)?
+            }
+            _ => return Err(unsupported(format!("vector expression `{}`", crate::tir::printer::print_expr(e)))),
+        })
+    }
+
+    fn map1(&mut self, x: TokenStream, f: TokenStream) -> TokenStream {
+        self.helpers.insert("__map1");
+        quote!(__map1(#x, |__x| #f))
+    }
+
+    fn map2(&mut self, x: TokenStream, y: TokenStream, f: TokenStream) -> TokenStream {
+        self.helpers.insert("__map2");
+        quote!(__map2(#x, #y, |__x, __y| #f))
+    }
+
+    /// A math intrinsic on scalars of type `d`.
+    fn call(&mut self, func: Intrinsic, d: DType, args: Vec<TokenStream>) -> R<TokenStream> {
+        let a = &args[0];
+        if !d.is_float() {
+            return match func {
+                Intrinsic::Abs if d.is_uint() => Ok(a.clone()),
+                Intrinsic::Abs if d.is_int() => Ok(quote!(#a.wrapping_abs())),
+                _ => Err(unsupported(format!("`{}` of a value of type {d}", func.name()))),
+            };
+        }
+        let one = float_lit(1.0, d)?;
+        let rt = &self.opts.rt_path;
+        Ok(match func {
+            Intrinsic::Exp => quote!(#a.exp()),
+            Intrinsic::Log => quote!(#a.ln()),
+            Intrinsic::Sqrt => quote!(#a.sqrt()),
+            Intrinsic::Rsqrt => quote!((#one / #a.sqrt())),
+            Intrinsic::Tanh => quote!(#a.tanh()),
+            Intrinsic::Sigmoid => quote!((#one / (#one + (-#a).exp()))),
+            Intrinsic::Abs => quote!(#a.abs()),
+            Intrinsic::Floor => quote!(#a.floor()),
+            Intrinsic::Ceil => quote!(#a.ceil()),
+            Intrinsic::Erf if d.bits == 32 => quote!(#rt::erf_f32(#a)),
+            Intrinsic::Erf => quote!(#rt::erf_f64(#a)),
+            Intrinsic::Sin => quote!(#a.sin()),
+            Intrinsic::Cos => quote!(#a.cos()),
+            Intrinsic::Pow => {
+                let b = &args[1];
+                quote!(#a.powf(#b))
+            }
+            Intrinsic::Fma => {
+                let (b, c) = (&args[1], &args[2]);
+                quote!(#a.mul_add(#b, #c))
+            }
+        })
+    }
+}
+
+/// Whether evaluating `e` where the interpreter would not could fail or touch memory (a
+/// load, or an integer division by a possible zero).
+pub(super) fn may_trap(e: &Expr) -> bool {
+    let mut trap = false;
+    crate::tir::visit::for_each_expr(e, &mut |x| {
+        trap |= match x {
+            Expr::Load { .. } => true,
+            Expr::Binary { op: BinOp::Div | BinOp::Mod, a, .. } => a.dtype().is_integer(),
+            _ => false,
+        };
+    });
+    trap
+}
+
+/// `a op b` on scalars of type `d`.
+pub(super) fn binop(op: BinOp, d: DType, a: TokenStream, b: TokenStream) -> TokenStream {
+    if d.is_float() {
+        return match op {
+            BinOp::Add => quote!((#a + #b)),
+            BinOp::Sub => quote!((#a - #b)),
+            BinOp::Mul => quote!((#a * #b)),
+            BinOp::Div => quote!((#a / #b)),
+            BinOp::Mod => quote!((#a % #b)),
+            BinOp::Min => quote!(#a.min(#b)),
+            BinOp::Max => quote!(#a.max(#b)),
+        };
+    }
+    match op {
+        BinOp::Add => quote!(#a.wrapping_add(#b)),
+        BinOp::Sub => quote!(#a.wrapping_sub(#b)),
+        BinOp::Mul => quote!(#a.wrapping_mul(#b)),
+        BinOp::Div => quote!(#a.wrapping_div(#b)),
+        BinOp::Mod => quote!(#a.wrapping_rem(#b)),
+        BinOp::Min => quote!(::core::cmp::Ord::min(#a, #b)),
+        BinOp::Max => quote!(::core::cmp::Ord::max(#a, #b)),
+    }
+}
+
+fn cmpop(op: CmpOp, a: TokenStream, b: TokenStream) -> TokenStream {
+    match op {
+        CmpOp::Lt => quote!((#a < #b)),
+        CmpOp::Le => quote!((#a <= #b)),
+        CmpOp::Gt => quote!((#a > #b)),
+        CmpOp::Ge => quote!((#a >= #b)),
+        CmpOp::Eq => quote!((#a == #b)),
+        CmpOp::Ne => quote!((#a != #b)),
+    }
+}
+
+fn neg(d: DType, a: TokenStream) -> R<TokenStream> {
+    if d.is_float() {
+        Ok(quote!((-#a)))
+    } else if d.is_int() {
+        Ok(quote!(#a.wrapping_neg()))
+    } else {
+        Err(unsupported(format!("negation of a value of type {d}")))
+    }
+}
+
+/// `a as to` with the interpreter's semantics (Rust's `as`; bool to number is 0 or 1).
+fn cast(from: DType, to: DType, a: TokenStream) -> R<TokenStream> {
+    if from == to {
+        return Ok(a);
+    }
+    if to.is_bool() {
+        return Err(unsupported(format!("a cast from {from} to bool")));
+    }
+    let t = scalar_ty(to)?;
+    if from.is_bool() && to.is_float() {
+        return Ok(quote!(((#a as u8) as #t)));
+    }
+    Ok(quote!((#a as #t)))
+}
+
+/// An integer constant of type `d`.
+pub(super) fn int_lit(value: i64, d: DType) -> R<TokenStream> {
+    let t = scalar_ty(d)?;
+    let lit = |v: u64| -> Literal {
+        match (d.is_uint(), d.bits) {
+            (true, 8) => Literal::u8_suffixed(v as u8),
+            (true, 16) => Literal::u16_suffixed(v as u16),
+            (true, 32) => Literal::u32_suffixed(v as u32),
+            (true, _) => Literal::u64_suffixed(v),
+            (false, 8) => Literal::i8_suffixed(v as i8),
+            (false, 16) => Literal::i16_suffixed(v as i16),
+            (false, 32) => Literal::i32_suffixed(v as i32),
+            (false, _) => Literal::i64_suffixed(v as i64),
+        }
+    };
+    if d.is_uint() || value >= 0 {
+        let l = lit(value as u64);
+        return Ok(quote!(#l));
+    }
+    let min = match d.bits {
+        8 => i8::MIN as i64,
+        16 => i16::MIN as i64,
+        32 => i32::MIN as i64,
+        _ => i64::MIN,
+    };
+    if value == min {
+        return Ok(quote!(#t::MIN));
+    }
+    let l = lit(value.unsigned_abs());
+    Ok(quote!((-#l)))
+}
+
+/// A float constant of type `d`, exactly.
+pub(super) fn float_lit(value: f64, d: DType) -> R<TokenStream> {
+    let t = scalar_ty(d)?;
+    if value.is_nan() {
+        return Ok(quote!(#t::NAN));
+    }
+    if value.is_infinite() {
+        return Ok(if value > 0.0 { quote!(#t::INFINITY) } else { quote!(#t::NEG_INFINITY) });
+    }
+    let l = if d.bits == 32 { Literal::f32_suffixed((value as f32).abs()) } else { Literal::f64_suffixed(value.abs()) };
+    Ok(if value.is_sign_negative() { quote!((-#l)) } else { quote!(#l) })
+}

@@ -1,0 +1,150 @@
+//! What the emitter knows at each point of a function body, kept in two analyzers.
+//!
+//! * `math` knows every loop range, `if` condition and pure `let` value, and assumes (as
+//!   every pass does) that index arithmetic does not overflow. It decides how a parallel
+//!   loop is cut into chunks. A wrong answer there could only give wrong results, never
+//!   undefined behavior: the chunks are disjoint `&mut` slices handed out by rayon.
+//! * `safe` knows only facts that hold for the values the generated code really
+//!   computes, on the fast path: the dims are bound to `[0, 2^k]` (the generated code
+//!   checks this before taking the fast path), and a loop range, condition or `let`
+//!   value is recorded only when it is *exact*: every integer node of it provably fits
+//!   its type, so the wrapping arithmetic of the generated code computes the
+//!   mathematical value. Unchecked accesses are justified by this analyzer alone.
+
+use crate::arith::{reads_memory, Analyzer, Snapshot};
+use crate::dtype::DType;
+use crate::tir::visit::for_each_expr;
+use crate::tir::{BinOp, Expr, Var};
+use std::collections::HashMap;
+
+pub(super) struct Facts {
+    pub math: Analyzer,
+    pub safe: Analyzer,
+    /// Pure `i64` `let` values, substituted into indices before they are decomposed.
+    pub lets: HashMap<Var, Expr>,
+}
+
+pub(super) struct FactsSnapshot {
+    math: Snapshot,
+    safe: Snapshot,
+    lets: HashMap<Var, Expr>,
+}
+
+impl Facts {
+    /// `dims` are non-negative; on the fast path they are also at most `2^k_bits`.
+    pub fn new(dims: &[Var], k_bits: u32) -> Facts {
+        let mut math = Analyzer::new();
+        let mut safe = Analyzer::new();
+        for d in dims {
+            math.assume_nonneg(d);
+            safe.bind_const_bound(d, 0, 1i64 << k_bits);
+        }
+        Facts { math, safe, lets: HashMap::new() }
+    }
+
+    pub fn snapshot(&self) -> FactsSnapshot {
+        FactsSnapshot { math: self.math.snapshot(), safe: self.safe.snapshot(), lets: self.lets.clone() }
+    }
+
+    pub fn restore(&mut self, s: FactsSnapshot) {
+        self.math.restore(s.math);
+        self.safe.restore(s.safe);
+        self.lets = s.lets;
+    }
+
+    /// `var` takes the values `[min, min + extent)`.
+    pub fn bind_loop(&mut self, var: &Var, min: &Expr, extent: &Expr) {
+        self.math.bind(var, min.clone(), extent.clone());
+        if self.exact(min) && self.exact(extent) {
+            self.safe.bind(var, min.clone(), extent.clone());
+        } else {
+            self.safe.unbind(var);
+        }
+    }
+
+    /// `cond` (or its negation) holds.
+    pub fn assume(&mut self, cond: &Expr, holds: bool) {
+        let c = if holds { cond.clone() } else { Expr::not(cond.clone()) };
+        let exact = self.exact(cond);
+        self.math.assume(&c);
+        if exact {
+            self.safe.assume(&c);
+        }
+    }
+
+    /// `var` is bound to `value` for the rest of the scope.
+    pub fn bind_let(&mut self, var: &Var, value: &Expr) {
+        let pure = var.dtype() == DType::I64 && !reads_memory(value);
+        if !pure {
+            self.math.unbind(var);
+            self.safe.unbind(var);
+            self.lets.remove(var);
+            return;
+        }
+        self.math.bind(var, value.clone(), Expr::int(1));
+        self.lets.insert(var.clone(), value.clone());
+        if self.exact(value) {
+            self.safe.bind(var, value.clone(), Expr::int(1));
+        } else {
+            self.safe.unbind(var);
+        }
+    }
+
+    /// Whether the generated code computes the mathematical value of `e` on the fast
+    /// path: no memory reads, no floats, and every integer node provably within its type
+    /// (so no wrapping happens anywhere in it).
+    pub fn exact(&self, e: &Expr) -> bool {
+        if reads_memory(e) {
+            return false;
+        }
+        let mut ok = true;
+        for_each_expr(e, &mut |x| {
+            if !ok {
+                return;
+            }
+            let d = x.dtype();
+            let shape_ok = match x {
+                Expr::Float { .. } | Expr::Call { .. } | Expr::Ramp { .. } | Expr::Broadcast { .. } => false,
+                Expr::Cast { dtype, value } => dtype.is_integer() && value.dtype().is_integer(),
+                _ => d.lanes == 1 && !d.is_float(),
+            };
+            if !shape_ok {
+                ok = false;
+                return;
+            }
+            if d.is_integer() {
+                ok = match self.safe.const_bounds(x) {
+                    Some((lo, hi)) => fits(lo, hi, d),
+                    None => false,
+                };
+            }
+        });
+        ok
+    }
+}
+
+/// Whether `[lo, hi]` lies within the values of `d`.
+fn fits(lo: i64, hi: i64, d: DType) -> bool {
+    let (min, max): (i128, i128) = match (d.is_uint(), d.bits) {
+        (true, 64) => (0, i64::MAX as i128),
+        (true, b) => (0, (1i128 << b) - 1),
+        (false, b) => (-(1i128 << (b - 1)), (1i128 << (b - 1)) - 1),
+    };
+    (lo as i128) >= min && (hi as i128) <= max
+}
+
+/// Whether `e` is built from `i64` constants, variables, `+`, `-` and `*` only. Wrapping
+/// arithmetic is exact modulo 2^64 for these, so the computed value equals the
+/// mathematical one whenever the latter fits an `i64`, whatever the intermediate values.
+pub(super) fn ring_only(e: &Expr) -> bool {
+    let mut ok = true;
+    for_each_expr(e, &mut |x| {
+        ok &= x.dtype() == DType::I64
+            && match x {
+                Expr::Int { .. } | Expr::Var(_) => true,
+                Expr::Binary { op, .. } => matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul),
+                _ => false,
+            };
+    });
+    ok
+}

@@ -1,0 +1,635 @@
+//! The CPU backend: a lowered CPU [`PrimFunc`] becomes one Rust function (tokens) that
+//! rustc and LLVM compile in the user's crate.
+//!
+//! # The emitted function
+//!
+//! ```text
+//! fn __tvm_cpu_<name>(<params>, <dims>) -> Result<(), &'static str>
+//! ```
+//!
+//! Tensor inputs are `&[T]`, outputs `&mut [T]`, scalars their own type (`u64` for
+//! `usize`), then one `i64` per dim variable in [`dim_vars`] order. It returns `Err` with
+//! a message when a slice's length is not the product of its shape, or when the target
+//! names CPU features (`-mattr=+avx2,+fma`) that this CPU lacks; else it runs the kernel
+//! and returns `Ok(())`. Integer division by zero panics, as in Rust.
+//!
+//! Inside: `__body` holds the statements once, `#[inline(always)]`, generic over the
+//! feature level and over `__FAST` (below). It is instantiated inside one
+//! `#[target_feature]` wrapper per level (`avx512f`; `avx2,fma`; none) chosen at run time
+//! with `is_x86_feature_detected!`, or, for a target with explicit features, inside one
+//! wrapper with exactly those. Each outermost `parallel` loop becomes a rayon iterator
+//! over disjoint chunks of the buffers it writes, whose per-iteration work is a function
+//! `__parN` with its own per-level `#[target_feature]` wrappers: closures do not inherit
+//! the features of a function they are merely inlined into (checked with `objdump`).
+//!
+//! # Safety
+//!
+//! The only `unsafe` code is (1) calls of `#[target_feature]` functions after the
+//! features were detected, and (2) unchecked loads and stores whose bounds the
+//! [`facts`] analyzer proved, on the fast path only. The fast path (`__FAST = true`) is
+//! taken when every dim is at most `2^k`; `k` is chosen here, per function, as the
+//! largest bound that keeps every proof. Slower inputs run the same code with every
+//! access checked. Parallel loops are race-free by construction: rayon hands each
+//! iteration `&mut` chunks that the borrow checker knows are disjoint.
+
+mod expr;
+mod facts;
+mod fused;
+mod names;
+mod parallel;
+mod stmt;
+
+use super::CodegenError;
+use crate::dtype::{DType, ScalarKind};
+use crate::target::Target;
+use crate::tir::{Buffer, Expr, Param, PrimFunc, Var};
+use facts::Facts;
+use names::Names;
+use proc_macro2::{Ident, Literal, Span, TokenStream};
+use quote::{format_ident, quote};
+use std::collections::{BTreeSet, HashMap};
+
+type R<T> = Result<T, CodegenError>;
+
+/// Switches of [`emit_rust_with`].
+#[derive(Clone, Debug)]
+pub struct EmitOptions {
+    /// Where the generated code finds `rayon` (`<rt_path>::rayon`) and the `erf`
+    /// helpers (`<rt_path>::erf_f32`, `<rt_path>::erf_f64`). Default: `::tvm::__rt`.
+    pub rt_path: TokenStream,
+    /// Use unchecked loads and stores where their bounds are proved. Default: on.
+    pub unchecked: bool,
+}
+
+impl Default for EmitOptions {
+    fn default() -> Self {
+        EmitOptions { rt_path: quote!(::tvm::__rt), unchecked: true }
+    }
+}
+
+/// The dim variables of `f`: the distinct variables of its tensor parameters' shapes, in
+/// first-appearance order (the order of the emitted function's trailing `i64` params).
+pub fn dim_vars(f: &PrimFunc) -> Vec<Var> {
+    let mut out: Vec<Var> = Vec::new();
+    for p in &f.params {
+        if let Param::Tensor { shape, .. } = p {
+            for d in shape {
+                for v in crate::tir::visit::vars_of(d) {
+                    if !out.contains(&v) {
+                        out.push(v);
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The Rust function for a lowered CPU function, with the default [`EmitOptions`].
+pub fn emit_rust(f: &PrimFunc) -> Result<TokenStream, CodegenError> {
+    emit_rust_with(f, &EmitOptions::default())
+}
+
+/// The Rust function for a lowered CPU function.
+pub fn emit_rust_with(f: &PrimFunc, opts: &EmitOptions) -> Result<TokenStream, CodegenError> {
+    if !f.target.is_cpu() || !f.kernels.is_empty() {
+        return Err(unsupported(format!("target `{}` (only cpu functions are emitted as Rust)", f.target)));
+    }
+    let dims = dim_vars(f);
+    let levels = levels_of(&f.target)?;
+    // The smallest dim bound proves the most accesses; take the largest bound that
+    // proves as many (a proof never needs a smaller bound than one it already has).
+    let run = |k: u32| Emitter::new(f, opts, &dims, &levels, k).run();
+    let mut best = run(K_BITS[K_BITS.len() - 1])?;
+    if best.unchecked > 0 {
+        for &k in &K_BITS[..K_BITS.len() - 1] {
+            let e = run(k)?;
+            if e.unchecked == best.unchecked {
+                best = e;
+                break;
+            }
+        }
+    }
+    Ok(assemble(f, opts, &dims, &levels, best))
+}
+
+/// Candidate bounds `2^k` on every dim for the fast path, largest first.
+const K_BITS: [u32; 7] = [62, 56, 48, 40, 32, 24, 16];
+
+/// A feature level: the body is compiled once per level.
+pub(super) struct Level {
+    /// The wrapper suffix (`avx512`).
+    pub suffix: String,
+    /// `target_arch` of the level.
+    pub arch: &'static str,
+    /// The `target_feature(enable = ..)` string.
+    pub enable: String,
+    /// The features to detect at run time.
+    pub detect: Vec<String>,
+}
+
+/// The levels for `target`: detected at run time for the plain CPU target; exactly the
+/// target's features (and no portable fallback) when it names some.
+fn levels_of(target: &Target) -> R<Vec<Level>> {
+    if target.features.is_empty() {
+        let lv = |suffix: &str, enable: &str, detect: &[&str]| Level {
+            suffix: suffix.into(),
+            arch: "x86_64",
+            enable: enable.into(),
+            detect: detect.iter().map(|s| s.to_string()).collect(),
+        };
+        return Ok(vec![lv("avx512", "avx512f", &["avx512f"]), lv("avx2", "avx2,fma", &["avx2", "fma"])]);
+    }
+    let x86 = ["sse2", "sse4.1", "sse4.2", "avx", "avx2", "fma", "avx512f"];
+    let arch = if target.features.iter().all(|f| x86.contains(&f.as_str())) {
+        "x86_64"
+    } else if target.features.iter().all(|f| f == "neon") {
+        "aarch64"
+    } else {
+        return Err(unsupported(format!("the mix of features of target `{target}`")));
+    };
+    Ok(vec![Level {
+        suffix: "target".into(),
+        arch,
+        enable: target.features.join(","),
+        detect: target.features.clone(),
+    }])
+}
+
+pub(super) fn unsupported(what: impl Into<String>) -> CodegenError {
+    CodegenError::Unsupported { what: what.into() }
+}
+
+/// How a buffer is reached from the code being emitted.
+#[derive(Clone, Debug)]
+pub(super) enum BufKind {
+    /// A tensor input: `&[T]`.
+    Input,
+    /// A tensor output: `&mut [T]`.
+    Output,
+    /// An allocation: an array or a `Vec` owned by the function.
+    Local,
+    /// Inside a parallel loop: this iteration's chunk of a buffer it writes.
+    Chunk(Chunk),
+}
+
+/// A buffer cut into chunks by parallel loop `var`: iteration `var` owns elements
+/// `offset + [(var - min) * size, (var - min + 1) * size)`.
+#[derive(Clone, Debug)]
+pub(super) struct Chunk {
+    pub var: Var,
+    pub min: Expr,
+    /// Set by the first access; every other access must agree.
+    pub size: Option<Expr>,
+    /// Where chunk 0 starts (loop-invariant); `None` while probing for it.
+    pub offset: Option<Expr>,
+    /// While probing: the lowest element each access reaches in chunk 0's terms.
+    pub candidates: Vec<Expr>,
+    /// Variables bound inside the loop (a chunk size may not mention them).
+    pub inner: BTreeSet<Var>,
+}
+
+#[derive(Clone, Debug)]
+pub(super) struct BufInfo {
+    pub ident: Ident,
+    pub dtype: DType,
+    /// The number of elements, when the generated code's buffer provably has exactly
+    /// that many (parameters: the product of the shape; allocations: an exact extent).
+    pub len: Option<Expr>,
+    pub kind: BufKind,
+}
+
+/// The state of one emission of a function body.
+pub(super) struct Emitter<'f> {
+    f: &'f PrimFunc,
+    opts: &'f EmitOptions,
+    levels: &'f [Level],
+    names: Names,
+    facts: Facts,
+    bufs: HashMap<Buffer, BufInfo>,
+    /// Functions emitted beside `__body` (the parallel loops' per-iteration work).
+    items: Vec<TokenStream>,
+    n_par: usize,
+    in_parallel: bool,
+    /// Emitting a parallel body only to find its chunk offsets (no proofs, no errors
+    /// about chunk bounds; the tokens are thrown away).
+    probing: bool,
+    unchecked: usize,
+    helpers: BTreeSet<&'static str>,
+    /// The fast path's bound on every dim is `2^k_bits`.
+    k_bits: u32,
+}
+
+/// The result of [`Emitter::run`].
+pub(super) struct Emitted {
+    names: Names,
+    body: TokenStream,
+    items: Vec<TokenStream>,
+    unchecked: usize,
+    helpers: BTreeSet<&'static str>,
+    k_bits: u32,
+}
+
+impl<'f> Emitter<'f> {
+    fn new(f: &'f PrimFunc, opts: &'f EmitOptions, dims: &[Var], levels: &'f [Level], k_bits: u32) -> Self {
+        let mut names = Names::default();
+        let mut bufs = HashMap::new();
+        for p in &f.params {
+            match p {
+                Param::Tensor { buffer, shape, is_output } => {
+                    let len = shape.iter().cloned().reduce(|a, b| a * b).unwrap_or(Expr::int(1));
+                    let kind = if *is_output { BufKind::Output } else { BufKind::Input };
+                    let info = BufInfo { ident: names.buffer(buffer), dtype: buffer.dtype(), len: Some(len), kind };
+                    bufs.insert(buffer.clone(), info);
+                }
+                Param::Scalar(v) => {
+                    names.var(v);
+                }
+            }
+        }
+        for d in dims {
+            names.var(d);
+        }
+        Emitter {
+            f,
+            opts,
+            levels,
+            names,
+            facts: Facts::new(dims, k_bits),
+            bufs,
+            items: Vec::new(),
+            n_par: 0,
+            in_parallel: false,
+            probing: false,
+            unchecked: 0,
+            helpers: BTreeSet::new(),
+            k_bits,
+        }
+    }
+
+    fn run(mut self) -> R<Emitted> {
+        let body = self.stmt(&self.f.body.clone())?;
+        Ok(Emitted {
+            names: self.names,
+            body,
+            items: self.items,
+            unchecked: self.unchecked,
+            helpers: self.helpers,
+            k_bits: self.k_bits,
+        })
+    }
+
+    /// The Rust type of a value of `d` (`[T; L]` for vectors).
+    pub(super) fn value_ty(&self, d: DType) -> R<TokenStream> {
+        let t = scalar_ty(d)?;
+        Ok(if d.lanes > 1 {
+            let l = Literal::usize_unsuffixed(d.lanes as usize);
+            quote!([#t; #l])
+        } else {
+            t
+        })
+    }
+}
+
+/// The Rust name of a scalar type (in scope through `use ::core::primitive::*` names).
+pub(super) fn scalar_ty(d: DType) -> R<TokenStream> {
+    let name = match (d.kind, d.bits) {
+        (ScalarKind::Bool, _) => "bool",
+        (ScalarKind::Int, 8) => "i8",
+        (ScalarKind::Int, 16) => "i16",
+        (ScalarKind::Int, 32) => "i32",
+        (ScalarKind::Int, 64) => "i64",
+        (ScalarKind::UInt, 8) => "u8",
+        (ScalarKind::UInt, 16) => "u16",
+        (ScalarKind::UInt, 32) => "u32",
+        (ScalarKind::UInt, 64) => "u64",
+        (ScalarKind::Float, 32) => "f32",
+        (ScalarKind::Float, 64) => "f64",
+        _ => return Err(unsupported(format!("values of type {}", d.element()))),
+    };
+    let id = Ident::new(name, Span::call_site());
+    Ok(quote!(#id))
+}
+
+/// `::core::primitive::T` (for the signature, outside the body's `use`).
+fn full_ty(d: DType) -> R<TokenStream> {
+    let t = scalar_ty(d)?;
+    Ok(quote!(::core::primitive::#t))
+}
+
+/// The generic helpers the body may call, by name.
+fn helper(name: &str, rt: &TokenStream) -> TokenStream {
+    match name {
+        "__chunks" => quote! {
+            /// `n` chunks of `size` elements of `s` (the last ones shorter, then empty).
+            #[inline(always)]
+            fn __chunks<'a, T: ::core::marker::Send>(
+                s: &'a mut [T],
+                size: usize,
+                n: usize,
+            ) -> impl #rt::rayon::iter::IndexedParallelIterator<Item = &'a mut [T]> {
+                let have = s.len().div_ceil(size);
+                let empty = (0..n.saturating_sub(have))
+                    .into_par_iter()
+                    .map(|_| <&'a mut [T] as ::core::default::Default>::default());
+                s.par_chunks_mut(size).chain(empty).take(n)
+            }
+        },
+        "__from" => quote! {
+            /// `s[o..]`, empty when `o` is past the end (where no iteration reaches).
+            #[inline(always)]
+            fn __from<T>(s: &mut [T], o: i64) -> &mut [T] {
+                let o = ::core::cmp::Ord::min(::core::cmp::Ord::max(o, 0) as usize, s.len());
+                &mut s[o..]
+            }
+        },
+        "__ld" => quote! {
+            /// `s[i]`. Safety: with `FAST`, `0 <= i < s.len()` (proved: see `_proof`).
+            #[inline(always)]
+            unsafe fn __ld<T: ::core::marker::Copy, const FAST: bool>(s: &[T], i: i64, _proof: &'static str) -> T {
+                if FAST { unsafe { *s.get_unchecked(i as usize) } } else { s[i as usize] }
+            }
+        },
+        "__st" => quote! {
+            /// `s[i] = v`. Safety: with `FAST`, `0 <= i < s.len()` (proved: see `_proof`).
+            #[inline(always)]
+            unsafe fn __st<T, const FAST: bool>(s: &mut [T], i: i64, v: T, _proof: &'static str) {
+                if FAST { unsafe { *s.get_unchecked_mut(i as usize) = v } } else { s[i as usize] = v }
+            }
+        },
+        "__ldv" => quote! {
+            /// `s[i..i + L]`. Safety: with `FAST`, `0 <= i && i + L <= s.len()` (proved).
+            #[inline(always)]
+            unsafe fn __ldv<T: ::core::marker::Copy + ::core::default::Default, const L: usize, const FAST: bool>(
+                s: &[T],
+                i: i64,
+                _proof: &'static str,
+            ) -> [T; L] {
+                if FAST {
+                    unsafe { ::core::ptr::read(s.as_ptr().add(i as usize) as *const [T; L]) }
+                } else {
+                    __ldv_c(s, i)
+                }
+            }
+        },
+        "__stv" => quote! {
+            /// `s[i..i + L] = v`. Safety: with `FAST`, `0 <= i && i + L <= s.len()` (proved).
+            #[inline(always)]
+            unsafe fn __stv<T: ::core::marker::Copy, const L: usize, const FAST: bool>(
+                s: &mut [T],
+                i: i64,
+                v: [T; L],
+                _proof: &'static str,
+            ) {
+                if FAST {
+                    unsafe { ::core::ptr::write(s.as_mut_ptr().add(i as usize) as *mut [T; L], v) }
+                } else {
+                    __stv_c(s, i, v)
+                }
+            }
+        },
+        "__ldv_c" => quote! {
+            #[inline(always)]
+            fn __ldv_c<T: ::core::marker::Copy + ::core::default::Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
+                let mut v = [T::default(); L];
+                v.copy_from_slice(&s[i as usize..][..L]);
+                v
+            }
+        },
+        "__stv_c" => quote! {
+            #[inline(always)]
+            fn __stv_c<T: ::core::marker::Copy, const L: usize>(s: &mut [T], i: i64, v: [T; L]) {
+                s[i as usize..][..L].copy_from_slice(&v)
+            }
+        },
+        "__map1" => quote! {
+            #[inline(always)]
+            fn __map1<A: ::core::marker::Copy, R, const L: usize>(a: [A; L], f: impl Fn(A) -> R) -> [R; L] {
+                ::core::array::from_fn(|l| f(a[l]))
+            }
+        },
+        "__map2" => quote! {
+            #[inline(always)]
+            fn __map2<A: ::core::marker::Copy, B: ::core::marker::Copy, R, const L: usize>(
+                a: [A; L],
+                b: [B; L],
+                f: impl Fn(A, B) -> R,
+            ) -> [R; L] {
+                ::core::array::from_fn(|l| f(a[l], b[l]))
+            }
+        },
+        "__map3" => quote! {
+            #[inline(always)]
+            fn __map3<A: ::core::marker::Copy, B: ::core::marker::Copy, C: ::core::marker::Copy, R, const L: usize>(
+                a: [A; L],
+                b: [B; L],
+                c: [C; L],
+                f: impl Fn(A, B, C) -> R,
+            ) -> [R; L] {
+                ::core::array::from_fn(|l| f(a[l], b[l], c[l]))
+            }
+        },
+        _ => unreachable!("internal: codegen::rust has no helper `{name}`"),
+    }
+}
+
+/// Puts the function together: signature, checks, helpers, body, dispatch.
+fn assemble(f: &PrimFunc, opts: &EmitOptions, dims: &[Var], levels: &[Level], e: Emitted) -> TokenStream {
+    let Emitted { mut names, body, items, unchecked, mut helpers, k_bits } = e;
+    let rt = &opts.rt_path;
+    let fname = format_ident!("__tvm_cpu_{}", sanitize(&f.name));
+    let mut sig = Vec::new();
+    let mut inner = Vec::new();
+    let mut args = Vec::new();
+    let mut checks = Vec::new();
+    for p in &f.params {
+        let (id, full, short) = match p {
+            Param::Tensor { buffer, shape, is_output } => {
+                let id = names.buffer(buffer);
+                let (full, short) = (full_ty(buffer.dtype()).unwrap(), scalar_ty(buffer.dtype()).unwrap());
+                let dims: Vec<TokenStream> = shape.iter().map(|d| dim_expr(d, &mut names)).collect();
+                let shown = shape.iter().map(crate::tir::printer::print_expr).collect::<Vec<_>>().join(", ");
+                let msg = format!("tvm: the length of `{}` is not the product of its shape [{shown}]", buffer.name());
+                checks.push(quote! {
+                    if !__len_is(#id.len(), &[#(#dims),*]) {
+                        return ::core::result::Result::Err(#msg);
+                    }
+                });
+                if *is_output {
+                    (id, quote!(&mut [#full]), quote!(&mut [#short]))
+                } else {
+                    (id, quote!(&[#full]), quote!(&[#short]))
+                }
+            }
+            Param::Scalar(v) => (names.var(v), full_ty(v.dtype()).unwrap(), scalar_ty(v.dtype()).unwrap()),
+        };
+        sig.push(quote!(#id: #full));
+        inner.push(quote!(#id: #short));
+        args.push(quote!(#id));
+    }
+    for d in dims {
+        let id = names.var(d);
+        sig.push(quote!(#id: ::core::primitive::i64));
+        inner.push(quote!(#id: i64));
+        args.push(quote!(#id));
+    }
+    let fast = if unchecked > 0 {
+        let bound = Literal::i64_suffixed(1i64 << k_bits);
+        let conds = dims.iter().map(|d| {
+            let id = names.var(d);
+            quote!(#id <= #bound)
+        });
+        quote!(true #(&& #conds)*)
+    } else {
+        quote!(true)
+    };
+    if helpers.contains("__ldv") {
+        helpers.insert("__ldv_c");
+    }
+    if helpers.contains("__stv") {
+        helpers.insert("__stv_c");
+    }
+    let helper_items = helpers.iter().map(|h| helper(h, rt));
+    let uses_rayon = helpers.contains("__chunks");
+    let rayon_use = uses_rayon.then(|| {
+        quote! {
+            use #rt::rayon::iter::{IndexedParallelIterator as _, IntoParallelIterator as _, ParallelIterator as _};
+            use #rt::rayon::slice::ParallelSliceMut as _;
+        }
+    });
+    let wrappers = levels.iter().enumerate().map(|(i, lv)| {
+        let w = format_ident!("__body_{}", lv.suffix);
+        let (arch, enable, i) = (lv.arch, &lv.enable, i as u8);
+        quote! {
+            #[cfg(target_arch = #arch)]
+            #[target_feature(enable = #enable)]
+            unsafe fn #w<const __FAST: bool>(#(#inner),*) {
+                __body::<#i, __FAST>(#(#args),*)
+            }
+        }
+    });
+    let dispatch = dispatch(f, levels, &args, unchecked > 0);
+    quote! {
+        #[allow(
+            non_snake_case, unused_variables, unused_mut, unused_parens, unused_braces, unused_unsafe,
+            unused_imports, dead_code, clippy::all
+        )]
+        fn #fname(#(#sig),*) -> ::core::result::Result<(), &'static ::core::primitive::str> {
+            use ::core::primitive::{bool, f32, f64, i16, i32, i64, i8, str, u128, u16, u32, u64, u8, usize};
+            #rayon_use
+            /// Whether `len` is the product of `dims` (all non-negative).
+            #[inline(always)]
+            fn __len_is(len: usize, dims: &[i64]) -> bool {
+                let mut n: u128 = 1;
+                for &d in dims {
+                    if d < 0 {
+                        return false;
+                    }
+                    n = match n.checked_mul(d as u128) {
+                        ::core::option::Option::Some(n) => n,
+                        ::core::option::Option::None => return false,
+                    };
+                }
+                n == len as u128
+            }
+            #(#helper_items)*
+            #(#checks)*
+            #[inline(always)]
+            fn __body<const __LEVEL: u8, const __FAST: bool>(#(#inner),*) {
+                #body
+            }
+            #(#items)*
+            #(#wrappers)*
+            let __fast: bool = #fast;
+            #dispatch
+        }
+    }
+}
+
+/// Runs the best level the CPU has (or the target's own level, or an error).
+fn dispatch(f: &PrimFunc, levels: &[Level], args: &[TokenStream], has_slow: bool) -> TokenStream {
+    let ok = quote!(::core::result::Result::Ok(()));
+    let detect = |lv: &Level| {
+        let fs = lv.detect.iter().map(|d| {
+            if lv.arch == "x86_64" {
+                quote!(::std::is_x86_feature_detected!(#d))
+            } else {
+                quote!(::std::arch::is_aarch64_feature_detected!(#d))
+            }
+        });
+        quote!(#(#fs)&&*)
+    };
+    if !f.target.features.is_empty() {
+        let lv = &levels[0];
+        let (arch, cond) = (lv.arch, detect(lv));
+        let w = format_ident!("__body_{}", lv.suffix);
+        let msg = format!(
+            "tvm: kernel `{}` was compiled for `{}`, and this CPU lacks some of {}",
+            f.name,
+            f.target,
+            lv.detect.join(", ")
+        );
+        let run = if has_slow {
+            quote! {
+                if __fast { unsafe { #w::<true>(#(#args),*) } } else { unsafe { #w::<false>(#(#args),*) } }
+            }
+        } else {
+            quote!(unsafe { #w::<true>(#(#args),*) })
+        };
+        return quote! {
+            #[cfg(target_arch = #arch)]
+            {
+                if #cond {
+                    // The features were just detected.
+                    #run;
+                    return #ok;
+                }
+            }
+            ::core::result::Result::Err(#msg)
+        };
+    }
+    let tries = levels.iter().map(|lv| {
+        let (arch, cond) = (lv.arch, detect(lv));
+        let w = format_ident!("__body_{}", lv.suffix);
+        quote! {
+            #[cfg(target_arch = #arch)]
+            {
+                if __fast && #cond {
+                    unsafe { #w::<true>(#(#args),*) };
+                    return #ok;
+                }
+            }
+        }
+    });
+    let portable = if has_slow {
+        quote! {
+            if __fast { __body::<255, true>(#(#args),*) } else { __body::<255, false>(#(#args),*) }
+        }
+    } else {
+        quote!(__body::<255, true>(#(#args),*))
+    };
+    quote! {
+        #(#tries)*
+        #portable;
+        #ok
+    }
+}
+
+/// A shape entry as an `i64` expression (a constant or a dim).
+fn dim_expr(d: &Expr, names: &mut Names) -> TokenStream {
+    match d {
+        Expr::Int { value, .. } => {
+            let l = Literal::i64_suffixed(*value);
+            quote!(#l)
+        }
+        Expr::Var(v) => {
+            let id = names.var(v);
+            quote!(#id)
+        }
+        other => panic!("internal: shape entry `{}` is neither a constant nor a dim", crate::tir::printer::print_expr(other)),
+    }
+}
+
+fn sanitize(name: &str) -> String {
+    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
+}

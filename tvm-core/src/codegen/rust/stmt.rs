@@ -1,0 +1,336 @@
+//! Statements, and the loads and stores whose bounds checks the analyzer removes.
+//!
+//! An access is unchecked only when all of this holds, and the proved bound is passed
+//! to the access helper as its `_proof` argument (tokens cannot carry comments):
+//! * the buffer's length is known (a parameter's shape product, checked at entry, or an
+//!   allocation's exact extent);
+//! * the index is computed exactly on the fast path: built from `+ - *` only (wrapping
+//!   arithmetic is exact modulo 2^64, and the proved value fits an `i64`), or with every
+//!   node provably within `i64`;
+//! * the `safe` analyzer proves `0 <= index && index + lanes <= len` (for a chunk of a
+//!   parallel loop also `0 <= r && r + lanes <= size`, see [`super::parallel`]);
+//! * it is a scalar or a contiguous (`ramp(b, 1, L)`) access outside a lazily
+//!   evaluated lane.
+//! Everything else indexes with Rust's checks.
+
+use super::expr::{float_lit, int_lit};
+use super::facts::ring_only;
+use super::{unsupported, BufInfo, BufKind, Emitter, R};
+use crate::dtype::DType;
+use crate::tir::printer::print_expr;
+use crate::tir::mutate::substitute;
+use crate::tir::visit::vars_of;
+use crate::tir::{Buffer, Expr, ForKind, Stmt, Var};
+use std::collections::HashMap;
+use proc_macro2::{Literal, TokenStream};
+use quote::quote;
+
+/// Allocations up to this many elements with a constant extent live on the stack.
+const MAX_STACK_ELEMENTS: i64 = 4096;
+
+/// How an access reaches its buffer.
+pub(super) struct Access {
+    pub info: BufInfo,
+    /// The index into the slice being accessed (chunk-relative inside parallel loops).
+    pub index: Expr,
+    /// The bound proved, when the access may skip its check.
+    pub proof: Option<String>,
+}
+
+impl Emitter<'_> {
+    pub(super) fn stmt(&mut self, s: &Stmt) -> R<TokenStream> {
+        Ok(match s {
+            Stmt::Seq(ss) => {
+                let parts = ss.iter().map(|s| self.stmt(s)).collect::<R<Vec<_>>>()?;
+                quote!(#(#parts)*)
+            }
+            Stmt::For { var, min, extent, kind, body } => {
+                let trivial = extent.as_int().is_some_and(|e| e <= 1);
+                if *kind == ForKind::Parallel && !self.in_parallel && !trivial {
+                    return self.parallel_loop(var, min, extent, body);
+                }
+                let v = self.names.var(var);
+                let (lo, ext) = (self.expr(min)?, self.expr(extent)?);
+                let snap = self.facts.snapshot();
+                self.facts.bind_loop(var, min, extent);
+                let body = self.stmt(body)?;
+                self.facts.restore(snap);
+                if min.is_const_int(0) {
+                    let zero = int_lit(0, var.dtype())?;
+                    quote!(for #v in #zero..#ext { #body })
+                } else {
+                    quote!({
+                        let __lo = #lo;
+                        for #v in __lo..__lo.wrapping_add(#ext) { #body }
+                    })
+                }
+            }
+            Stmt::If { cond, then, otherwise } => {
+                let c = self.expr(cond)?;
+                let snap = self.facts.snapshot();
+                self.facts.assume(cond, true);
+                let t = self.stmt(then)?;
+                self.facts.restore(snap);
+                match otherwise {
+                    Some(o) => {
+                        let snap = self.facts.snapshot();
+                        self.facts.assume(cond, false);
+                        let o = self.stmt(o)?;
+                        self.facts.restore(snap);
+                        quote!(if #c { #t } else { #o })
+                    }
+                    None => quote!(if #c { #t }),
+                }
+            }
+            Stmt::Let { var, value, body } => {
+                let (v, ty, x) = (self.names.var(var), self.value_ty(var.dtype())?, self.expr(value)?);
+                let snap = self.facts.snapshot();
+                self.facts.bind_let(var, value);
+                let body = self.stmt(body)?;
+                self.facts.restore(snap);
+                quote!({
+                    let #v: #ty = #x;
+                    #body
+                })
+            }
+            Stmt::Store { buffer, indices, value } => {
+                let [index] = indices.as_slice() else {
+                    return Err(unsupported("multi-dimensional stores (the function was not flattened)"));
+                };
+                self.store(buffer, index, value)?
+            }
+            Stmt::Allocate { buffer, extent, body } => self.allocate(buffer, extent, body)?,
+            Stmt::NoOp => quote!(),
+            Stmt::ThreadBinding { .. } | Stmt::Barrier | Stmt::Launch { .. } => {
+                return Err(unsupported("GPU statements (thread bindings, barriers, launches) in a cpu function"))
+            }
+            Stmt::Realize { .. } => return Err(unsupported("`realize` (the function was not flattened)")),
+        })
+    }
+
+    fn allocate(&mut self, buffer: &Buffer, extent: &Expr, body: &Stmt) -> R<TokenStream> {
+        let id = self.names.buffer(buffer);
+        let d = buffer.dtype();
+        let (t, zero) = (self.value_ty(d)?, zero(d)?);
+        let decl = match extent.as_int() {
+            Some(n) if (0..=MAX_STACK_ELEMENTS).contains(&n) => {
+                let n = Literal::usize_unsuffixed(n as usize);
+                quote!(let mut #id: [#t; #n] = [#zero; #n];)
+            }
+            _ => {
+                let n = self.expr(extent)?;
+                quote!(let mut #id: ::std::vec::Vec<#t> = ::std::vec![#zero; #n as usize];)
+            }
+        };
+        let len = self.facts.exact(extent).then(|| extent.clone());
+        let info = BufInfo { ident: id, dtype: d, len, kind: BufKind::Local };
+        let old = self.bufs.insert(buffer.clone(), info);
+        let body = self.stmt(body)?;
+        match old {
+            Some(o) => self.bufs.insert(buffer.clone(), o),
+            None => self.bufs.remove(buffer),
+        };
+        Ok(quote!({
+            #decl
+            #body
+        }))
+    }
+
+    fn store(&mut self, buffer: &Buffer, index: &Expr, value: &Expr) -> R<TokenStream> {
+        // The value first, then the index: the interpreter's order.
+        let v = self.expr(value)?;
+        let lanes = index.dtype().lanes;
+        let acc = self.access(buffer, index, false)?;
+        if matches!(acc.info.kind, BufKind::Input) {
+            return Err(unsupported(format!("a store to input `{}`", buffer.name())));
+        }
+        let id = acc.info.ident.clone();
+        let arg = slice_arg(&acc.info, true);
+        let l = Literal::usize_unsuffixed(lanes as usize);
+        Ok(match (&acc.index, acc.proof) {
+            (Expr::Ramp { base, stride, .. }, proof) if stride.is_const_int(1) => {
+                let b = self.expr(base)?;
+                match proof {
+                    Some(p) => {
+                        self.helpers.insert("__stv");
+                        quote!({
+                            let __v = #v;
+                            unsafe { __stv::<_, #l, __FAST>(#arg, #b, __v, #p) }
+                        })
+                    }
+                    None => {
+                        self.helpers.insert("__stv_c");
+                        quote!({
+                            let __v = #v;
+                            __stv_c::<_, #l>(#arg, #b, __v)
+                        })
+                    }
+                }
+            }
+            (i, _) if lanes > 1 => {
+                // A scatter, lane by lane.
+                let li = self.lane(i)?;
+                quote!({
+                    let __v = #v;
+                    for __l in 0..#l {
+                        #id[#li as usize] = __v[__l];
+                    }
+                })
+            }
+            (i, Some(p)) => {
+                let i = self.expr(i)?;
+                self.helpers.insert("__st");
+                quote!({
+                    let __v = #v;
+                    unsafe { __st::<_, __FAST>(#arg, #i, __v, #p) }
+                })
+            }
+            (i, None) => {
+                let i = self.expr(i)?;
+                quote!(#id[#i as usize] = #v;)
+            }
+        })
+    }
+
+    /// A load (scalar or vector) outside lazily evaluated lanes.
+    pub(super) fn load(&mut self, buffer: &Buffer, index: &Expr) -> R<TokenStream> {
+        let lanes = index.dtype().lanes;
+        let acc = self.access(buffer, index, false)?;
+        let id = acc.info.ident.clone();
+        let arg = slice_arg(&acc.info, false);
+        let l = Literal::usize_unsuffixed(lanes as usize);
+        Ok(match (&acc.index, acc.proof) {
+            (Expr::Ramp { base, stride, .. }, proof) if stride.is_const_int(1) => {
+                let b = self.expr(base)?;
+                match proof {
+                    Some(p) => {
+                        self.helpers.insert("__ldv");
+                        quote!((unsafe { __ldv::<_, #l, __FAST>(#arg, #b, #p) }))
+                    }
+                    None => {
+                        self.helpers.insert("__ldv_c");
+                        quote!(__ldv_c::<_, #l>(#arg, #b))
+                    }
+                }
+            }
+            (i, _) if lanes > 1 => {
+                // A gather, lane by lane.
+                let (li, t) = (self.lane(i)?, super::scalar_ty(acc.info.dtype)?);
+                quote!(::core::array::from_fn::<#t, #l, _>(|__l| #id[#li as usize]))
+            }
+            (i, Some(p)) => {
+                let i = self.expr(i)?;
+                self.helpers.insert("__ld");
+                quote!((unsafe { __ld::<_, __FAST>(#arg, #i, #p) }))
+            }
+            (i, None) => {
+                let i = self.expr(i)?;
+                quote!(#id[#i as usize])
+            }
+        })
+    }
+
+    /// Lane `__l` of a vector load (inside a lazily evaluated lane: always checked).
+    pub(super) fn load_lane(&mut self, buffer: &Buffer, index: &Expr) -> R<TokenStream> {
+        let acc = self.access(buffer, index, true)?;
+        let id = acc.info.ident.clone();
+        let li = self.lane(&acc.index)?;
+        Ok(quote!(#id[#li as usize]))
+    }
+
+    /// Resolves an access: the chunk-relative index inside a parallel loop, and the
+    /// proof that lets it skip its bounds check, if any.
+    pub(super) fn access(&mut self, buffer: &Buffer, index: &Expr, in_lane: bool) -> R<Access> {
+        let Some(info) = self.bufs.get(buffer).cloned() else {
+            return Err(unsupported(format!("an access to `{}`, which is neither a parameter nor allocated", buffer.name())));
+        };
+        let (local, chunk) = match &info.kind {
+            BufKind::Chunk(_) => {
+                let c = self.chunk_index(buffer, index)?;
+                (c.index.clone(), Some(c))
+            }
+            _ => (index.clone(), None),
+        };
+        let lanes = index.dtype().lanes as i64;
+        let contiguous = |i: &Expr| match i {
+            Expr::Ramp { base, stride, .. } if stride.is_const_int(1) => Some((**base).clone()),
+            Expr::Ramp { .. } => None,
+            i => Some(i.clone()),
+        };
+        let mut proof = None;
+        if let (true, false, Some(len), Some(base)) = (self.opts.unchecked, in_lane, &info.len, contiguous(&local)) {
+            let p = match &chunk {
+                // The chunk holds `[start, start + size)` of the buffer, clipped to its
+                // length: the access must lie in both, and the chunks start in it.
+                Some(c) if c.size_exact && c.offset_exact => {
+                    let whole = c.start.clone() + base.clone();
+                    let ok = self.in_bounds(&base, lanes, &c.size, true)
+                        && self.in_bounds(&whole, lanes, len, false)
+                        && self.facts.safe.can_prove(&Expr::ge(c.offset.clone(), Expr::int(0)));
+                    ok.then(|| {
+                        let (b, s, o, w, n) =
+                            (self.show(&base), self.show(&c.size), self.show(&c.offset), self.show(&whole), self.show(len));
+                        format!("0 <= {b} && {b} + {lanes} <= {s} && 0 <= {o} && {w} + {lanes} <= {n}")
+                    })
+                }
+                Some(_) => None,
+                None => self.in_bounds(&base, lanes, len, true).then(|| {
+                    let (b, n) = (self.show(&base), self.show(len));
+                    format!("0 <= {b} && {b} + {lanes} <= {n}")
+                }),
+            };
+            if let Some(p) = p {
+                proof = Some(format!("SAFETY: {p} (proved)"));
+                self.unchecked += 1;
+            }
+        }
+        Ok(Access { info, index: local, proof })
+    }
+
+    /// `e` as text, with the variables' Rust names.
+    fn show(&mut self, e: &Expr) -> String {
+        let mut map = HashMap::new();
+        for v in vars_of(e) {
+            let id = self.names.var(&v).to_string();
+            map.insert(v.clone(), Expr::Var(Var::new(id, v.dtype())));
+        }
+        print_expr(&substitute(e.clone(), &map))
+    }
+
+    /// Whether `0 <= base && base + lanes <= len` holds for the values the generated code
+    /// computes (`computed`: `base` itself is evaluated by the generated code; if not,
+    /// its parts are, exactly).
+    fn in_bounds(&self, base: &Expr, lanes: i64, len: &Expr, computed: bool) -> bool {
+        if base.dtype() != DType::I64 || len.dtype() != DType::I64 {
+            return false;
+        }
+        if computed && !(ring_only(base) || self.facts.exact(base)) {
+            return false;
+        }
+        let safe = &self.facts.safe;
+        safe.can_prove(&Expr::ge(base.clone(), Expr::int(0)))
+            && safe.can_prove(&Expr::le(base.clone() + Expr::int(lanes), len.clone()))
+    }
+}
+
+/// A buffer as a slice argument: parameters and chunks are slices already, allocations
+/// are arrays or `Vec`s.
+pub(super) fn slice_arg(info: &BufInfo, mutable: bool) -> TokenStream {
+    let id = &info.ident;
+    match (&info.kind, mutable) {
+        (BufKind::Local, true) => quote!(&mut #id[..]),
+        (BufKind::Local, false) => quote!(&#id[..]),
+        _ => quote!(#id),
+    }
+}
+
+/// The zero of a scalar type.
+pub(super) fn zero(d: DType) -> R<TokenStream> {
+    if d.is_bool() {
+        Ok(quote!(false))
+    } else if d.is_float() {
+        float_lit(0.0, d)
+    } else {
+        int_lit(0, d)
+    }
+}

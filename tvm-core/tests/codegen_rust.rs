@@ -1,0 +1,580 @@
+//! The CPU backend against the interpreter: every kernel below is lowered for the CPU,
+//! emitted as Rust, and compiled (all of them in one fixture crate, one cargo build)
+//! under `target/codegen-test/`; its outputs on fixed inputs must equal the
+//! interpreter's (bit for bit for integers, within 1e-5 relative for floats). Also a
+//! golden test of the emitted code and the rejection of a parallel loop whose iterations
+//! write interleaved elements.
+//!
+//! Bless the golden after an intended change with
+//! `UPDATE_EXPECT=1 cargo test -p tvm-core --test codegen_rust`.
+
+use expect_test::expect;
+use proc_macro2::TokenStream;
+use quote::quote;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use tvm_core::codegen::{dim_vars, emit_rust, emit_rust_with, CodegenError, EmitOptions};
+use tvm_core::dtype::DType;
+use tvm_core::interp::{run, ArgValue, HostTensor, ScalarValue};
+use tvm_core::tir::{Param, PrimFunc};
+use tvm_core::Target;
+
+fn lower(src: &str, target: &str) -> PrimFunc {
+    let kernel = tvm_core::frontend::parse_str(src).unwrap_or_else(|e| panic!("{e:?}"));
+    let target = Target::parse(target).unwrap();
+    let sch = tvm_core::frontend::build_schedule(&kernel, &target).unwrap_or_else(|e| panic!("{e:?}"));
+    tvm_core::lower::lower(&sch).unwrap_or_else(|e| panic!("{e:?}"))
+}
+
+// ---------------------------------------------------------------------------------------
+// The kernels.
+
+const VECTOR_ADD_DEFAULT: &str = r#"
+    fn vector_add(a: f32[n], b: f32[n]) -> c: f32[n] { c[i] = a[i] + b[i]; }
+"#;
+
+const VECTOR_ADD_16: &str = r#"
+    fn vector_add(a: f32[n], b: f32[n]) -> c: f32[n] { c[i] = a[i] + b[i]; }
+    schedule!(cpu) {
+        let (o, v) = c.split(c.i, 16);
+        c.parallel(o);
+        c.vectorize(v);
+    }
+"#;
+
+const MATMUL: &str = r#"
+    fn matmul(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] {
+        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..K);
+    }
+    schedule!(cpu) {
+        let cl = c.cache_write(local);
+        let (io, jo, ii, ji) = c.tile(c.i, c.j, 8, 8);
+        c.parallel(io);
+        c.vectorize(ji);
+        cl.compute_at(c, jo);
+        let (ko, ki) = cl.split(cl.k, 4);
+        let [ci, cj] = cl.axes();
+        cl.reorder(ko, ki, ci, cj);
+        cl.unroll(ki);
+        cl.vectorize(cj);
+    }
+"#;
+
+const SOFTMAX: &str = r#"
+    fn softmax(x: f32[M, N]) -> y: f32[M, N] {
+        let m[i]: f32[M] = max(x[i, j] for j in 0..N);
+        let e[i, j]: f32[M, N] = exp(x[i, j] - m[i]);
+        let s[i]: f32[M] = sum(e[i, j] for j in 0..N);
+        y[i, j] = e[i, j] / s[i];
+    }
+"#;
+
+const CONV2D: &str = r#"
+    fn conv2d(data: f32[N, 3, H, W], w: f32[F, 3, 3, 3]) -> out: f32[N, F, H, W] {
+        out[n, f, y, x] = sum(
+            if y + r >= 1 && y + r <= H && x + s >= 1 && x + s <= W {
+                data[n, c, y + r - 1, x + s - 1]
+            } else {
+                0.0
+            } * w[f, c, r, s]
+            for c in 0..3, r in 0..3, s in 0..3);
+    }
+    schedule!(cpu) {
+        let (xo, xi) = out.split(out.x, 4);
+        out.reorder(xo, out.c, out.r, out.s, xi);
+        out.parallel(out.f);
+        out.unroll(out.s);
+        out.vectorize(xi);
+    }
+"#;
+
+const MAXPOOL: &str = r#"
+    fn max_pool(data: f32[N, C, H, W]) -> out: f32[N, C, H, W] {
+        out[n, c, y, x] = max(
+            if y + r >= 1 && y + r <= H && x + s >= 1 && x + s <= W {
+                data[n, c, y + r - 1, x + s - 1]
+            } else {
+                f32::NEG_INFINITY
+            }
+            for r in 0..3, s in 0..3);
+    }
+    schedule!(cpu) {
+        let nc = out.fuse(out.n, out.c);
+        out.parallel(nc);
+        let (xo, xi) = out.split(out.x, 4);
+        out.reorder(xo, out.r, out.s, xi);
+        out.vectorize(xi);
+    }
+"#;
+
+const TRANSPOSE: &str = r#"
+    fn transpose(a: f32[M, N]) -> b: f32[N, M] {
+        b[i, j] = a[j, i];
+    }
+    schedule!(cpu) {
+        let (io, jo, ii, ji) = b.tile(b.i, b.j, 4, 4);
+        b.parallel(io);
+        b.unroll(ii);
+        b.vectorize(ji);
+    }
+"#;
+
+const SUM2: &str = r#"
+    fn sum_two_axes(x: f32[A, 4, 8]) -> s: f32[A] {
+        s[i] = sum(x[i, j, k] for j in 0..4, k in 0..8);
+    }
+    schedule!(cpu) {
+        let sl = s.cache_write(local);
+        let (io, ii) = s.split(s.i, 4);
+        s.parallel(io);
+        sl.compute_at(s, ii);
+        let (ko, ki) = sl.split(sl.k, 2);
+        sl.reorder(sl.j, ko, ki);
+        sl.unroll(ki);
+    }
+"#;
+
+const INT_DIV: &str = r#"
+    fn int_div(a: i32[n], b: i32[n]) -> c: i32[n] {
+        c[i] = a[i] / b[i] + a[i] % b[i] * 3 - a[i] / 7 % 5;
+    }
+"#;
+
+const SCALE: &str = r#"
+    fn scale(x: f32[n], alpha: f32) -> y: f32[n] {
+        y[i] = alpha * x[i];
+    }
+"#;
+
+const ACTIVATIONS: &str = r#"
+    fn activations(x: f32[n]) -> y: f32[n] {
+        y[i] = erf(x[i]) + sigmoid(x[i]) * tanh(x[i]) - sqrt(abs(x[i])) + rsqrt(x[i] * x[i] + 1.0) + floor(x[i] * 3.0);
+    }
+"#;
+
+struct Kernel {
+    src: &'static str,
+    target: &'static str,
+    /// Dim values, one map per case.
+    cases: Vec<Vec<(&'static str, usize)>>,
+    /// Values of the scalar parameters, in order.
+    scalars: Vec<ScalarValue>,
+}
+
+fn kernels() -> Vec<Kernel> {
+    let k = |src, target, cases: &[&[(&'static str, usize)]]| Kernel {
+        src,
+        target,
+        cases: cases.iter().map(|c| c.to_vec()).collect(),
+        scalars: vec![],
+    };
+    vec![
+        k(VECTOR_ADD_DEFAULT, "cpu", &[&[("n", 77)], &[("n", 64)], &[("n", 1)], &[("n", 0)]]),
+        k(VECTOR_ADD_16, "cpu", &[&[("n", 1000)], &[("n", 16)], &[("n", 5)]]),
+        k(VECTOR_ADD_DEFAULT, "llvm -mattr=+avx2,+fma", &[&[("n", 45)]]),
+        k(MATMUL, "cpu", &[&[("M", 16), ("K", 16), ("N", 16)], &[("M", 13), ("K", 19), ("N", 11)], &[("M", 64), ("K", 48), ("N", 80)]]),
+        k(SOFTMAX, "cpu", &[&[("M", 4), ("N", 40)], &[("M", 3), ("N", 37)]]),
+        k(CONV2D, "cpu", &[&[("N", 1), ("F", 2), ("H", 8), ("W", 8)], &[("N", 2), ("F", 3), ("H", 5), ("W", 7)]]),
+        k(MAXPOOL, "cpu", &[&[("N", 1), ("C", 2), ("H", 8), ("W", 8)], &[("N", 2), ("C", 1), ("H", 6), ("W", 9)]]),
+        k(TRANSPOSE, "cpu", &[&[("M", 16), ("N", 8)], &[("M", 9), ("N", 13)]]),
+        k(SUM2, "cpu", &[&[("A", 4)], &[("A", 3)], &[("A", 9)]]),
+        k(INT_DIV, "cpu", &[&[("n", 103)]]),
+        Kernel { scalars: vec![ScalarValue::F32(2.5)], ..k(SCALE, "cpu", &[&[("n", 10)], &[("n", 33)]]) },
+        k(ACTIVATIONS, "cpu", &[&[("n", 50)]]),
+    ]
+}
+
+// ---------------------------------------------------------------------------------------
+// Inputs, and the interpreter's outputs.
+
+/// Deterministic values: floats in [-1, 1), integers in [-99, 99] without 0 (divisors).
+fn values(dtype: DType, n: usize, seed: u64) -> Vec<f64> {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            let u = (s >> 40) as f64 / (1u64 << 24) as f64;
+            if dtype.is_float() {
+                u * 2.0 - 1.0
+            } else {
+                let v = (u * 198.0) as i64 - 99;
+                (if v == 0 { 7 } else { v }) as f64
+            }
+        })
+        .collect()
+}
+
+fn poison(dtype: DType) -> f64 {
+    if dtype.is_float() {
+        f64::NAN
+    } else {
+        i32::MIN as f64
+    }
+}
+
+fn to_bytes(dtype: DType, v: &[f64]) -> Vec<u8> {
+    match dtype {
+        DType::F32 => v.iter().flat_map(|x| (*x as f32).to_le_bytes()).collect(),
+        DType::I32 => v.iter().flat_map(|x| (*x as i32).to_le_bytes()).collect(),
+        d => panic!("test inputs of type {d}"),
+    }
+}
+
+fn from_bytes(dtype: DType, b: &[u8]) -> Vec<f64> {
+    match dtype {
+        DType::F32 => b.chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap()) as f64).collect(),
+        DType::I32 => b.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap()) as f64).collect(),
+        d => panic!("test outputs of type {d}"),
+    }
+}
+
+/// One run of one kernel: the inputs written for the fixture, and the expected outputs.
+struct Case {
+    name: String,
+    /// Per tensor parameter: (name, dtype, numel, data or the expected output).
+    tensors: Vec<(String, DType, usize, bool, Vec<f64>)>,
+}
+
+fn shape_of(p: &[tvm_core::tir::Expr], dims: &HashMap<String, usize>) -> Vec<usize> {
+    p.iter()
+        .map(|d| match d {
+            tvm_core::tir::Expr::Int { value, .. } => *value as usize,
+            tvm_core::tir::Expr::Var(v) => dims[v.name()],
+            other => panic!("shape entry {other:?}"),
+        })
+        .collect()
+}
+
+fn interp_case(f: &PrimFunc, kernel: &Kernel, dims: &HashMap<String, usize>, name: String) -> Case {
+    let mut args = Vec::new();
+    let mut tensors = Vec::new();
+    let mut scalars = kernel.scalars.iter();
+    for (pi, p) in f.params.iter().enumerate() {
+        match p {
+            Param::Tensor { buffer, shape, is_output } => {
+                let shape = shape_of(shape, dims);
+                let n: usize = shape.iter().product();
+                let d = buffer.dtype();
+                let data = if *is_output { vec![poison(d); n] } else { values(d, n, pi as u64 + 1) };
+                args.push(ArgValue::Tensor(HostTensor::from_f64(d, shape, &data).unwrap()));
+                tensors.push((buffer.name().to_string(), d, n, *is_output, data));
+            }
+            Param::Scalar(_) => args.push(ArgValue::Scalar(*scalars.next().expect("a value per scalar param"))),
+        }
+    }
+    run(f, &mut args).unwrap_or_else(|e| panic!("{name}: interpreter: {e}"));
+    for (t, a) in tensors.iter_mut().zip(args.iter().filter_map(|a| a.as_tensor())) {
+        if t.3 {
+            t.4 = a.to_f64_vec();
+        }
+    }
+    Case { name, tensors }
+}
+
+// ---------------------------------------------------------------------------------------
+// The fixture crate.
+
+fn fixture_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/codegen-test/fixture")
+}
+
+/// Writes `path` only if its contents change, so cargo rebuilds only what changed.
+fn write_if_changed(path: &Path, contents: &[u8]) {
+    if std::fs::read(path).ok().as_deref() != Some(contents) {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(path, contents).unwrap();
+    }
+}
+
+fn rust_ty(d: DType) -> TokenStream {
+    match d {
+        DType::F32 => quote!(f32),
+        DType::I32 => quote!(i32),
+        d => panic!("test tensors of type {d}"),
+    }
+}
+
+fn scalar_tokens(s: &ScalarValue) -> TokenStream {
+    match s {
+        ScalarValue::F32(v) => quote!(#v),
+        ScalarValue::I32(v) => quote!(#v),
+        other => panic!("test scalars {other:?}"),
+    }
+}
+
+/// The module of one kernel: the emitted function and a `cases` function that runs it.
+fn kernel_module(f: &PrimFunc, kernel: &Kernel, cases: &[Case], dims_of: &[HashMap<String, usize>]) -> String {
+    let opts = EmitOptions { rt_path: quote!(crate::__rt), ..EmitOptions::default() };
+    let code = emit_rust_with(f, &opts).unwrap_or_else(|e| panic!("{}: {e}", f.name));
+    let fname = quote::format_ident!("__tvm_cpu_{}", f.name);
+    let runs = cases.iter().zip(dims_of).map(|(case, dims)| {
+        let mut stmts = Vec::new();
+        let mut args = Vec::new();
+        let mut outs = Vec::new();
+        let mut tensors = case.tensors.iter();
+        let mut scalars = kernel.scalars.iter();
+        for p in &f.params {
+            match p {
+                Param::Tensor { .. } => {
+                    let (name, d, n, is_out, _) = tensors.next().unwrap();
+                    let id = quote::format_ident!("t_{}", name);
+                    let (ty, file) = (rust_ty(*d), format!("{}_{}", case.name, name));
+                    if *is_out {
+                        let p = if d.is_float() { quote!(f32::NAN) } else { quote!(i32::MIN) };
+                        stmts.push(quote!(let mut #id: Vec<#ty> = vec![#p; #n];));
+                        args.push(quote!(&mut #id));
+                        outs.push(quote!(wr(dir, #file, &#id);));
+                    } else {
+                        stmts.push(quote!(let #id: Vec<#ty> = rd(dir, #file);));
+                        args.push(quote!(&#id));
+                    }
+                }
+                Param::Scalar(_) => args.push(scalar_tokens(scalars.next().unwrap())),
+            }
+        }
+        for d in dim_vars(f) {
+            let v = dims[d.name()] as i64;
+            args.push(quote!(#v));
+        }
+        let label = &case.name;
+        quote! {{
+            #(#stmts)*
+            #fname(#(#args),*).expect(#label);
+            #(#outs)*
+        }}
+    });
+    let module = quote! {
+        use super::{rd, wr};
+        #code
+        pub(crate) fn cases(dir: &std::path::Path) {
+            #(#runs)*
+        }
+    };
+    module.to_string()
+}
+
+const FIXTURE_MAIN_HEAD: &str = r#"
+//! Generated by tvm-core/tests/codegen_rust.rs: runs every emitted kernel on the inputs
+//! in the directory given as the first argument and writes the outputs beside them.
+#![allow(clippy::all)]
+
+#[allow(dead_code)]
+mod tvm_math;
+
+/// What the emitted code expects at `rt_path` (the facade's `tvm::__rt`).
+#[allow(dead_code)]
+mod __rt {
+    pub use ::rayon;
+    pub fn erf_f32(x: f32) -> f32 {
+        crate::tvm_math::erf(x as f64) as f32
+    }
+    pub fn erf_f64(x: f64) -> f64 {
+        crate::tvm_math::erf(x)
+    }
+}
+
+pub(crate) trait Elem: Sized + Copy {
+    fn from_le(b: &[u8]) -> Self;
+    fn to_le(self) -> [u8; 4];
+}
+impl Elem for f32 {
+    fn from_le(b: &[u8]) -> Self {
+        f32::from_le_bytes(b.try_into().unwrap())
+    }
+    fn to_le(self) -> [u8; 4] {
+        self.to_le_bytes()
+    }
+}
+impl Elem for i32 {
+    fn from_le(b: &[u8]) -> Self {
+        i32::from_le_bytes(b.try_into().unwrap())
+    }
+    fn to_le(self) -> [u8; 4] {
+        self.to_le_bytes()
+    }
+}
+pub(crate) fn rd<T: Elem>(dir: &std::path::Path, name: &str) -> Vec<T> {
+    let b = std::fs::read(dir.join(format!("{name}.in"))).unwrap();
+    b.chunks_exact(4).map(T::from_le).collect()
+}
+pub(crate) fn wr<T: Elem>(dir: &std::path::Path, name: &str, v: &[T]) {
+    let b: Vec<u8> = v.iter().flat_map(|x| x.to_le()).collect();
+    std::fs::write(dir.join(format!("{name}.out")), b).unwrap();
+}
+"#;
+
+const FIXTURE_TOML: &str = r#"[package]
+name = "codegen_fixture"
+version = "0.0.0"
+edition = "2021"
+publish = false
+
+[dependencies]
+rayon = "1"
+
+[profile.release]
+debug = false
+
+# Not a member of the tvm-rs workspace above.
+[workspace]
+"#;
+
+/// Builds the fixture (offline first, from the local registry cache) and returns the
+/// path of its binary.
+fn build_fixture(dir: &Path) -> PathBuf {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let target = dir.join("target");
+    let build = |offline: bool| {
+        let mut c = Command::new(&cargo);
+        c.arg("build").arg("--release").arg("--quiet").arg("--manifest-path").arg(dir.join("Cargo.toml"));
+        if offline {
+            c.arg("--offline");
+        }
+        for v in ["CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR", "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_MAKEFLAGS"]
+        {
+            c.env_remove(v);
+        }
+        c.env("CARGO_TARGET_DIR", &target);
+        c.output().expect("cargo runs")
+    };
+    let mut out = build(true);
+    if !out.status.success() {
+        out = build(false);
+    }
+    assert!(out.status.success(), "the fixture does not build:\n{}", String::from_utf8_lossy(&out.stderr));
+    let warnings = String::from_utf8_lossy(&out.stderr);
+    assert!(!warnings.contains("warning"), "the emitted code has warnings:\n{warnings}");
+    target.join("release/codegen_fixture")
+}
+
+fn close(got: f64, want: f64) -> bool {
+    if got.is_nan() || want.is_nan() {
+        return got.is_nan() && want.is_nan();
+    }
+    (got - want).abs() <= 1e-5 * want.abs().max(1.0)
+}
+
+#[test]
+fn emitted_kernels_match_the_interpreter() {
+    let dir = fixture_dir();
+    let data = dir.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let mut mods = Vec::new();
+    let mut all_cases = Vec::new();
+    for (ki, kernel) in kernels().iter().enumerate() {
+        let f = lower(kernel.src, kernel.target);
+        let dims_of: Vec<HashMap<String, usize>> =
+            kernel.cases.iter().map(|c| c.iter().map(|(k, v)| (k.to_string(), *v)).collect()).collect();
+        let cases: Vec<Case> = dims_of
+            .iter()
+            .enumerate()
+            .map(|(ci, dims)| interp_case(&f, kernel, dims, format!("k{ki}_{}_c{ci}", f.name)))
+            .collect();
+        for c in &cases {
+            for (name, d, _, is_out, v) in &c.tensors {
+                if !is_out {
+                    write_if_changed(&data.join(format!("{}_{name}.in", c.name)), &to_bytes(*d, v));
+                }
+            }
+        }
+        let module = kernel_module(&f, kernel, &cases, &dims_of);
+        write_if_changed(&dir.join(format!("src/k{ki}.rs")), module.as_bytes());
+        mods.push(ki);
+        all_cases.extend(cases);
+    }
+    let math = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interp/math.rs")).unwrap();
+    write_if_changed(&dir.join("src/tvm_math.rs"), &math);
+    let mut main = FIXTURE_MAIN_HEAD.to_string();
+    for k in &mods {
+        main += &format!("mod k{k};\n");
+    }
+    main += "fn main() {\n    let dir = std::path::PathBuf::from(std::env::args().nth(1).unwrap());\n";
+    for k in &mods {
+        main += &format!("    k{k}::cases(&dir);\n");
+    }
+    main += "}\n";
+    write_if_changed(&dir.join("src/main.rs"), main.as_bytes());
+    write_if_changed(&dir.join("Cargo.toml"), FIXTURE_TOML.as_bytes());
+
+    let bin = build_fixture(&dir);
+    let out = Command::new(&bin).arg(&data).output().expect("the fixture runs");
+    assert!(out.status.success(), "the fixture failed:\n{}", String::from_utf8_lossy(&out.stderr));
+
+    let mut failures = Vec::new();
+    for c in &all_cases {
+        for (name, d, n, is_out, want) in &c.tensors {
+            if !is_out {
+                continue;
+            }
+            let got = from_bytes(*d, &std::fs::read(data.join(format!("{}_{name}.out", c.name))).unwrap());
+            assert_eq!(got.len(), *n, "{}: length of `{name}`", c.name);
+            let exact = !d.is_float();
+            for (i, (g, w)) in got.iter().zip(want).enumerate() {
+                let ok = if exact { g == w } else { close(*g, *w) };
+                if !ok {
+                    failures.push(format!("{}: `{name}`[{i}] = {g}, the interpreter says {w}", c.name));
+                    break;
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+// ---------------------------------------------------------------------------------------
+// The emitted code itself.
+
+/// The emitted tokens, formatted with `rustfmt` when it is installed.
+fn pretty(code: &TokenStream) -> String {
+    let text = code.to_string();
+    let child = Command::new("rustfmt")
+        .args(["--edition", "2021", "--emit", "stdout", "--quiet"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn();
+    let Ok(mut child) = child else { return text };
+    use std::io::Write;
+    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    let out = child.wait_with_output().unwrap();
+    if out.status.success() {
+        String::from_utf8(out.stdout).unwrap()
+    } else {
+        text
+    }
+}
+
+#[test]
+fn emission_is_deterministic() {
+    for src in [VECTOR_ADD_16, MATMUL, CONV2D] {
+        let (f, g) = (lower(src, "cpu"), lower(src, "cpu"));
+        assert_eq!(emit_rust(&f).unwrap().to_string(), emit_rust(&g).unwrap().to_string());
+    }
+}
+
+#[test]
+fn parallel_loop_over_interleaved_elements_is_rejected() {
+    // Iteration `i2` writes c[o * 4 + i2] for every o: elements 4 apart, not a chunk.
+    let src = r#"
+        fn copy(a: f32[n]) -> c: f32[n] { c[i] = a[i]; }
+        schedule!(cpu) {
+            let (o, i2) = c.split(c.i, 4);
+            c.reorder(i2, o);
+            c.parallel(i2);
+        }
+    "#;
+    let f = lower(src, "cpu");
+    match emit_rust(&f) {
+        Err(CodegenError::ParallelNotDisjoint { loop_var, buffer, index }) => {
+            assert_eq!((loop_var.as_str(), buffer.as_str()), ("i2", "c"), "{index}");
+        }
+        other => panic!("expected ParallelNotDisjoint, got {other:?}"),
+    }
+}
+
+#[test]
+fn vector_add_golden() {
+    let f = lower(VECTOR_ADD_16, "cpu");
+    let code = pretty(&emit_rust(&f).unwrap());
+    expect![[r#""#]].assert_eq(&code);
+}
