@@ -35,7 +35,11 @@ pub fn lower(sch: &Schedule) -> Result<PrimFunc, Vec<ScheduleError>> {
     check(&f, "simplify", Phase::Flattened);
     if sch.target.is_gpu() {
         // Kernels first: vectorization and unrolling then work on kernel bodies too.
-        f = time_pass("split_host_device", || split_host_device::split_host_device(f));
+        f = time_pass("split_host_device", || split_host_device::split_host_device(f)).map_err(|tags| {
+            tags.into_iter()
+                .map(|t| ScheduleError::new(crate::loc::Loc::NONE, ScheduleErrorKind::LaunchExtentVaries { tag: t.dsl_name() }))
+                .collect::<Vec<_>>()
+        })?;
         check(&f, "split_host_device", Phase::Flattened);
         f = time_pass("simplify", || simplify::simplify(f));
         check(&f, "simplify", Phase::Flattened);

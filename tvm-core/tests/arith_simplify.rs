@@ -1013,14 +1013,19 @@ proptest! {
             if let Some((l, h)) = cb {
                 prop_assert!(l <= x && x <= h, "{} = {} outside [{}, {}] at {:?}", show(&e), x, l, h, env);
             }
-            // Symbolic bounds over y, z hold with x fixed.
+            // Symbolic bounds over y, z hold with x fixed, and can be evaluated wherever
+            // the expression can.
             if let Some(lo) = &lo {
-                if let Some(Val::I(l)) = eval(lo, &env) {
+                let l = eval(lo, &env);
+                prop_assert!(l.is_some(), "{} = {}: bound {} fails at {:?}", show(&e), x, show(lo), env);
+                if let Some(Val::I(l)) = l {
                     prop_assert!(l <= x, "{} = {} below {} = {} at {:?}", show(&e), x, show(lo), l, env);
                 }
             }
             if let Some(hi) = &hi {
-                if let Some(Val::I(h)) = eval(hi, &env) {
+                let h = eval(hi, &env);
+                prop_assert!(h.is_some(), "{} = {}: bound {} fails at {:?}", show(&e), x, show(hi), env);
+                if let Some(Val::I(h)) = h {
                     prop_assert!(x <= h, "{} = {} above {} = {} at {:?}", show(&e), x, show(hi), h, env);
                 }
             }

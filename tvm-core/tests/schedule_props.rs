@@ -1178,6 +1178,7 @@ fn legit_rejection(k: &ScheduleErrorKind) -> bool {
             | BlockTooLarge { .. }
             | SharedSizeUnknown { .. }
             | SharedMemoryExceeded { .. }
+            | LaunchExtentVaries { .. }
     )
 }
 

@@ -328,6 +328,12 @@ impl<'a> Ctx<'a> {
             Expr::Select { then, otherwise, .. } if is_i64(then) => {
                 let bt = self.relax(&parse_poly(then), vs, upper)?;
                 let bo = self.relax(&parse_poly(otherwise), vs, upper)?;
+                if is_partial(&bt) || is_partial(&bo) {
+                    // Only one side is evaluated: a bound that may divide by zero where
+                    // the select does not would be wrong (and comparing it with the
+                    // other side would use facts that only hold where it is defined).
+                    return const_end(self.interval(a), upper);
+                }
                 Some(self.minmax(!upper, bt, bo))
             }
             _ => const_end(self.interval(a), upper),
@@ -1044,6 +1050,22 @@ fn distribute_minmax(p: &Poly, vs: &[Var]) -> Option<(bool, Poly, Poly)> {
         return Some(((*op == BinOp::Min) == (k > 0), p1, p2));
     }
     None
+}
+
+/// Whether `p` may have no value: it divides by something not known to be a non-zero
+/// constant.
+fn is_partial(p: &Poly) -> bool {
+    let mut found = false;
+    for m in p.terms.keys() {
+        for a in m {
+            crate::tir::visit::for_each_expr(&a.0, &mut |x| {
+                if let Expr::Binary { op: BinOp::Div | BinOp::Mod, b, .. } = x {
+                    found |= !b.as_int().is_some_and(|c| c != 0);
+                }
+            });
+        }
+    }
+    found
 }
 
 /// A constant end of an interval, when finite.

@@ -27,7 +27,12 @@ impl Mutator for Hoist {
     fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
         match s {
             Stmt::Allocate { buffer, extent, body } if buffer.scope() == Scope::Shared => {
-                self.found.push((buffer, extent));
+                // An unrolled loop allocates the same buffer once per copy: keep one.
+                match self.found.iter_mut().find(|(b, _)| *b == buffer) {
+                    Some((_, e)) if *e != extent => *e = Expr::max(e.clone(), extent),
+                    Some(_) => {}
+                    None => self.found.push((buffer, extent)),
+                }
                 self.mutate_stmt(*body)
             }
             s => super_stmt(self, s),

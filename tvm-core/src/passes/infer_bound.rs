@@ -200,6 +200,9 @@ fn region_at(sch: &Schedule, p: StageId, c: StageId, axis: AxisId, b: &mut Bound
     }
     let mut lo: Vec<Option<Expr>> = vec![None; rank];
     let mut hi: Vec<Option<Expr>> = vec![None; rank];
+    // A dim whose bounds cannot be expressed (e.g. `f / N` of a fused axis) covers the
+    // whole tensor.
+    let mut whole = vec![false; rank];
     for &q in &consumers {
         if !involved.contains(&q) {
             continue; // not inside c: validate() reported it
@@ -209,7 +212,10 @@ fn region_at(sch: &Schedule, p: StageId, c: StageId, axis: AxisId, b: &mut Bound
         for indices in reads_of(&body, ptensor) {
             for (d, idx) in indices.into_iter().enumerate().take(rank) {
                 let e = substitute(idx, &map);
-                let (l, h) = analyzer.symbolic_bounds(&e, &relax);
+                let (Some(l), Some(h)) = analyzer.try_symbolic_bounds(&e, &relax) else {
+                    whole[d] = true;
+                    continue;
+                };
                 lo[d] = Some(match lo[d].take() {
                     None => l,
                     Some(o) => analyzer.simplify(&Expr::min(o, l)),
@@ -224,6 +230,7 @@ fn region_at(sch: &Schedule, p: StageId, c: StageId, axis: AxisId, b: &mut Bound
     let shape = sch.graph.tensor(ptensor).shape.clone();
     (0..rank)
         .map(|d| match (lo[d].clone(), hi[d].clone()) {
+            _ if whole[d] => Range::from_extent(shape[d].clone()),
             (Some(l), Some(h)) => {
                 // Clip constant regions to the tensor: nothing outside it is computed.
                 if let (Some(lc), Some(hc), Some(dim)) =
@@ -232,7 +239,15 @@ fn region_at(sch: &Schedule, p: StageId, c: StageId, axis: AxisId, b: &mut Bound
                     let (lo, hi) = (lc.max(0), hc.min(dim - 1));
                     return Range::new(Expr::int(lo), Expr::int((hi - lo + 1).max(0)));
                 }
-                let extent = analyzer.simplify(&(h - l.clone() + 1));
+                let mut extent = analyzer.simplify(&(h - l.clone() + 1));
+                // An extent that varies with the outer loops (e.g. with the block index)
+                // is over-approximated by its largest value, so the buffer has a constant
+                // size; the extra elements are clipped to the tensor or never read.
+                if extent.as_int().is_none() {
+                    if let Some((_, max)) = analyzer.const_bounds(&extent) {
+                        extent = Expr::int(max.max(0));
+                    }
+                }
                 Range::new(l, extent)
             }
             _ => Range::from_extent(shape[d].clone()),

@@ -152,6 +152,25 @@ impl Ctx<'_> {
                 spatial_guard.push(Expr::lt(idx.clone(), dim.clone()));
             }
         }
+        // A split of a derived axis that does not divide it leaves iterations past the
+        // parent's extent: guard them (root axes are guarded above).
+        let leaf_vals: HashMap<AxisId, Expr> = st.leaf.iter().map(|&a| (a, Expr::var(&sch.axis(a).var))).collect();
+        let vals = self.b.axis_values(sch, sid, &leaf_vals);
+        let mut derived_spatial = Vec::new();
+        let mut derived_reduce = Vec::new();
+        for r in &st.relations {
+            if let crate::schedule::Relation::Split { parent, .. } = *r {
+                if st.root_axes.contains(&parent) || st.reduce_axes.contains(&parent) {
+                    continue;
+                }
+                let g = Expr::lt(vals[&parent].clone(), self.b.extent(parent).clone());
+                match sch.axis(parent).kind {
+                    IterKind::DataPar => derived_spatial.push(g),
+                    IterKind::Reduce => derived_reduce.push(g),
+                }
+            }
+        }
+        spatial_guard.extend(derived_spatial);
         let leaf = st.leaf.clone();
         let Expr::Reduce(red) = body else {
             let value = self.to_loads(substitute(body.clone(), &map));
@@ -159,6 +178,7 @@ impl Ctx<'_> {
             return self.wrap_loops(sid, &leaf, store);
         };
         let mut reduce_guard = spatial_guard.clone();
+        reduce_guard.extend(derived_reduce);
         for (a, iv) in st.reduce_axes.iter().zip(&red.axes) {
             let v = map[&iv.var].clone();
             let r = &self.b.root[a];
@@ -204,10 +224,18 @@ impl Ctx<'_> {
 
     /// Wraps `body` in the loops of `axes`, inserting attached stages at each level.
     fn wrap_loops(&mut self, sid: StageId, axes: &[AxisId], body: Stmt) -> Stmt {
+        self.wrap_loops_except(sid, axes, None, body)
+    }
+
+    /// [`Self::wrap_loops`], but `skip` gets no loop of its own (its binding is emitted
+    /// around the whole nest); its attached stages still go at its place.
+    fn wrap_loops_except(&mut self, sid: StageId, axes: &[AxisId], skip: Option<AxisId>, body: Stmt) -> Stmt {
         let mut body = body;
         for &a in axes.iter().rev() {
             body = self.attach_at(sid, a, body);
-            body = self.make_loop(sid, a, body);
+            if Some(a) != skip {
+                body = self.make_loop(sid, a, body);
+            }
         }
         body
     }
@@ -265,13 +293,11 @@ impl Ctx<'_> {
         let red = Buffer::new(format!("{}_red", st.name), buf.dtype(), Scope::Shared);
         let zero = || vec![Expr::int(0)];
         let update = Stmt::store(&acc, zero(), op.combine(Expr::load(&acc, zero()), source));
-        let serial: Vec<AxisId> = leaf[r0..].iter().copied().filter(|&a| a != tb).collect();
-        let nest = self.wrap_loops(sid, &serial, guarded(reduce_guard, update));
+        let nest = self.wrap_loops_except(sid, &leaf[r0..], Some(tb), guarded(reduce_guard, update));
         let spatial_guard = spatial_guard.to_vec();
         let buf2 = buf.clone();
         let tree = allreduce(op, &acc, &red, &tid, ext, &row, move |v| guarded(&spatial_guard, Stmt::store(&buf2, indices, v)));
         let part = Stmt::seq(vec![Stmt::store(&acc, zero(), identity), nest, tree]);
-        let part = self.attach_at(sid, tb, part);
         let part = Stmt::Realize { buffer: acc, bounds: vec![Range::from_extent(Expr::int(1))], body: Box::new(part) };
         let part = Stmt::Realize { buffer: red, bounds: vec![Range::from_extent(Expr::int(rows * ext))], body: Box::new(part) };
         Stmt::ThreadBinding { tag, var: sch.axis(tb).var.clone(), extent: Expr::int(ext), body: Box::new(part) }

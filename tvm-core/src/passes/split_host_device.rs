@@ -10,36 +10,61 @@ use crate::tir::visit::{walk_expr, walk_stmt, Visitor};
 use crate::tir::{Buffer, Expr, Kernel, Param, PrimFunc, Scope, Stmt, ThreadTag, Var};
 use std::collections::{BTreeMap, HashMap};
 
-/// Extracts the kernels of `f`.
-pub fn split_host_device(mut f: PrimFunc) -> PrimFunc {
+/// Extracts the kernels of `f`. Fails with the tags whose launch extent cannot be
+/// computed on the host (an extent that varies from block to block).
+pub fn split_host_device(mut f: PrimFunc) -> Result<PrimFunc, Vec<ThreadTag>> {
     let mut host_vars: Vec<Var> = Vec::new();
     for p in &f.params {
         match p {
-            Param::Tensor { shape, .. } => host_vars.extend(shape.iter().filter_map(|e| e.as_var().cloned())),
+            Param::Tensor { shape, .. } => {
+                for e in shape {
+                    host_vars.extend(crate::tir::visit::vars_of(e));
+                }
+            }
             Param::Scalar(v) => host_vars.push(v.clone()),
         }
     }
-    let mut s = Split { name: f.name.clone(), kernels: Vec::new() };
+    let mut s = Split { name: f.name.clone(), kernels: Vec::new(), host_vars, bad: Vec::new() };
     f.body = s.mutate_stmt(f.body);
     f.kernels = s.kernels;
-    f
+    if !s.bad.is_empty() {
+        return Err(s.bad);
+    }
+    Ok(f)
 }
 
 struct Split {
     name: String,
     kernels: Vec<Kernel>,
+    /// Variables the host defines where a launch may be (parameters, dims, host loops).
+    host_vars: Vec<Var>,
+    bad: Vec<ThreadTag>,
 }
 
 impl Mutator for Split {
     fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
-        if matches!(s, Stmt::ThreadBinding { .. }) {
-            let k = make_kernel(format!("{}_kernel{}", self.name, self.kernels.len()), s);
-            self.kernels.push(k);
-            return Stmt::Launch { kernel: self.kernels.len() - 1 };
+        match s {
+            Stmt::ThreadBinding { .. } => {
+                let k = make_kernel(format!("{}_kernel{}", self.name, self.kernels.len()), s);
+                for (tag, e) in k.grid.iter().zip(GRID).chain(k.block.iter().zip(BLOCK)).map(|(e, t)| (t, e)) {
+                    if crate::tir::visit::vars_of(e).iter().any(|v| !self.host_vars.contains(v)) && !self.bad.contains(&tag) {
+                        self.bad.push(tag);
+                    }
+                }
+                self.kernels.push(k);
+                Stmt::Launch { kernel: self.kernels.len() - 1 }
+            }
+            Stmt::For { ref var, .. } | Stmt::Let { ref var, .. } => {
+                self.host_vars.push(var.clone());
+                super_stmt(self, s)
+            }
+            s => super_stmt(self, s),
         }
-        super_stmt(self, s)
     }
 }
+
+const GRID: [ThreadTag; 3] = [ThreadTag::BlockX, ThreadTag::BlockY, ThreadTag::BlockZ];
+const BLOCK: [ThreadTag; 3] = [ThreadTag::ThreadX, ThreadTag::ThreadY, ThreadTag::ThreadZ];
 
 fn make_kernel(name: String, body: Stmt) -> Kernel {
     // Launch extents: the largest extent bound to each tag.
@@ -114,7 +139,7 @@ impl Mutator for Unify<'_> {
                 if same {
                     body
                 } else {
-                    Stmt::if_then(Expr::lt(Expr::var(&tv), extent), body)
+                    guard_outside_barriers(Expr::lt(Expr::var(&tv), extent), body)
                 }
             }
             s => super_stmt(self, s),
@@ -156,5 +181,37 @@ impl Visitor for FreeVars {
             _ => {}
         }
         walk_stmt(self, s)
+    }
+}
+
+/// `if cond { s }`, except that every thread must still reach every barrier of `s`: the
+/// guard goes around each barrier-free part, and statements that contain barriers
+/// (whose control flow is uniform) are entered by every thread.
+fn guard_outside_barriers(cond: Expr, s: Stmt) -> Stmt {
+    if !crate::tir::visit::contains_barrier(&s) {
+        return Stmt::if_then(cond, s);
+    }
+    match s {
+        Stmt::Barrier => Stmt::Barrier,
+        Stmt::Seq(ss) => Stmt::seq(ss.into_iter().map(|c| guard_outside_barriers(cond.clone(), c)).collect()),
+        Stmt::For { var, min, extent, kind, body } => {
+            Stmt::For { var, min, extent, kind, body: Box::new(guard_outside_barriers(cond, *body)) }
+        }
+        Stmt::If { cond: c, then, otherwise } => Stmt::If {
+            cond: c,
+            then: Box::new(guard_outside_barriers(cond.clone(), *then)),
+            otherwise: otherwise.map(|o| Box::new(guard_outside_barriers(cond, *o))),
+        },
+        Stmt::Let { var, value, body } => Stmt::Let { var, value, body: Box::new(guard_outside_barriers(cond, *body)) },
+        Stmt::Allocate { buffer, extent, body } => {
+            Stmt::Allocate { buffer, extent, body: Box::new(guard_outside_barriers(cond, *body)) }
+        }
+        Stmt::Realize { buffer, bounds, body } => {
+            Stmt::Realize { buffer, bounds, body: Box::new(guard_outside_barriers(cond, *body)) }
+        }
+        Stmt::ThreadBinding { tag, var, extent, body } => {
+            Stmt::ThreadBinding { tag, var, extent, body: Box::new(guard_outside_barriers(cond, *body)) }
+        }
+        s => Stmt::if_then(cond, s),
     }
 }

@@ -64,6 +64,8 @@ pub enum ScheduleErrorKind {
     InlineReduction { stage: String },
     /// The shared memory of one kernel is over the target's limit.
     SharedMemoryExceeded { bytes: u64, limit: u32 },
+    /// The extent bound to a launch dimension varies from block to block.
+    LaunchExtentVaries { tag: &'static str },
     /// A shared buffer whose size is not a compile-time constant.
     SharedSizeUnknown { stage: String },
     /// `shared` scope on a CPU target.
@@ -164,6 +166,7 @@ impl ScheduleError {
             SharedSizeUnknown { stage } => {
                 format!("the shared buffer of `{stage}` has no compile-time constant size")
             }
+            LaunchExtentVaries { tag } => format!("the extent bound to `{tag}` varies from block to block"),
             SharedOnCpu { stage } => format!("`shared` scope for `{stage}` on a CPU target"),
             UnknownScope { name } => format!("unknown memory scope `{name}`"),
             UnknownTarget { target, reason } => format!("unknown target `{target}`: {reason}"),
@@ -232,6 +235,9 @@ impl ScheduleError {
             InlineOutput { .. } | InlineReduction { .. } => "use `compute_at` or `compute_root()`".into(),
             SharedMemoryExceeded { .. } => "use smaller tiles".into(),
             SharedSizeUnknown { .. } => "compute the shared stage at an axis whose tile has a constant size".into(),
+            LaunchExtentVaries { .. } => {
+                "bind axes whose extents are compile-time constants, e.g. split by a constant and bind the inner part".into()
+            }
             SharedOnCpu { .. } => "use `local` on a CPU target".into(),
             UnknownScope { .. } => "the scopes are `shared`, `local` and `global`".into(),
             UnknownTarget { .. } => "targets: `cpu`, `cuda`, `opencl`, or a string such as \"cuda -arch=sm_90\"".into(),

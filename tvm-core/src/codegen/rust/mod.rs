@@ -211,6 +211,8 @@ pub(super) struct Emitter<'f> {
     items: Vec<TokenStream>,
     n_par: usize,
     in_parallel: bool,
+    /// Inside the scalar tail of a vectorized `if`/`else` (see `Stmt::If` in `stmt.rs`).
+    in_tail: bool,
     /// Emitting a parallel body only to find its chunk offsets (no proofs, no errors
     /// about chunk bounds; the tokens are thrown away).
     probing: bool,
@@ -260,6 +262,7 @@ impl<'f> Emitter<'f> {
             items: Vec::new(),
             n_par: 0,
             in_parallel: false,
+            in_tail: false,
             probing: false,
             unchecked: 0,
             helpers: BTreeSet::new(),
@@ -404,29 +407,55 @@ fn helper(name: &str, rt: &TokenStream) -> TokenStream {
         },
         "__map1" => quote! {
             #[inline(always)]
-            fn __map1<A: ::core::marker::Copy, R, const L: usize>(a: [A; L], f: impl Fn(A) -> R) -> [R; L] {
-                ::core::array::from_fn(|l| f(a[l]))
+            fn __map1<A: ::core::marker::Copy, R: ::core::marker::Copy + ::core::default::Default, const L: usize>(
+                a: [A; L],
+                f: impl Fn(A) -> R,
+            ) -> [R; L] {
+                let mut r = [R::default(); L];
+                for l in 0..L {
+                    r[l] = f(a[l]);
+                }
+                r
             }
         },
         "__map2" => quote! {
             #[inline(always)]
-            fn __map2<A: ::core::marker::Copy, B: ::core::marker::Copy, R, const L: usize>(
+            fn __map2<
+                A: ::core::marker::Copy,
+                B: ::core::marker::Copy,
+                R: ::core::marker::Copy + ::core::default::Default,
+                const L: usize,
+            >(
                 a: [A; L],
                 b: [B; L],
                 f: impl Fn(A, B) -> R,
             ) -> [R; L] {
-                ::core::array::from_fn(|l| f(a[l], b[l]))
+                let mut r = [R::default(); L];
+                for l in 0..L {
+                    r[l] = f(a[l], b[l]);
+                }
+                r
             }
         },
         "__map3" => quote! {
             #[inline(always)]
-            fn __map3<A: ::core::marker::Copy, B: ::core::marker::Copy, C: ::core::marker::Copy, R, const L: usize>(
+            fn __map3<
+                A: ::core::marker::Copy,
+                B: ::core::marker::Copy,
+                C: ::core::marker::Copy,
+                R: ::core::marker::Copy + ::core::default::Default,
+                const L: usize,
+            >(
                 a: [A; L],
                 b: [B; L],
                 c: [C; L],
                 f: impl Fn(A, B, C) -> R,
             ) -> [R; L] {
-                ::core::array::from_fn(|l| f(a[l], b[l], c[l]))
+                let mut r = [R::default(); L];
+                for l in 0..L {
+                    r[l] = f(a[l], b[l], c[l]);
+                }
+                r
             }
         },
         _ => unreachable!("internal: codegen::rust has no helper `{name}`"),

@@ -19,7 +19,7 @@ use super::{unsupported, BufInfo, BufKind, Emitter, R};
 use crate::dtype::DType;
 use crate::tir::printer::print_expr;
 use crate::tir::mutate::substitute;
-use crate::tir::visit::vars_of;
+use crate::tir::visit::{vars_of, walk_stmt, Visitor};
 use crate::tir::{Buffer, Expr, ForKind, Stmt, Var};
 use std::collections::HashMap;
 use proc_macro2::{Literal, TokenStream};
@@ -75,7 +75,16 @@ impl Emitter<'_> {
                     Some(o) => {
                         let snap = self.facts.snapshot();
                         self.facts.assume(cond, false);
-                        let o = self.stmt(o)?;
+                        // The scalar tail of a vectorized main path keeps its bounds
+                        // checks: unchecked, LLVM merges the fully unrolled tail with the
+                        // main path (whose condition implies every tail guard) and splits
+                        // the main path's vectors (16 lanes became 8 + 4 + 2 + 1 + 1 in
+                        // `objdump`). The tail runs at most once per row.
+                        let tail = self.in_tail || has_vector_store(then);
+                        let was = std::mem::replace(&mut self.in_tail, tail);
+                        let o = self.stmt(o);
+                        self.in_tail = was;
+                        let o = o?;
                         self.facts.restore(snap);
                         quote!(if #c { #t } else { #o })
                     }
@@ -258,7 +267,8 @@ impl Emitter<'_> {
             i => Some(i.clone()),
         };
         let mut proof = None;
-        if let (true, false, Some(len), Some(base)) = (self.opts.unchecked, in_lane, &info.len, contiguous(&local)) {
+        let allowed = self.opts.unchecked && !in_lane && !self.in_tail;
+        if let (true, Some(len), Some(base)) = (allowed, &info.len, contiguous(&local)) {
             let p = match &chunk {
                 // The chunk holds `[start, start + size)` of the buffer, clipped to its
                 // length: the access must lie in both, and the chunks start in it.
@@ -311,6 +321,23 @@ impl Emitter<'_> {
         safe.can_prove(&Expr::ge(base.clone(), Expr::int(0)))
             && safe.can_prove(&Expr::le(base.clone() + Expr::int(lanes), len.clone()))
     }
+}
+
+/// Whether `s` stores a vector.
+fn has_vector_store(s: &Stmt) -> bool {
+    struct V(bool);
+    impl Visitor for V {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let Stmt::Store { indices, .. } = s {
+                self.0 |= indices.iter().any(|i| i.dtype().lanes > 1);
+            }
+            walk_stmt(self, s)
+        }
+        fn visit_expr(&mut self, _: &Expr) {}
+    }
+    let mut v = V(false);
+    v.visit_stmt(s);
+    v.0
 }
 
 /// A buffer as a slice argument: parameters and chunks are slices already, allocations
