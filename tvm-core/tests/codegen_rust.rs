@@ -175,7 +175,18 @@ fn kernels() -> Vec<Kernel> {
         k(VECTOR_ADD_DEFAULT, "llvm -mattr=+avx2,+fma", &[&[("n", 45)]]),
         k(MATMUL, "cpu", &[&[("M", 16), ("K", 16), ("N", 16)], &[("M", 13), ("K", 19), ("N", 11)], &[("M", 64), ("K", 48), ("N", 80)]]),
         k(SOFTMAX, "cpu", &[&[("M", 4), ("N", 40)], &[("M", 3), ("N", 37)]]),
-        k(CONV2D, "cpu", &[&[("N", 1), ("F", 2), ("H", 8), ("W", 8)], &[("N", 2), ("F", 3), ("H", 5), ("W", 7)]]),
+        // The last case has a dim above the fast path's bound (2^16 here) and empty
+        // tensors: the checked instantiation runs, and the parallel loop's one
+        // iteration gets an empty chunk.
+        k(
+            CONV2D,
+            "cpu",
+            &[
+                &[("N", 1), ("F", 2), ("H", 8), ("W", 8)],
+                &[("N", 2), ("F", 3), ("H", 5), ("W", 7)],
+                &[("N", 1), ("F", 1), ("H", 70000), ("W", 0)],
+            ],
+        ),
         k(MAXPOOL, "cpu", &[&[("N", 1), ("C", 2), ("H", 8), ("W", 8)], &[("N", 2), ("C", 1), ("H", 6), ("W", 9)]]),
         k(TRANSPOSE, "cpu", &[&[("M", 16), ("N", 8)], &[("M", 9), ("N", 13)]]),
         k(SUM2, "cpu", &[&[("A", 4)], &[("A", 3)], &[("A", 9)]]),
@@ -573,8 +584,260 @@ fn parallel_loop_over_interleaved_elements_is_rejected() {
 }
 
 #[test]
+fn explicit_target_features_give_one_level() {
+    let f = lower(VECTOR_ADD_DEFAULT, "llvm -mattr=+avx2,+fma");
+    let code = emit_rust(&f).unwrap().to_string();
+    assert!(code.contains("__body_target"), "{code}");
+    assert!(code.contains(r#"enable = "avx2,fma""#), "{code}");
+    assert!(!code.contains("__body_avx512") && !code.contains("__body :: < 255"), "{code}");
+    assert!(code.contains("this CPU lacks some of avx2, fma"), "{code}");
+}
+
+#[test]
+fn the_fast_path_bound_fits_the_kernel() {
+    // The largest bound on the dims that keeps every proof: index arithmetic of degree
+    // one in the dims (vector add) allows 2^62, matmul's `K * i` products 2^24.
+    let bound = |src| {
+        let code = emit_rust(&lower(src, "cpu")).unwrap().to_string();
+        let at = code.find("let __fast : bool = ").expect("a fast-path condition");
+        code[at..].split(';').next().unwrap().trim().to_string()
+    };
+    assert_eq!(bound(VECTOR_ADD_16), "let __fast : bool = true && n <= 4611686018427387904i64");
+    assert_eq!(
+        bound(MATMUL),
+        "let __fast : bool = true && M <= 16777216i64 && K <= 16777216i64 && N <= 16777216i64"
+    );
+}
+
+#[test]
+fn unchecked_accesses_are_off_when_asked() {
+    let f = lower(VECTOR_ADD_16, "cpu");
+    let opts = EmitOptions { unchecked: false, ..EmitOptions::default() };
+    let code = emit_rust_with(&f, &opts).unwrap().to_string();
+    assert!(!code.contains("SAFETY") && !code.contains("get_unchecked"), "{code}");
+}
+
+#[test]
+fn fused_axes_are_chunked() {
+    // The parallel axis `nc` fuses `n` and `c`: stores at `C*H*W*(nc / C) + H*W*(nc % C)
+    // + ...`, which is `H*W*nc + ...`, a chunk of `H*W` elements per iteration.
+    let code = pretty(&emit_rust(&lower(MAXPOOL, "cpu")).unwrap());
+    assert!(code.contains("__chunks(out, ::core::cmp::Ord::max(H.wrapping_mul(W), 1i64) as usize, __n)"), "{code}");
+}
+
+#[test]
 fn vector_add_golden() {
     let f = lower(VECTOR_ADD_16, "cpu");
     let code = pretty(&emit_rust(&f).unwrap());
-    expect![[r#""#]].assert_eq(&code);
+    expect![[r##"
+        #[allow(
+            non_snake_case,
+            unused_variables,
+            unused_mut,
+            unused_parens,
+            unused_braces,
+            unused_unsafe,
+            unused_imports,
+            dead_code,
+            clippy::all
+        )]
+        fn __tvm_cpu_vector_add(
+            a: &[::core::primitive::f32],
+            b: &[::core::primitive::f32],
+            c: &mut [::core::primitive::f32],
+            n: ::core::primitive::i64,
+        ) -> ::core::result::Result<(), &'static ::core::primitive::str> {
+            use ::core::primitive::{bool, f32, f64, i16, i32, i64, i8, str, u128, u16, u32, u64, u8, usize};
+            use ::tvm::__rt::rayon::iter::{IndexedParallelIterator as _, IntoParallelIterator as _, ParallelIterator as _};
+            use ::tvm::__rt::rayon::slice::ParallelSliceMut as _;
+            #[doc = r" Whether `len` is the product of `dims` (all non-negative)."]
+            #[inline(always)]
+            fn __len_is(len: usize, dims: &[i64]) -> bool {
+                let mut n: u128 = 1;
+                for &d in dims {
+                    if d < 0 {
+                        return false;
+                    }
+                    n = match n.checked_mul(d as u128) {
+                        ::core::option::Option::Some(n) => n,
+                        ::core::option::Option::None => return false,
+                    };
+                }
+                n == len as u128
+            }
+            #[doc = r" `n` chunks of `size` elements of `s` (the last ones shorter, then empty)."]
+            #[inline(always)]
+            fn __chunks<'a, T: ::core::marker::Send>(
+                s: &'a mut [T],
+                size: usize,
+                n: usize,
+            ) -> impl ::tvm::__rt::rayon::iter::IndexedParallelIterator<Item = &'a mut [T]> {
+                let have = s.len().div_ceil(size);
+                let empty =
+                    (0..n.saturating_sub(have)).into_par_iter().map(|_| <&'a mut [T] as ::core::default::Default>::default());
+                s.par_chunks_mut(size).chain(empty).take(n)
+            }
+            #[doc = r" `s[i..i + L]`. Safety: with `FAST`, `0 <= i && i + L <= s.len()` (proved)."]
+            #[inline(always)]
+            unsafe fn __ldv<T: ::core::marker::Copy + ::core::default::Default, const L: usize, const FAST: bool>(
+                s: &[T],
+                i: i64,
+                _proof: &'static str,
+            ) -> [T; L] {
+                if FAST {
+                    unsafe { ::core::ptr::read(s.as_ptr().add(i as usize) as *const [T; L]) }
+                } else {
+                    __ldv_c(s, i)
+                }
+            }
+            #[inline(always)]
+            fn __ldv_c<T: ::core::marker::Copy + ::core::default::Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
+                let mut v = [T::default(); L];
+                v.copy_from_slice(&s[i as usize..][..L]);
+                v
+            }
+            #[inline(always)]
+            fn __map2<
+                A: ::core::marker::Copy,
+                B: ::core::marker::Copy,
+                R: ::core::marker::Copy + ::core::default::Default,
+                const L: usize,
+            >(
+                a: [A; L],
+                b: [B; L],
+                f: impl Fn(A, B) -> R,
+            ) -> [R; L] {
+                let mut r = [R::default(); L];
+                for l in 0..L {
+                    r[l] = f(a[l], b[l]);
+                }
+                r
+            }
+            #[doc = r" `s[i..i + L] = v`. Safety: with `FAST`, `0 <= i && i + L <= s.len()` (proved)."]
+            #[inline(always)]
+            unsafe fn __stv<T: ::core::marker::Copy, const L: usize, const FAST: bool>(
+                s: &mut [T],
+                i: i64,
+                v: [T; L],
+                _proof: &'static str,
+            ) {
+                if FAST {
+                    unsafe { ::core::ptr::write(s.as_mut_ptr().add(i as usize) as *mut [T; L], v) }
+                } else {
+                    __stv_c(s, i, v)
+                }
+            }
+            #[inline(always)]
+            fn __stv_c<T: ::core::marker::Copy, const L: usize>(s: &mut [T], i: i64, v: [T; L]) {
+                s[i as usize..][..L].copy_from_slice(&v)
+            }
+            if !__len_is(a.len(), &[n]) {
+                return ::core::result::Result::Err("tvm: the length of `a` is not the product of its shape [n]");
+            }
+            if !__len_is(b.len(), &[n]) {
+                return ::core::result::Result::Err("tvm: the length of `b` is not the product of its shape [n]");
+            }
+            if !__len_is(c.len(), &[n]) {
+                return ::core::result::Result::Err("tvm: the length of `c` is not the product of its shape [n]");
+            }
+            #[inline(always)]
+            fn __body<const __LEVEL: u8, const __FAST: bool>(a: &[f32], b: &[f32], c: &mut [f32], n: i64) {
+                {
+                    let __n: usize = ::core::cmp::Ord::max(n.wrapping_add(15i64).wrapping_div(16i64), 0i64) as usize;
+                    (0..__n).into_par_iter().zip(__chunks(c, ::core::cmp::Ord::max(16i64, 1i64) as usize, __n)).for_each(
+                        |(__k, c)| {
+                            let o: i64 = __k as i64;
+                            match __LEVEL {
+                                #[cfg(target_arch = "x86_64")]
+                                0u8 => unsafe { __par0_avx512::<__FAST>(o, c, a, b, n) },
+                                #[cfg(target_arch = "x86_64")]
+                                1u8 => unsafe { __par0_avx2::<__FAST>(o, c, a, b, n) },
+                                _ => __par0::<__FAST>(o, c, a, b, n),
+                            }
+                        },
+                    );
+                }
+            }
+            #[inline(always)]
+            fn __par0<const __FAST: bool>(o: i64, c: &mut [f32], a: &[f32], b: &[f32], n: i64) {
+                if (o.wrapping_mul(16i64) < n.wrapping_sub(15i64)) {
+                    {
+                        let __v = __map2(
+                            (unsafe {
+                                __ldv::<_, 16, __FAST>(
+                                    a,
+                                    o.wrapping_mul(16i64),
+                                    "SAFETY: 0 <= o * 16 && o * 16 + 16 <= n (proved)",
+                                )
+                            }),
+                            (unsafe {
+                                __ldv::<_, 16, __FAST>(
+                                    b,
+                                    o.wrapping_mul(16i64),
+                                    "SAFETY: 0 <= o * 16 && o * 16 + 16 <= n (proved)",
+                                )
+                            }),
+                            |__x, __y| (__x + __y),
+                        );
+                        unsafe {
+                            __stv::<_, 16, __FAST>(
+                                c,
+                                0i64,
+                                __v,
+                                "SAFETY: 0 <= 0 && 0 + 16 <= 16 && 0 <= 0 && o * 16 + 16 <= n (proved)",
+                            )
+                        }
+                    }
+                } else {
+                    for v in 0i64..16i64 {
+                        if (o.wrapping_mul(16i64).wrapping_add(v) < n) {
+                            c[v as usize] = (a[o.wrapping_mul(16i64).wrapping_add(v) as usize]
+                                + b[o.wrapping_mul(16i64).wrapping_add(v) as usize]);
+                        }
+                    }
+                }
+            }
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f")]
+            unsafe fn __par0_avx512<const __FAST: bool>(o: i64, c: &mut [f32], a: &[f32], b: &[f32], n: i64) {
+                __par0::<__FAST>(o, c, a, b, n)
+            }
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,fma")]
+            unsafe fn __par0_avx2<const __FAST: bool>(o: i64, c: &mut [f32], a: &[f32], b: &[f32], n: i64) {
+                __par0::<__FAST>(o, c, a, b, n)
+            }
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx512f")]
+            unsafe fn __body_avx512<const __FAST: bool>(a: &[f32], b: &[f32], c: &mut [f32], n: i64) {
+                __body::<0u8, __FAST>(a, b, c, n)
+            }
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,fma")]
+            unsafe fn __body_avx2<const __FAST: bool>(a: &[f32], b: &[f32], c: &mut [f32], n: i64) {
+                __body::<1u8, __FAST>(a, b, c, n)
+            }
+            let __fast: bool = true && n <= 4611686018427387904i64;
+            #[cfg(target_arch = "x86_64")]
+            {
+                if __fast && ::std::is_x86_feature_detected!("avx512f") {
+                    unsafe { __body_avx512::<true>(a, b, c, n) };
+                    return ::core::result::Result::Ok(());
+                }
+            }
+            #[cfg(target_arch = "x86_64")]
+            {
+                if __fast && ::std::is_x86_feature_detected!("avx2") && ::std::is_x86_feature_detected!("fma") {
+                    unsafe { __body_avx2::<true>(a, b, c, n) };
+                    return ::core::result::Result::Ok(());
+                }
+            }
+            if __fast {
+                __body::<255, true>(a, b, c, n)
+            } else {
+                __body::<255, false>(a, b, c, n)
+            };
+            ::core::result::Result::Ok(())
+        }
+    "##]].assert_eq(&code);
 }

@@ -29,7 +29,14 @@ pub fn lower_all(kernel: &Kernel) -> Result<Lowered, Vec<syn::Error>> {
         return Err(errors);
     }
     let mut lower = |target: Target| -> Option<PrimFunc> {
-        let result = tvm_core::frontend::build_schedule(kernel, &target).and_then(|s| tvm_core::lower::lower(&s));
+        let mut result = tvm_core::frontend::build_schedule(kernel, &target).and_then(|s| tvm_core::lower::lower(&s));
+        // A GPU target without a block of its own borrows the other GPU kind's; where
+        // that does not lower on this target, it gets its default schedule (the errors
+        // belong to the other target, which reports them).
+        let own_block = kernel.schedules.iter().any(|b| Target::parse(&b.target).is_ok_and(|t| t.kind == target.kind));
+        if result.is_err() && !own_block {
+            result = tvm_core::lower::lower(&tvm_core::schedule::Schedule::default_for(kernel.graph.clone(), target.clone()));
+        }
         match result {
             Ok(f) => Some(f),
             Err(es) => {

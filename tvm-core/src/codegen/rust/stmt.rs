@@ -297,8 +297,10 @@ impl Emitter<'_> {
         Ok(Access { info, index: local, proof })
     }
 
-    /// `e` as text, with the variables' Rust names.
+    /// `e` as text (simplified with what the `safe` analyzer knows), with the
+    /// variables' Rust names.
     fn show(&mut self, e: &Expr) -> String {
+        let e = &self.facts.safe.simplify(e);
         let mut map = HashMap::new();
         for v in vars_of(e) {
             let id = self.names.var(&v).to_string();
