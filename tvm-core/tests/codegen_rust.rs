@@ -173,7 +173,15 @@ fn kernels() -> Vec<Kernel> {
         k(VECTOR_ADD_DEFAULT, "cpu", &[&[("n", 77)], &[("n", 64)], &[("n", 1)], &[("n", 0)]]),
         k(VECTOR_ADD_16, "cpu", &[&[("n", 1000)], &[("n", 16)], &[("n", 5)]]),
         k(VECTOR_ADD_DEFAULT, "llvm -mattr=+avx2,+fma", &[&[("n", 45)]]),
-        k(MATMUL, "cpu", &[&[("M", 16), ("K", 16), ("N", 16)], &[("M", 13), ("K", 19), ("N", 11)], &[("M", 64), ("K", 48), ("N", 80)]]),
+        k(
+            MATMUL,
+            "cpu",
+            &[
+                &[("M", 16), ("K", 16), ("N", 16)],
+                &[("M", 13), ("K", 19), ("N", 11)],
+                &[("M", 64), ("K", 48), ("N", 80)],
+            ],
+        ),
         k(SOFTMAX, "cpu", &[&[("M", 4), ("N", 40)], &[("M", 3), ("N", 37)]]),
         // The last case has a dim above the fast path's bound (2^16 here) and empty
         // tensors: the checked instantiation runs, and the parallel loop's one
@@ -442,7 +450,8 @@ fn build_fixture(dir: &Path) -> PathBuf {
         if offline {
             c.arg("--offline");
         }
-        for v in ["CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR", "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_MAKEFLAGS"]
+        for v in
+            ["CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR", "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_MAKEFLAGS"]
         {
             c.env_remove(v);
         }
@@ -603,10 +612,7 @@ fn the_fast_path_bound_fits_the_kernel() {
         code[at..].split(';').next().unwrap().trim().to_string()
     };
     assert_eq!(bound(VECTOR_ADD_16), "let __fast : bool = true && n <= 4611686018427387904i64");
-    assert_eq!(
-        bound(MATMUL),
-        "let __fast : bool = true && M <= 16777216i64 && K <= 16777216i64 && N <= 16777216i64"
-    );
+    assert_eq!(bound(MATMUL), "let __fast : bool = true && M <= 16777216i64 && K <= 16777216i64 && N <= 16777216i64");
 }
 
 #[test]

@@ -32,7 +32,7 @@ impl Iv {
     /// Both ends as `i64`, when finite and representable.
     pub fn as_i64(&self) -> Option<(i64, i64)> {
         let ok = |v: i128| v > NEG_INF && v < POS_INF && v >= i64::MIN as i128 && v <= i64::MAX as i128;
-        (ok(self.lo) && ok(self.hi)).then(|| (self.lo as i64, self.hi as i64))
+        (ok(self.lo) && ok(self.hi)).then_some((self.lo as i64, self.hi as i64))
     }
     /// The single value, if the interval is one point.
     pub fn as_point(&self) -> Option<i64> {

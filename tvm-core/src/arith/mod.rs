@@ -215,7 +215,7 @@ impl Analyzer {
     fn relax_all(&self, cx: &mut Ctx, p: Poly, relax: &[Var]) -> (Option<Poly>, Option<Poly>) {
         let mut order: Vec<(u64, Var)> =
             relax.iter().map(|v| (self.vars.get(v).map_or(0, |i| i.order), v.clone())).collect();
-        order.sort_by(|a, b| b.0.cmp(&a.0));
+        order.sort_by_key(|x| std::cmp::Reverse(x.0));
         cx.with_budget(rewrite::BOUNDS_FUEL, |cx| Self::relax_all_in(cx, p, relax, order))
     }
 

@@ -191,7 +191,7 @@ impl<'a> Ctx<'a> {
     fn bound_vars_desc(&self, p: &Poly) -> Vec<Var> {
         let mut vs: Vec<(u64, Var)> =
             p.vars().into_iter().filter_map(|v| self.an.vars.get(&v).map(|i| (i.order, v))).collect();
-        vs.sort_by(|a, b| b.0.cmp(&a.0));
+        vs.sort_by_key(|x| std::cmp::Reverse(x.0));
         vs.into_iter().map(|(_, v)| v).collect()
     }
 
@@ -1060,7 +1060,7 @@ fn is_partial(p: &Poly) -> bool {
         for a in m {
             crate::tir::visit::for_each_expr(&a.0, &mut |x| {
                 if let Expr::Binary { op: BinOp::Div | BinOp::Mod, b, .. } = x {
-                    found |= !b.as_int().is_some_and(|c| c != 0);
+                    found |= b.as_int().is_none_or(|c| c == 0);
                 }
             });
         }

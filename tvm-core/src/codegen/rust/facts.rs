@@ -55,7 +55,7 @@ impl Facts {
     /// `var` takes the values `[min, min + extent)`.
     pub fn bind_loop(&mut self, var: &Var, min: &Expr, extent: &Expr) {
         self.math.bind(var, min.clone(), extent.clone());
-        if self.exact(min) && self.exact(extent) {
+        if self.exact(min) && self.exact(extent) && self.exact(&(min.clone() + extent.clone())) {
             self.safe.bind(var, min.clone(), extent.clone());
         } else {
             self.safe.unbind(var);

@@ -655,7 +655,9 @@ fn dim_expr(d: &Expr, names: &mut Names) -> TokenStream {
             let id = names.var(v);
             quote!(#id)
         }
-        other => panic!("internal: shape entry `{}` is neither a constant nor a dim", crate::tir::printer::print_expr(other)),
+        other => {
+            panic!("internal: shape entry `{}` is neither a constant nor a dim", crate::tir::printer::print_expr(other))
+        }
     }
 }
 

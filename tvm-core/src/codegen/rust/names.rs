@@ -43,7 +43,8 @@ impl Names {
         if let Some(s) = self.of.get(&key) {
             return Ident::new(s, Span::call_site());
         }
-        let mut base: String = name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+        let mut base: String =
+            name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
         if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) || base.starts_with("__") {
             base = format!("v{base}");
         }

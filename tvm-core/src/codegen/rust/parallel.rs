@@ -27,10 +27,10 @@ use crate::tir::mutate::{substitute, substitute_one};
 use crate::tir::printer::print_expr;
 use crate::tir::visit::{uses_var, vars_of, walk_expr, walk_stmt, Visitor};
 use crate::tir::{Buffer, Expr, Stmt, Var};
-use std::collections::HashMap;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use std::collections::BTreeSet;
+use std::collections::HashMap;
 
 /// An access to a chunked buffer.
 pub(super) struct ChunkAccess {
@@ -90,12 +90,8 @@ impl Emitter<'_> {
         let mut scan = Scan::default();
         scan.visit_stmt(body);
         let written: Vec<Buffer> = scan.written.iter().filter(|b| !scan.allocated.contains(*b)).cloned().collect();
-        let shared: Vec<Buffer> = scan
-            .read
-            .iter()
-            .filter(|b| !scan.allocated.contains(*b) && !written.contains(b))
-            .cloned()
-            .collect();
+        let shared: Vec<Buffer> =
+            scan.read.iter().filter(|b| !scan.allocated.contains(*b) && !written.contains(b)).cloned().collect();
         let free: Vec<Var> = scan.used.iter().filter(|v| !scan.bound.contains(*v) && *v != var).cloned().collect();
         let mut inner = scan.bound.clone();
         inner.insert(var.clone());
@@ -121,7 +117,10 @@ impl Emitter<'_> {
         let mut offsets = HashMap::new();
         for (b, ch) in probe?.1 {
             let m = &self.facts.math;
-            let lowest = ch.candidates.iter().find(|c| ch.candidates.iter().all(|d| m.can_prove(&Expr::le((*c).clone(), d.clone()))));
+            let lowest = ch
+                .candidates
+                .iter()
+                .find(|c| ch.candidates.iter().all(|d| m.can_prove(&Expr::le((*c).clone(), d.clone()))));
             offsets.insert(b, lowest.or(ch.candidates.first()).cloned().unwrap_or(Expr::int(0)));
         }
         let (body, chunks) = self.chunked_body(var, min, extent, body, &written, &inner, &offsets)?;
@@ -303,7 +302,10 @@ impl Emitter<'_> {
             Some(o) => o.clone(),
             None => {
                 // Probing: this access's lowest element.
-                let lo = m.try_symbolic_bounds(&rest, &inner).0.filter(|lo| !vars_of(lo).iter().any(|x| ch.inner.contains(x)));
+                let lo = m
+                    .try_symbolic_bounds(&rest, &inner)
+                    .0
+                    .filter(|lo| !vars_of(lo).iter().any(|x| ch.inner.contains(x)));
                 lo.unwrap_or(Expr::int(0))
             }
         };
@@ -314,7 +316,8 @@ impl Emitter<'_> {
         {
             return Err(fail());
         }
-        let start = m.simplify(&(offset.clone() + (v - ch.min.clone()) * size.clone()));
+        // Not simplified: this is what the generated code's chunk offset is, exactly.
+        let start = offset.clone() + (v - ch.min.clone()) * size.clone();
         if let BufKind::Chunk(c) = &mut self.bufs.get_mut(buffer).expect("a chunked buffer").kind {
             c.size = Some(size.clone());
             if c.offset.is_none() {

@@ -17,13 +17,13 @@ use super::expr::{float_lit, int_lit};
 use super::facts::ring_only;
 use super::{unsupported, BufInfo, BufKind, Emitter, R};
 use crate::dtype::DType;
-use crate::tir::printer::print_expr;
 use crate::tir::mutate::substitute;
+use crate::tir::printer::print_expr;
 use crate::tir::visit::{vars_of, walk_stmt, Visitor};
 use crate::tir::{Buffer, Expr, ForKind, Stmt, Var};
-use std::collections::HashMap;
 use proc_macro2::{Literal, TokenStream};
 use quote::quote;
+use std::collections::HashMap;
 
 /// Allocations up to this many elements with a constant extent live on the stack.
 const MAX_STACK_ELEMENTS: i64 = 4096;
@@ -59,9 +59,10 @@ impl Emitter<'_> {
                     let zero = int_lit(0, var.dtype())?;
                     quote!(for #v in #zero..#ext { #body })
                 } else {
+                    // Saturating: the values taken are always within `[min, min + extent)`.
                     quote!({
                         let __lo = #lo;
-                        for #v in __lo..__lo.wrapping_add(#ext) { #body }
+                        for #v in __lo..__lo.saturating_add(#ext) { #body }
                     })
                 }
             }
@@ -251,7 +252,10 @@ impl Emitter<'_> {
     /// proof that lets it skip its bounds check, if any.
     pub(super) fn access(&mut self, buffer: &Buffer, index: &Expr, in_lane: bool) -> R<Access> {
         let Some(info) = self.bufs.get(buffer).cloned() else {
-            return Err(unsupported(format!("an access to `{}`, which is neither a parameter nor allocated", buffer.name())));
+            return Err(unsupported(format!(
+                "an access to `{}`, which is neither a parameter nor allocated",
+                buffer.name()
+            )));
         };
         let (local, chunk) = match &info.kind {
             BufKind::Chunk(_) => {
@@ -278,8 +282,13 @@ impl Emitter<'_> {
                         && self.in_bounds(&whole, lanes, len, false)
                         && self.facts.safe.can_prove(&Expr::ge(c.offset.clone(), Expr::int(0)));
                     ok.then(|| {
-                        let (b, s, o, w, n) =
-                            (self.show(&base), self.show(&c.size), self.show(&c.offset), self.show(&whole), self.show(len));
+                        let (b, s, o, w, n) = (
+                            self.show(&base),
+                            self.show(&c.size),
+                            self.show(&c.offset),
+                            self.show(&whole),
+                            self.show(len),
+                        );
                         format!("0 <= {b} && {b} + {lanes} <= {s} && 0 <= {o} && {w} + {lanes} <= {n}")
                     })
                 }
