@@ -153,6 +153,19 @@ const ACTIVATIONS: &str = r#"
     }
 "#;
 
+/// One parallel loop writes two outputs (rayon zips their chunks) and reads back its
+/// own chunk of the first.
+const TWO_OUTPUTS: &str = r#"
+    fn two_outputs(x: f32[M, N]) -> (y: f32[M, N], z: f32[M, N]) {
+        y[i, j] = x[i, j] * 2.0;
+        z[i, j] = y[i, j] + 1.0;
+    }
+    schedule!(cpu) {
+        z.parallel(z.i);
+        y.compute_at(z, z.i);
+    }
+"#;
+
 struct Kernel {
     src: &'static str,
     target: &'static str,
@@ -201,6 +214,7 @@ fn kernels() -> Vec<Kernel> {
         k(INT_DIV, "cpu", &[&[("n", 103)]]),
         Kernel { scalars: vec![ScalarValue::F32(2.5)], ..k(SCALE, "cpu", &[&[("n", 10)], &[("n", 33)]]) },
         k(ACTIVATIONS, "cpu", &[&[("n", 50)]]),
+        k(TWO_OUTPUTS, "cpu", &[&[("M", 5), ("N", 7)]]),
     ]
 }
 
@@ -589,6 +603,40 @@ fn parallel_loop_over_interleaved_elements_is_rejected() {
             assert_eq!((loop_var.as_str(), buffer.as_str()), ("i2", "c"), "{index}");
         }
         other => panic!("expected ParallelNotDisjoint, got {other:?}"),
+    }
+}
+
+#[test]
+fn parallel_reduction_is_rejected() {
+    // Make the row sum's reduction loop the parallel one: every iteration accumulates
+    // into the same element.
+    use tvm_core::tir::mutate::{super_stmt, Mutator};
+    use tvm_core::tir::{ForKind, Stmt};
+    struct Swap;
+    impl Mutator for Swap {
+        fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
+            match super_stmt(self, s) {
+                Stmt::For { var, min, extent, kind, body } => {
+                    let kind = match kind {
+                        ForKind::Parallel => ForKind::Serial,
+                        _ if var.name().starts_with('j') => ForKind::Parallel,
+                        k => k,
+                    };
+                    Stmt::For { var, min, extent, kind, body }
+                }
+                s => s,
+            }
+        }
+    }
+    let mut f = lower("fn row_sum(x: f32[M, N]) -> r: f32[M] { r[i] = sum(x[i, j] for j in 0..N); }", "cpu");
+    f.body = Swap.mutate_stmt(f.body);
+    let printed = tvm_core::tir::printer::print_func(&f);
+    assert!(printed.contains("for j in parallel"), "{printed}");
+    match emit_rust(&f) {
+        Err(CodegenError::ParallelNotDisjoint { loop_var, buffer, .. }) => {
+            assert_eq!((loop_var.as_str(), buffer.as_str()), ("j", "r"));
+        }
+        other => panic!("expected ParallelNotDisjoint, got {other:?}\n{printed}"),
     }
 }
 

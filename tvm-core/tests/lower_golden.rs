@@ -269,7 +269,7 @@ fn softmax_default_cuda() {
         @kernel softmax_kernel2(y, x, m, s, N, M)
           blockIdx.x: blockIdx_x_2
           threadIdx.x: threadIdx_x_2
-          if (blockIdx_x_2 * 256 + threadIdx_x_2) / N < M && (blockIdx_x_2 * 256 + threadIdx_x_2) % N < N:
+          if (blockIdx_x_2 * 256 + threadIdx_x_2) / N < M && blockIdx_x_2 * 256 + threadIdx_x_2 < M * N:
             y[N * ((blockIdx_x_2 * 256 + threadIdx_x_2) / N) + (blockIdx_x_2 * 256 + threadIdx_x_2) % N] = exp(x[N * ((blockIdx_x_2 * 256 + threadIdx_x_2) / N) + (blockIdx_x_2 * 256 + threadIdx_x_2) % N] - m[(blockIdx_x_2 * 256 + threadIdx_x_2) / N]) / s[(blockIdx_x_2 * 256 + threadIdx_x_2) / N]
     "#]]);
 }

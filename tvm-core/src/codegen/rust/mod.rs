@@ -26,7 +26,7 @@
 //!
 //! The only `unsafe` code is (1) calls of `#[target_feature]` functions after the
 //! features were detected, and (2) unchecked loads and stores whose bounds the
-//! [`facts`] analyzer proved, on the fast path only. The fast path (`__FAST = true`) is
+//! `facts` analyzer proved, on the fast path only. The fast path (`__FAST = true`) is
 //! taken when every dim is at most `2^k`; `k` is chosen here, per function, as the
 //! largest bound that keeps every proof. Slower inputs run the same code with every
 //! access checked. Parallel loops are race-free by construction: rayon hands each

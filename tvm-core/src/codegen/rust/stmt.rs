@@ -10,7 +10,8 @@
 //! * the `safe` analyzer proves `0 <= index && index + lanes <= len` (for a chunk of a
 //!   parallel loop also `0 <= r && r + lanes <= size`, see [`super::parallel`]);
 //! * it is a scalar or a contiguous (`ramp(b, 1, L)`) access outside a lazily
-//!   evaluated lane.
+//!   evaluated lane and outside the scalar tail of a vectorized `if` (see `Stmt::If`).
+//!
 //! Everything else indexes with Rust's checks.
 
 use super::expr::{float_lit, int_lit};
