@@ -6,6 +6,6 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-cargo test --workspace --all-targets 2>&1
+cargo test --workspace --all-targets --all-features 2>&1
 # The API docs of the compiler must build without warnings.
 RUSTDOCFLAGS="-D warnings" cargo doc -p tvm-core --no-deps 2>&1
