@@ -15,18 +15,22 @@ compute! {
     }
 
     schedule!(cpu) {
+        // Pack b into 16-column panels, in parallel.
         let [px, pk, py] = bp.axes();
         bp.parallel(px);
         bp.vectorize(py);
+        // An 8 x 16 register tile per (io, jo): 8 accumulators of 16 lanes, k unrolled
+        // by 4, rows unrolled, columns vectorized.
         let cl = c.cache_write(local);
-        let (io, jo, ii, ji) = c.tile(c.i, c.j, 32, 16);
+        let (io, jo, ii, ji) = c.tile(c.i, c.j, 8, 16);
         c.parallel(io);
         c.vectorize(ji);
         cl.compute_at(c, jo);
         let [ci, cj] = cl.axes();
         let (ko, ki) = cl.split(cl.k, 4);
-        cl.reorder(ko, ci, ki, cj);
+        cl.reorder(ko, ki, ci, cj);
         cl.unroll(ki);
+        cl.unroll(ci);
         cl.vectorize(cj);
     }
 }

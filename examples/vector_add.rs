@@ -1,6 +1,11 @@
-//! Vector add: the first kernel of the language reference, checked against a plain loop.
+//! Vector add of 2^24 f32: the first kernel of the language reference with a CPU
+//! schedule (parallel chunks, 16-lane vectors), checked against a plain loop; prints the
+//! max error, the time and GB/s.
+//!
+//! Run: `cargo run --release --example vector_add`
 
-use tvm::{compute, Tensor};
+use std::time::Instant;
+use tvm::{compute, Device, Tensor};
 
 compute! {
     /// c[i] = a[i] + b[i]
@@ -16,17 +21,26 @@ compute! {
 
     schedule!(cpu) {
         let (o, v) = c.split(c.i, 16);
-        c.parallel(o);
+        let (oo, oi) = c.split(o, 1024);
+        c.parallel(oo);
         c.vectorize(v);
     }
 }
 
 fn main() -> Result<(), tvm::Error> {
-    let a = Tensor::from_vec(vec![1.0f32; 1000], [1000])?;
-    let b = Tensor::from_vec(vec![2.0f32; 1000], [1000])?;
-    let c = vector_add(&a, &b)?; // runs on tvm::Device::default()
-    assert_eq!(c.shape(), [1000]);
-    assert!(c.as_slice().iter().all(|&x| x == 3.0));
-    println!("vector_add: ok");
+    let n = 1 << 24;
+    let a = Tensor::from_vec((0..n).map(|i| (i % 1000) as f32 * 0.5).collect(), [n])?;
+    let b = Tensor::from_vec((0..n).map(|i| (i % 7) as f32).collect(), [n])?;
+    let mut c = Tensor::<f32, 1>::zeros([n]);
+    vector_add::run(&Device::Cpu, &a, &b, &mut c)?;
+    let runs = 20;
+    let t = Instant::now();
+    for _ in 0..runs {
+        vector_add::run(&Device::Cpu, &a, &b, &mut c)?;
+    }
+    let secs = t.elapsed().as_secs_f64() / runs as f64;
+    let max_err = c.as_slice().iter().zip(a.as_slice().iter().zip(b.as_slice())).map(|(c, (a, b))| (c - (a + b)).abs()).fold(0f32, f32::max);
+    println!("vector_add n=2^24 f32 on cpu: max error {max_err:.2e}, {:.3} ms, {:.1} GB/s", secs * 1e3, 12.0 * n as f64 / secs / 1e9);
+    assert_eq!(max_err, 0.0);
     Ok(())
 }

@@ -9,12 +9,20 @@ mod expand;
 mod paths;
 mod stub;
 
+#[cfg(test)]
+mod fuzz;
+
 use proc_macro::TokenStream;
 
 #[proc_macro]
 pub fn compute(input: TokenStream) -> TokenStream {
-    let tokens = proc_macro2::TokenStream::from(input);
-    let out = match tvm_core::frontend::parse_kernel(tokens.clone()) {
+    expand_tokens(proc_macro2::TokenStream::from(input)).into()
+}
+
+/// The whole expansion of `compute!`, on `proc_macro2` tokens only, so unit tests can
+/// call it outside a real macro invocation.
+fn expand_tokens(tokens: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+    match tvm_core::frontend::parse_kernel(tokens.clone()) {
         Err(errs) => {
             let errors: proc_macro2::TokenStream = errs.iter().map(|e| e.to_syn_error().to_compile_error()).collect();
             let stub = tvm_core::frontend::parse_syntax(tokens).map(|(ast, _)| stub::stub(&ast)).unwrap_or_default();
@@ -28,6 +36,5 @@ pub fn compute(input: TokenStream) -> TokenStream {
                 quote::quote!(#errors #stub)
             }
         },
-    };
-    out.into()
+    }
 }
