@@ -2,7 +2,21 @@
 //! parameter, the dimension and both sizes; rayon; math helpers.
 
 pub use tvm_core::runtime::rayon;
-use tvm_core::Error;
+use tvm_core::{Device, Error};
+
+/// The device a kernel's typed function runs on: `TVM_DEVICE` when set (an unavailable
+/// device is then an error, never a silent fallback), else CUDA when a device is
+/// present and the kernel has CUDA code, else the CPU.
+pub fn default_device(has_cuda_code: bool) -> Result<Device, Error> {
+    let requested = std::env::var("TVM_DEVICE").map(|v| !v.trim().is_empty()).unwrap_or(false);
+    if requested {
+        return Device::try_default();
+    }
+    match Device::try_default()? {
+        Device::Cuda(n) if has_cuda_code => Ok(Device::Cuda(n)),
+        _ => Ok(Device::Cpu),
+    }
+}
 
 /// Binds dim slot `slot` (named `symbol`) to dimension `dim` of parameter `param`, or
 /// checks it against the size bound earlier.

@@ -233,7 +233,9 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     Ok(quote! {
         #(#attrs)*
         #vis fn #name(#(#p_decls),*) -> #result_t<#ret_ty, #error_t> {
-            let __device = #device_t::try_default()?;
+            // No kernel has CUDA code yet: the default device is the CPU unless
+            // TVM_DEVICE asks for another.
+            let __device = #rt::default_device(false)?;
             #name::__call(&__device, #(#p_idents),*)
         }
 

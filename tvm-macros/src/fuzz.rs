@@ -1,0 +1,925 @@
+//! `compute!` never panics: the kernels of tvm-core's test suite, mutated at the token
+//! level (tokens deleted, duplicated, swapped, identifiers and integers and dtypes
+//! replaced, bracket groups emptied, the input truncated), go through `expand_tokens`
+//! under `catch_unwind`. Every expansion must return tokens that parse as Rust items:
+//! `compile_error!`s (with the stub) or the kernel's code. A tiny deterministic PRNG keeps
+//! failures reproducible; `TVM_MACROS_FUZZ_CASES` and `TVM_MACROS_FUZZ_SEED` run more or
+//! other cases (`cargo test -p tvm-macros fuzz -- --nocapture` prints the counts).
+
+use crate::expand_tokens;
+use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
+use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::Once;
+use std::time::Instant;
+
+// ---------------------------------------------------------------------------------------
+// The corpus: the kernels of tvm-core/tests/kernels.rs and tvm-core/tests/lower_golden.rs.
+// ---------------------------------------------------------------------------------------
+
+const VECTOR_ADD: &str = r#"
+    fn vector_add(a: f32[n], b: f32[n]) -> c: f32[n] {
+        c[i] = a[i] + b[i];
+    }
+    schedule!(cpu) {
+        let (o, v) = c.split(c.i, 8);
+        let (oo, oi) = c.split(o, 4);
+        c.parallel(oo);
+        c.unroll(oi);
+        c.vectorize(v);
+    }
+    schedule!(cuda) {
+        let (bx, tx) = c.split(c.i, 32);
+        c.bind(bx, block.x);
+        c.bind(tx, thread.x);
+        let a_s = a.cache_read(shared, [c]);
+        a_s.compute_at(c, bx);
+        let [ax] = a_s.axes();
+        a_s.bind(ax, thread.x);
+    }
+"#;
+
+const VECTOR_ADD_GOLDEN: &str = r#"
+    fn vector_add(a: f32[n], b: f32[n]) -> c: f32[n] { c[i] = a[i] + b[i]; }
+    schedule!(cpu) {
+        let (o, v) = c.split(c.i, 16);
+        c.parallel(o);
+        c.vectorize(v);
+    }
+    schedule!(cuda) {
+        let (bx, tx) = c.split(c.i, 256);
+        c.bind(bx, block.x);
+        c.bind(tx, thread.x);
+    }
+"#;
+
+const VECTOR_ADD_1024: &str = r#"
+    fn vector_add(a: f32[1024], b: f32[1024]) -> c: f32[1024] { c[i] = a[i] + b[i]; }
+    schedule!(cpu) {
+        let (o, v) = c.split(c.i, 16);
+        let (oo, oi) = c.split(o, 4);
+        c.parallel(oo);
+        c.unroll(oi);
+        c.vectorize(v);
+    }
+"#;
+
+const MATMUL: &str = r#"
+    fn matmul(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] {
+        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..K);
+    }
+    schedule!(cpu) {
+        let cl = c.cache_write(local);
+        let (io, jo, ii, ji) = c.tile(c.i, c.j, 8, 8);
+        c.parallel(io);
+        c.vectorize(ji);
+        cl.compute_at(c, jo);
+        let (ko, ki) = cl.split(cl.k, 4);
+        let [ci, cj] = cl.axes();
+        cl.reorder(ko, ki, ci, cj);
+        cl.unroll(ki);
+        cl.vectorize(cj);
+    }
+    schedule!(cuda) {
+        let (bi, bj, ti, tj) = c.tile(c.i, c.j, 8, 8);
+        c.bind(bi, block.y);
+        c.bind(bj, block.x);
+        c.bind(ti, thread.y);
+        c.bind(tj, thread.x);
+        let (ko, ki) = c.split(c.k, 8);
+        let a_s = a.cache_read(shared, [c]);
+        let b_s = b.cache_read(shared, [c]);
+        a_s.compute_at(c, ko);
+        b_s.compute_at(c, ko);
+        let [ay, ax] = a_s.axes();
+        a_s.bind(ay, thread.y);
+        a_s.bind(ax, thread.x);
+        let [by, bx] = b_s.axes();
+        b_s.bind(by, thread.y);
+        b_s.bind(bx, thread.x);
+    }
+"#;
+
+const MATMUL_64: &str = r#"
+    fn matmul(a: f32[64, 64], b: f32[64, 64]) -> c: f32[64, 64] {
+        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..64);
+    }
+    schedule!(cpu) {
+        let cl = c.cache_write(local);
+        let (io, jo, ii, ji) = c.tile(c.i, c.j, 8, 8);
+        c.parallel(io);
+        c.vectorize(ji);
+        cl.compute_at(c, jo);
+        let (ko, ki) = cl.split(cl.k, 4);
+        let [ci, cj] = cl.axes();
+        cl.reorder(ko, ci, ki, cj);
+        cl.unroll(ki);
+        cl.vectorize(cj);
+    }
+    schedule!(cuda) {
+        let (bi, bj, ti, tj) = c.tile(c.i, c.j, 16, 16);
+        c.bind(bi, block.y);
+        c.bind(bj, block.x);
+        c.bind(ti, thread.y);
+        c.bind(tj, thread.x);
+        let (ko, ki) = c.split(c.k, 16);
+        let a_s = a.cache_read(shared, [c]);
+        let b_s = b.cache_read(shared, [c]);
+        a_s.compute_at(c, ko);
+        b_s.compute_at(c, ko);
+        let [ay, ax] = a_s.axes();
+        a_s.bind(ay, thread.y);
+        a_s.bind(ax, thread.x);
+        let [by, bx] = b_s.axes();
+        b_s.bind(by, thread.y);
+        b_s.bind(bx, thread.x);
+    }
+"#;
+
+const DENSE: &str = r#"
+    fn dense_bias_relu(x: f32[M, K], w: f32[N, K], bias: f32[N]) -> out: f32[M, N] {
+        let d[i, j]: f32[M, N] = sum(x[i, k] * w[j, k] for k in 0..K);
+        out[i, j] = max(d[i, j] + bias[j], 0.0);
+    }
+    schedule!(cpu) {
+        let (io, jo, ii, ji) = out.tile(out.i, out.j, 4, 8);
+        out.parallel(io);
+        out.vectorize(ji);
+        d.compute_at(out, jo);
+        let (ko, ki) = d.split(d.k, 4);
+        d.unroll(ki);
+    }
+    schedule!(cuda) {
+        let (bi, bj, ti, tj) = out.tile(out.i, out.j, 4, 8);
+        out.bind(bi, block.y);
+        out.bind(bj, block.x);
+        out.bind(ti, thread.y);
+        out.bind(tj, thread.x);
+        d.compute_at(out, tj);
+        let (ko, ki) = d.split(d.k, 4);
+        let x_s = x.cache_read(shared, [d]);
+        x_s.compute_at(d, ko);
+        let [xy, xk] = x_s.axes();
+        x_s.bind(xy, thread.y);
+        x_s.bind(xk, thread.x);
+    }
+"#;
+
+const SOFTMAX: &str = r#"
+    fn softmax(x: f32[M, 40]) -> y: f32[M, 40] {
+        let m[i]: f32[M] = max(x[i, j] for j in 0..40);
+        let e[i, j]: f32[M, 40] = exp(x[i, j] - m[i]);
+        let s[i]: f32[M] = sum(e[i, j] for j in 0..40);
+        y[i, j] = e[i, j] / s[i];
+    }
+    schedule!(cpu) {
+        y.parallel(y.i);
+        let (jo, ji) = y.split(y.j, 8);
+        y.vectorize(ji);
+        m.compute_at(y, y.i);
+        e.compute_at(y, y.i);
+        s.compute_at(y, y.i);
+    }
+    schedule!(cuda) {
+        y.bind(y.i, block.x);
+        let (jo, ji) = y.split(y.j, 16);
+        y.bind(ji, thread.x);
+        let x_s = x.cache_read(shared, [m, e]);
+        x_s.compute_at(y, y.i);
+        let [xr, xc] = x_s.axes();
+        let (xo, xi) = x_s.split(xc, 16);
+        x_s.bind(xi, thread.x);
+        m.compute_at(y, y.i);
+        let (mo, mi) = m.split(m.j, 16);
+        m.bind(mi, thread.x);
+        s.compute_at(y, y.i);
+        let (so, si) = s.split(s.j, 16);
+        s.bind(si, thread.x);
+    }
+"#;
+
+const SOFTMAX_DEFAULT: &str = r#"
+    fn softmax(x: f32[M, N]) -> y: f32[M, N] {
+        let m[i]: f32[M] = max(x[i, j] for j in 0..N);
+        let e[i, j]: f32[M, N] = exp(x[i, j] - m[i]);
+        let s[i]: f32[M] = sum(e[i, j] for j in 0..N);
+        y[i, j] = e[i, j] / s[i];
+    }
+"#;
+
+const CONV2D: &str = r#"
+    fn conv2d(data: f32[N, 3, H, W], w: f32[F, 3, 3, 3]) -> out: f32[N, F, H, W] {
+        out[n, f, y, x] = sum(
+            if y + r >= 1 && y + r <= H && x + s >= 1 && x + s <= W {
+                data[n, c, y + r - 1, x + s - 1]
+            } else {
+                0.0
+            } * w[f, c, r, s]
+            for c in 0..3, r in 0..3, s in 0..3);
+    }
+    schedule!(cpu) {
+        let (xo, xi) = out.split(out.x, 4);
+        out.reorder(xo, out.c, out.r, out.s, xi);
+        out.parallel(out.f);
+        out.unroll(out.s);
+        out.vectorize(xi);
+    }
+    schedule!(cuda) {
+        let (yo, xo, yi, xi) = out.tile(out.y, out.x, 4, 4);
+        let b = out.fuse(yo, xo);
+        out.bind(out.f, block.y);
+        out.bind(b, block.x);
+        out.bind(yi, thread.y);
+        out.bind(xi, thread.x);
+        let w_s = w.cache_read(shared, [out]);
+        w_s.compute_at(out, b);
+        let [wf, wc, wr, ws] = w_s.axes();
+        let wcr = w_s.fuse(wc, wr);
+        w_s.bind(wcr, thread.y);
+        w_s.bind(ws, thread.x);
+    }
+"#;
+
+const TRANSPOSE: &str = r#"
+    fn transpose(a: f32[M, N]) -> b: f32[N, M] {
+        b[i, j] = a[j, i];
+    }
+    schedule!(cpu) {
+        let (io, jo, ii, ji) = b.tile(b.i, b.j, 4, 4);
+        b.parallel(io);
+        b.unroll(ii);
+        b.vectorize(ji);
+    }
+    schedule!(cuda) {
+        let (bi, bj, ti, tj) = b.tile(b.i, b.j, 8, 8);
+        b.bind(bi, block.y);
+        b.bind(bj, block.x);
+        b.bind(ti, thread.y);
+        b.bind(tj, thread.x);
+        let a_s = a.cache_read(shared, [b]);
+        a_s.compute_at(b, bj);
+        let [ay, ax] = a_s.axes();
+        a_s.bind(ay, thread.y);
+        a_s.bind(ax, thread.x);
+    }
+"#;
+
+const MAXPOOL: &str = r#"
+    fn max_pool(data: f32[N, C, H, W]) -> out: f32[N, C, H, W] {
+        out[n, c, y, x] = max(
+            if y + r >= 1 && y + r <= H && x + s >= 1 && x + s <= W {
+                data[n, c, y + r - 1, x + s - 1]
+            } else {
+                f32::NEG_INFINITY
+            }
+            for r in 0..3, s in 0..3);
+    }
+    schedule!(cpu) {
+        let nc = out.fuse(out.n, out.c);
+        out.parallel(nc);
+        let (xo, xi) = out.split(out.x, 4);
+        out.reorder(xo, out.r, out.s, xi);
+        out.vectorize(xi);
+    }
+    schedule!(cuda) {
+        let nc = out.fuse(out.n, out.c);
+        out.bind(nc, block.y);
+        let (yo, xo, yi, xi) = out.tile(out.y, out.x, 4, 8);
+        let b = out.fuse(yo, xo);
+        out.bind(b, block.x);
+        out.bind(yi, thread.y);
+        out.bind(xi, thread.x);
+        let d_s = data.cache_read(shared, [out]);
+        d_s.compute_at(out, b);
+        let [dn, dc, dy, dx] = d_s.axes();
+        d_s.bind(dy, thread.y);
+        d_s.bind(dx, thread.x);
+    }
+"#;
+
+const SUM2: &str = r#"
+    fn sum_two_axes(x: f32[A, 4, 8]) -> s: f32[A] {
+        s[i] = sum(x[i, j, k] for j in 0..4, k in 0..8);
+    }
+    schedule!(cpu) {
+        let sl = s.cache_write(local);
+        let (io, ii) = s.split(s.i, 4);
+        s.parallel(io);
+        sl.compute_at(s, ii);
+        let (ko, ki) = sl.split(sl.k, 2);
+        sl.reorder(sl.j, ko, ki);
+        sl.unroll(ki);
+    }
+    schedule!(cuda) {
+        s.bind(s.i, block.x);
+        let jk = s.fuse(s.j, s.k);
+        let (o, t) = s.split(jk, 24);
+        s.bind(t, thread.x);
+        let x_s = x.cache_read(shared, [s]);
+        x_s.compute_at(s, s.i);
+        let [xa, xb, xc] = x_s.axes();
+        x_s.bind(xc, thread.x);
+    }
+"#;
+
+const ROW_SUM_RFACTOR: &str = r#"
+    fn row_sum(x: f32[M, N]) -> r: f32[M] {
+        r[i] = sum(x[i, j] for j in 0..N);
+    }
+    schedule!(cuda) {
+        let (jo, ji) = r.split(r.j, 16);
+        let rf = r.rfactor(ji);
+        let [t] = r.reduce_axes();
+        r.bind(t, thread.x);
+        r.bind(r.i, block.x);
+        rf.compute_at(r, t);
+    }
+"#;
+
+const ROW_SUM_GOLDEN: &str = r#"
+    fn row_sum(x: f32[M, 100]) -> r: f32[M] {
+        r[i] = sum(x[i, j] for j in 0..100);
+    }
+    schedule!(cuda) {
+        r.bind(r.i, block.x);
+        let (jo, ji) = r.split(r.j, 32);
+        r.bind(ji, thread.x);
+    }
+"#;
+
+const SCALE: &str = r#"
+    fn scale(x: f32[n], alpha: f32) -> y: f32[n] {
+        y[i] = alpha * x[i];
+    }
+"#;
+
+/// `(function name, source)`.
+const CORPUS: &[(&str, &str)] = &[
+    ("vector_add", VECTOR_ADD),
+    ("vector_add", VECTOR_ADD_GOLDEN),
+    ("vector_add", VECTOR_ADD_1024),
+    ("matmul", MATMUL),
+    ("matmul", MATMUL_64),
+    ("dense_bias_relu", DENSE),
+    ("softmax", SOFTMAX),
+    ("softmax", SOFTMAX_DEFAULT),
+    ("conv2d", CONV2D),
+    ("transpose", TRANSPOSE),
+    ("max_pool", MAXPOOL),
+    ("sum_two_axes", SUM2),
+    ("row_sum", ROW_SUM_RFACTOR),
+    ("row_sum", ROW_SUM_GOLDEN),
+    ("scale", SCALE),
+];
+
+// ---------------------------------------------------------------------------------------
+// Running one input.
+// ---------------------------------------------------------------------------------------
+
+/// xorshift64*.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n.max(1) as u64) as usize
+    }
+    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
+        &v[self.below(v.len())]
+    }
+}
+
+thread_local! {
+    /// Set while this thread expands fuzzed input: the hook records panics silently.
+    static QUIET: Cell<bool> = const { Cell::new(false) };
+    /// `file:line:col: message` of the last panic caught on this thread.
+    static LAST_PANIC: RefCell<Option<String>> = const { RefCell::new(None) };
+}
+
+/// Installs (once) a panic hook that records, instead of printing, panics of threads in
+/// quiet mode, and defers to the previous hook otherwise (other tests are unaffected).
+fn install_hook() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if QUIET.with(Cell::get) {
+                let loc = info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column())).unwrap_or_default();
+                let payload = info.payload();
+                let msg = payload
+                    .downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_default();
+                LAST_PANIC.with(|p| *p.borrow_mut() = Some(format!("{loc}: {msg}")));
+            } else {
+                prev(info);
+            }
+        }));
+    });
+}
+
+enum Outcome {
+    /// The text does not lex: the compiler never hands such input to the macro.
+    Lex,
+    /// `expand_tokens` panicked: `file:line:col: message`.
+    Panic(String),
+    Out(TokenStream),
+}
+
+fn expand_src(src: &str) -> Outcome {
+    let Ok(tokens) = src.parse::<TokenStream>() else { return Outcome::Lex };
+    install_hook();
+    QUIET.with(|q| q.set(true));
+    let r = catch_unwind(AssertUnwindSafe(|| expand_tokens(tokens)));
+    QUIET.with(|q| q.set(false));
+    match r {
+        Ok(out) => Outcome::Out(out),
+        Err(_) => Outcome::Panic(LAST_PANIC.with(|p| p.borrow_mut().take()).unwrap_or_else(|| "<unknown>".into())),
+    }
+}
+
+/// What is wrong with an expansion that did not panic, if anything: it must be
+/// non-empty and parse as Rust items (the `compile_error!`s and stub, or the code).
+fn check_output(out: &TokenStream) -> Result<(), String> {
+    if out.is_empty() {
+        return Err("empty expansion".into());
+    }
+    syn::parse2::<syn::File>(out.clone()).map(|_| ()).map_err(|e| format!("the expansion is not valid Rust items: {e}"))
+}
+
+fn has_compile_error(out: &TokenStream) -> bool {
+    out.to_string().contains("compile_error")
+}
+
+// ---------------------------------------------------------------------------------------
+// Mutations.
+// ---------------------------------------------------------------------------------------
+
+/// The tokens of `ts` as text atoms, delimiters as their own atoms, joint punctuation
+/// kept together (`->`, `::`, `..`).
+fn atoms(ts: TokenStream, out: &mut Vec<String>) {
+    let mut punct = String::new();
+    for tt in ts {
+        match tt {
+            TokenTree::Punct(p) => {
+                punct.push(p.as_char());
+                if p.spacing() == Spacing::Alone {
+                    out.push(std::mem::take(&mut punct));
+                }
+                continue;
+            }
+            _ if !punct.is_empty() => out.push(std::mem::take(&mut punct)),
+            _ => {}
+        }
+        match tt {
+            TokenTree::Group(g) => {
+                let (open, close) = match g.delimiter() {
+                    Delimiter::Parenthesis => ("(", ")"),
+                    Delimiter::Bracket => ("[", "]"),
+                    Delimiter::Brace => ("{", "}"),
+                    Delimiter::None => ("", ""),
+                };
+                out.push(open.to_string());
+                atoms(g.stream(), out);
+                out.push(close.to_string());
+            }
+            other => out.push(other.to_string()),
+        }
+    }
+    if !punct.is_empty() {
+        out.push(punct);
+    }
+}
+
+fn atoms_of(src: &str) -> Vec<String> {
+    let mut a = Vec::new();
+    atoms(src.parse::<TokenStream>().expect("the corpus lexes"), &mut a);
+    a
+}
+
+fn is_open(a: &str) -> bool {
+    matches!(a, "(" | "[" | "{")
+}
+
+fn is_delim(a: &str) -> bool {
+    matches!(a, "(" | "[" | "{" | ")" | "]" | "}")
+}
+
+fn is_ident(a: &str) -> bool {
+    let mut cs = a.chars();
+    cs.next().is_some_and(|c| c.is_alphabetic() || c == '_') && cs.all(|c| c.is_alphanumeric() || c == '_')
+}
+
+fn is_int(a: &str) -> bool {
+    a.chars().next().is_some_and(|c| c.is_ascii_digit()) && !a.contains('.') && !a.contains('e')
+}
+
+const DTYPES: &[&str] = &[
+    "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "i128", "u8", "u16", "u32", "u64", "usize", "isize", "bool",
+    "char", "str", "String", "T",
+];
+
+const EXTREME_INTS: &[&str] = &[
+    "0",
+    "-1",
+    "1",
+    "-0",
+    "2147483648",
+    "4294967296",
+    "9223372036854775807",
+    "9223372036854775808",
+    "-9223372036854775808",
+    "18446744073709551615",
+    "18446744073709551616",
+    "340282366920938463463374607431768211456",
+    "99999999999999999999999999999999999999999",
+    "1e30",
+    "1e400",
+    "-1e30",
+    "0.5",
+    "0x7fffffffffffffff",
+    "0xffffffffffffffff",
+    "0b1",
+    "1_000_000_000_000",
+    "1u8",
+    "256u8",
+    "1usize",
+    "3f32",
+    "1i128",
+];
+
+const RANDOM_IDENTS: &[&str] = &[
+    "zz",
+    "q",
+    "_",
+    "__d",
+    "__device",
+    "__out0",
+    "__tvm_cpu_matmul",
+    "self",
+    "Self",
+    "crate",
+    "super",
+    "fn",
+    "let",
+    "for",
+    "in",
+    "if",
+    "else",
+    "mod",
+    "pub",
+    "r#fn",
+    "r#x",
+    "r#match",
+    "async",
+    "dyn",
+    "Ok",
+    "Err",
+    "None",
+    "core",
+    "std",
+    "sum",
+    "max",
+    "min",
+    "prod",
+    "exp",
+    "sqrt",
+    "schedule",
+    "split",
+    "tile",
+    "fuse",
+    "bind",
+    "rfactor",
+    "reorder",
+    "cache_read",
+    "cache_write",
+    "compute_at",
+    "compute_inline",
+    "compute_root",
+    "axes",
+    "reduce_axes",
+    "parallel",
+    "vectorize",
+    "unroll",
+    "block",
+    "thread",
+    "warp",
+    "shared",
+    "local",
+    "global",
+    "cpu",
+    "cuda",
+    "opencl",
+    "NEG_INFINITY",
+    "NAN",
+    "π",
+    "ñame",
+    "i",
+    "j",
+    "k",
+    "n",
+    "N",
+    "M",
+];
+
+const VOCAB: &[&str] = &[
+    ";", ",", ".", ":", "::", "..", "..=", "=", "==", "+", "-", "*", "/", "%", "!", "<", ">", "<<", ">>", "&&", "||", "&",
+    "|", "^", "->", "=>", "#", "?", "@", "$", "'a", "()", "[]", "{}", "[0]", "(1, 2)", "\"cuda\"", "\"tpu\"", "'c'",
+    "b\"x\"", "true", "false", "as", "2.5", "0.0", "-0.0",
+];
+
+/// A random identifier: letters and digits, sometimes long.
+fn random_ident(rng: &mut Rng) -> String {
+    if rng.below(2) == 0 {
+        return rng.pick(RANDOM_IDENTS).to_string();
+    }
+    let len = if rng.below(8) == 0 { 100 + rng.below(200) } else { 1 + rng.below(8) };
+    let mut s = String::new();
+    for k in 0..len {
+        let c = rng.below(38);
+        s.push(match c {
+            0..=25 => (b'a' + c as u8) as char,
+            26..=35 if k > 0 => (b'0' + (c - 26) as u8) as char,
+            _ => '_',
+        });
+    }
+    s
+}
+
+/// A random index of `a` whose atom satisfies `f`, if any.
+fn index_where(rng: &mut Rng, a: &[String], f: impl Fn(&str) -> bool) -> Option<usize> {
+    let idx: Vec<usize> = (0..a.len()).filter(|&i| f(&a[i])).collect();
+    (!idx.is_empty()).then(|| *rng.pick(&idx))
+}
+
+/// The index of the delimiter closing the one opened at `open`.
+fn matching_close(a: &[String], open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, t) in a.iter().enumerate().skip(open) {
+        if is_open(t) {
+            depth += 1;
+        } else if matches!(t.as_str(), ")" | "]" | "}") {
+            depth -= 1;
+            if depth == 0 {
+                return Some(i);
+            }
+        }
+    }
+    None
+}
+
+/// Cuts `a` at a random point; usually then closes the delimiters left open, so the
+/// result still lexes.
+fn truncate(rng: &mut Rng, a: &mut Vec<String>) {
+    a.truncate(rng.below(a.len() + 1));
+    if rng.below(4) == 0 {
+        return;
+    }
+    let mut open = Vec::new();
+    for t in a.iter() {
+        match t.as_str() {
+            "(" => open.push(")"),
+            "[" => open.push("]"),
+            "{" => open.push("}"),
+            ")" | "]" | "}" => {
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    while let Some(c) = open.pop() {
+        a.push(c.to_string());
+    }
+}
+
+/// One to three token-level mutations of `src`; the label names the kinds applied.
+fn mutate(rng: &mut Rng, src: &str) -> (String, Vec<&'static str>) {
+    let mut a = atoms_of(src);
+    let source_idents: Vec<String> = a.iter().filter(|t| is_ident(t)).cloned().collect();
+    let mut kinds = Vec::new();
+    for _ in 0..1 + rng.below(3) {
+        if a.is_empty() {
+            break;
+        }
+        let non_delim = |t: &str| !is_delim(t);
+        let kind = match rng.below(12) {
+            0 => {
+                let Some(i) = index_where(rng, &a, non_delim) else { continue };
+                a.remove(i);
+                "delete"
+            }
+            1 => {
+                let Some(i) = index_where(rng, &a, non_delim) else { continue };
+                let t = a[i].clone();
+                a.insert(i, t);
+                "duplicate"
+            }
+            2 => {
+                let (Some(i), Some(j)) = (index_where(rng, &a, non_delim), index_where(rng, &a, non_delim)) else { continue };
+                a.swap(i, j);
+                "swap"
+            }
+            3 => {
+                let Some(i) = index_where(rng, &a, is_ident) else { continue };
+                a[i] = rng.pick(&source_idents).clone();
+                "ident-from-source"
+            }
+            4 => {
+                let Some(i) = index_where(rng, &a, is_ident) else { continue };
+                a[i] = random_ident(rng);
+                "ident-random"
+            }
+            5 | 6 => {
+                let Some(i) = index_where(rng, &a, is_int) else { continue };
+                a[i] = rng.pick(EXTREME_INTS).to_string();
+                "int"
+            }
+            7 => {
+                let Some(i) = index_where(rng, &a, |t| DTYPES.contains(&t)) else { continue };
+                a[i] = rng.pick(DTYPES).to_string();
+                "dtype"
+            }
+            8 => {
+                let Some(i) = index_where(rng, &a, is_open) else { continue };
+                let Some(j) = matching_close(&a, i) else { continue };
+                a.drain(i + 1..j);
+                "empty-group"
+            }
+            9 => {
+                truncate(rng, &mut a);
+                "truncate"
+            }
+            10 => {
+                let i = rng.below(a.len() + 1);
+                a.insert(i, rng.pick(VOCAB).to_string());
+                "insert"
+            }
+            _ => {
+                let Some(i) = index_where(rng, &a, non_delim) else { continue };
+                a[i] = rng.pick(VOCAB).to_string();
+                "replace"
+            }
+        };
+        kinds.push(kind);
+    }
+    (a.join(" "), kinds)
+}
+
+/// Deletes atoms of `src` (and empties groups) while it still panics at `loc`, to report
+/// a small reproduction.
+fn minimise(src: &str, loc: &str) -> String {
+    let still_panics = |a: &[String]| matches!(expand_src(&a.join(" ")), Outcome::Panic(p) if p.starts_with(loc));
+    let mut a = atoms_of(src);
+    let mut progress = true;
+    while progress {
+        progress = false;
+        // Whole groups first (cheap big steps), then single non-delimiter atoms.
+        let mut i = 0;
+        while i < a.len() {
+            if is_open(&a[i]) {
+                if let Some(j) = matching_close(&a, i) {
+                    if j > i + 1 {
+                        let mut b = a.clone();
+                        b.drain(i + 1..j);
+                        if still_panics(&b) {
+                            a = b;
+                            progress = true;
+                        }
+                    }
+                }
+            }
+            i += 1;
+        }
+        let mut i = 0;
+        while i < a.len() {
+            if !is_delim(&a[i]) {
+                let mut b = a.clone();
+                b.remove(i);
+                if still_panics(&b) {
+                    a = b;
+                    progress = true;
+                    continue;
+                }
+            }
+            i += 1;
+        }
+    }
+    a.join(" ")
+}
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name).ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
+// ---------------------------------------------------------------------------------------
+// Tests.
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn corpus_kernels_expand_without_errors() {
+    for (name, src) in CORPUS {
+        match expand_src(src) {
+            Outcome::Out(out) => {
+                let text = out.to_string();
+                assert!(!has_compile_error(&out), "{name}: the valid kernel expands to errors:\n{text}");
+                assert!(text.contains(&format!("fn {name}")), "{name}: the expansion lacks `fn {name}`:\n{text}");
+                assert!(text.contains(&format!("mod {name}")), "{name}: the expansion lacks `mod {name}`:\n{text}");
+                check_output(&out).unwrap_or_else(|e| panic!("{name}: {e}"));
+            }
+            Outcome::Panic(p) => panic!("{name}: the valid kernel panics: {p}"),
+            Outcome::Lex => panic!("{name}: the corpus kernel does not lex"),
+        }
+    }
+}
+
+/// Mutations that must be rejected: the macro reports them as `compile_error!`s (and
+/// still emits the stub, so the crate does not cascade into "cannot find function").
+#[test]
+fn known_bad_mutations_are_compile_errors() {
+    let cases: &[(&str, &str, &str)] = &[
+        ("split factor 0", "c.split(c.i, 8)", "c.split(c.i, 0)"),
+        ("split factor -1", "c.split(c.i, 8)", "c.split(c.i, -1)"),
+        ("unknown input", "a[i] + b[i]", "a[i] + zz[i]"),
+        ("unknown axis", "c.split(c.i, 8)", "c.split(c.zz, 8)"),
+        ("unknown primitive", "c.parallel(oo)", "c.frobnicate(oo)"),
+        ("unknown dtype", "a: f32[n]", "a: f31[n]"),
+        ("unknown target", "schedule!(cuda)", "schedule!(tpu)"),
+        ("empty body", "c[i] = a[i] + b[i];", ""),
+    ];
+    for (what, from, to) in cases {
+        assert!(VECTOR_ADD.contains(from), "{what}: `{from}` not in VECTOR_ADD");
+        let src = VECTOR_ADD.replacen(from, to, 1);
+        match expand_src(&src) {
+            Outcome::Out(out) => {
+                let text = out.to_string();
+                assert!(has_compile_error(&out), "{what}: no compile_error in the expansion of\n{src}\n---\n{text}");
+                assert!(text.contains("fn vector_add"), "{what}: no stub `fn vector_add` in\n{text}");
+                check_output(&out).unwrap_or_else(|e| panic!("{what}: {e}"));
+            }
+            Outcome::Panic(p) => panic!("{what}: panics: {p}\n{src}"),
+            Outcome::Lex => panic!("{what}: does not lex"),
+        }
+    }
+}
+
+#[test]
+fn mutated_kernels_never_panic() {
+    let n = env_or("TVM_MACROS_FUZZ_CASES", 2000);
+    let mut rng = Rng(env_or("TVM_MACROS_FUZZ_SEED", 0x9E37_79B9_7F4A_7C15) | 1);
+    let start = Instant::now();
+    let (mut lex, mut errors, mut code) = (0u64, 0u64, 0u64);
+    // Failures by location: (count, first input, mutation kinds).
+    let mut panics: BTreeMap<String, (u64, String, Vec<&str>)> = BTreeMap::new();
+    let mut invalid: Vec<(String, String)> = Vec::new();
+    for case in 0..n {
+        let (name, src) = CORPUS[case as usize % CORPUS.len()];
+        let (mutated, kinds) = mutate(&mut rng, src);
+        match expand_src(&mutated) {
+            Outcome::Lex => lex += 1,
+            Outcome::Panic(p) => {
+                let e = panics.entry(p).or_insert_with(|| (0, mutated.clone(), kinds.clone()));
+                e.0 += 1;
+            }
+            Outcome::Out(out) => {
+                if has_compile_error(&out) {
+                    errors += 1;
+                } else {
+                    code += 1;
+                }
+                if let Err(e) = check_output(&out) {
+                    invalid.push((format!("{name} {kinds:?}: {e}"), mutated));
+                }
+            }
+        }
+    }
+    eprintln!(
+        "compute! fuzz: {n} mutations in {:.1?}: {code} expanded to code, {errors} to compile errors, \
+         {lex} did not lex, {} panicked ({} locations), {} invalid expansions",
+        start.elapsed(),
+        panics.values().map(|p| p.0).sum::<u64>(),
+        panics.len(),
+        invalid.len()
+    );
+    let mut report = String::new();
+    for (loc, (count, input, kinds)) in &panics {
+        let loc_key = loc.split(": ").next().unwrap_or(loc);
+        report += &format!(
+            "\n=== panic x{count} at {loc}\n--- mutations {kinds:?}; minimised input ---\n{}\n",
+            minimise(input, loc_key)
+        );
+    }
+    for (what, input) in invalid.iter().take(3) {
+        report += &format!("\n=== {what}\n--- input ---\n{input}\n");
+    }
+    assert!(panics.is_empty() && invalid.is_empty(), "compute! fuzz failures:{report}");
+    // The mutations must exercise the whole pipeline, not only the parser.
+    assert!(code >= n / 20, "only {code} of {n} mutations expanded to code: the mutations are too destructive");
+    assert!(errors >= n / 4, "only {errors} of {n} mutations were errors: the mutations are too mild");
+}
