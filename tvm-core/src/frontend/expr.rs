@@ -98,6 +98,9 @@ fn parse_binary(input: ParseStream, cx: &mut Cx, min_prec: u8) -> syn::Result<Ex
         }
         let op_span = eat_punct(input, len)?;
         let op_loc = cx.loc(op_span);
+        if input.is_empty() {
+            return Err(syn::Error::new(op_span, format!("expected an expression after `{}`", op.symbol())));
+        }
         let rhs = parse_binary(input, cx, prec + 1)?;
         if op.is_comparison() {
             if let Some((next, _)) = peek_binop(input)? {

@@ -472,13 +472,19 @@ impl Checker<'_> {
                     return Err(Poisoned);
                 };
                 if args.len() != intr.arity() {
-                    self.error(
+                    let usage = match intr.arity() {
+                        1 => format!("{f}(x)"),
+                        2 => format!("{f}(x, y)"),
+                        _ => format!("{f}(a, b, c)"),
+                    };
+                    self.error_help(
                         func.loc,
                         format!(
                             "`{f}` takes {}, but {} given",
                             plural(intr.arity(), "argument", "arguments"),
                             given(args.len())
                         ),
+                        format!("write `{usage}`"),
                     );
                     return Err(Poisoned);
                 }

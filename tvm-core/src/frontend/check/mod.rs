@@ -486,7 +486,8 @@ impl<'a> Checker<'a> {
         let name = &st.name;
         self.stage = name.name.clone();
         if st.axes.len() != target.shape.len() {
-            self.error(
+            let example: Vec<&str> = ["i", "j", "k", "l", "m", "n", "o", "p"].into_iter().cycle().take(target.shape.len()).collect();
+            self.error_help(
                 name.loc,
                 format!(
                     "`{}` has {}, but the stage names {}",
@@ -494,6 +495,7 @@ impl<'a> Checker<'a> {
                     plural(target.shape.len(), "dim", "dims"),
                     plural(st.axes.len(), "axis", "axes")
                 ),
+                format!("name one axis per dim: `{}[{}] = ...`", name.name, example.join(", ")),
             );
         }
         let mut axes: Vec<IterVar> = Vec::new();
