@@ -73,8 +73,13 @@ enum ParamKind {
     Scalar { is_usize: bool },
 }
 
+/// The identifier `name` (as the frontend spells it: raw identifiers keep their `r#`,
+/// which `Ident::new` rejects with a panic).
 fn ident(name: &str, span: Span) -> syn::Ident {
-    syn::Ident::new(name, span)
+    match name.strip_prefix("r#") {
+        Some(raw) => syn::Ident::new_raw(raw, span),
+        None => syn::Ident::new(name, span),
+    }
 }
 
 /// The shape expression of dim `e` given the dims array `__d`.
@@ -203,7 +208,12 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     // The CPU kernel call: PrimFunc params in order, then its dim variables.
     let cpu = &lowered.cpu;
     let cpu_fn = tvm_core::codegen::rust::emit_rust(cpu).map_err(|e| vec![syn::Error::new(span, e.to_string())])?;
-    let cpu_fn_name = format_ident!("__tvm_cpu_{}", kname);
+    // The name `codegen::rust::emit_rust` gives it (non-identifier characters, such as
+    // the `#` of a raw identifier, become `_`).
+    let cpu_fn_name = format_ident!(
+        "__tvm_cpu_{}",
+        kname.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect::<String>()
+    );
     let mut cpu_args = Vec::new();
     for p in &cpu.params {
         match p {

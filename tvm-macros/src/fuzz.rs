@@ -410,14 +410,34 @@ fn install_hook() {
         let prev = std::panic::take_hook();
         std::panic::set_hook(Box::new(move |info| {
             if QUIET.with(Cell::get) {
-                let loc = info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column())).unwrap_or_default();
+                let loc =
+                    info.location().map(|l| format!("{}:{}:{}", l.file(), l.line(), l.column())).unwrap_or_default();
                 let payload = info.payload();
                 let msg = payload
                     .downcast_ref::<String>()
                     .cloned()
                     .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
                     .unwrap_or_default();
-                LAST_PANIC.with(|p| *p.borrow_mut() = Some(format!("{loc}: {msg}")));
+                // The innermost frame in this workspace (an overflow, say, panics inside
+                // `core`, but the bug is in the caller).
+                let bt = std::backtrace::Backtrace::force_capture().to_string();
+                let lines: Vec<&str> = bt.lines().map(str::trim).collect();
+                let ours = lines
+                    .iter()
+                    .position(|l| {
+                        let f = l.split_once(": ").map_or("", |x| x.1);
+                        (f.starts_with("tvm_core::") || f.contains("<impl tvm_core::") || f.starts_with("tvm_macros::"))
+                            && !f.starts_with("tvm_macros::fuzz")
+                    })
+                    .map(|i| {
+                        let f = lines[i].split_once(": ").map_or("", |x| x.1);
+                        match lines.get(i + 1).and_then(|l| l.strip_prefix("at ")) {
+                            Some(at) => format!(" (in {f} at {at})"),
+                            None => format!(" (in {f})"),
+                        }
+                    })
+                    .unwrap_or_default();
+                LAST_PANIC.with(|p| *p.borrow_mut() = Some(format!("{loc}: {msg}{ours}")));
             } else {
                 prev(info);
             }
@@ -522,8 +542,8 @@ fn is_int(a: &str) -> bool {
 }
 
 const DTYPES: &[&str] = &[
-    "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "i128", "u8", "u16", "u32", "u64", "usize", "isize", "bool",
-    "char", "str", "String", "T",
+    "f32", "f64", "f16", "bf16", "i8", "i16", "i32", "i64", "i128", "u8", "u16", "u32", "u64", "usize", "isize",
+    "bool", "char", "str", "String", "T",
 ];
 
 const EXTREME_INTS: &[&str] = &[
@@ -630,9 +650,9 @@ const RANDOM_IDENTS: &[&str] = &[
 ];
 
 const VOCAB: &[&str] = &[
-    ";", ",", ".", ":", "::", "..", "..=", "=", "==", "+", "-", "*", "/", "%", "!", "<", ">", "<<", ">>", "&&", "||", "&",
-    "|", "^", "->", "=>", "#", "?", "@", "$", "'a", "()", "[]", "{}", "[0]", "(1, 2)", "\"cuda\"", "\"tpu\"", "'c'",
-    "b\"x\"", "true", "false", "as", "2.5", "0.0", "-0.0",
+    ";", ",", ".", ":", "::", "..", "..=", "=", "==", "+", "-", "*", "/", "%", "!", "<", ">", "<<", ">>", "&&", "||",
+    "&", "|", "^", "->", "=>", "#", "?", "@", "$", "'a", "()", "[]", "{}", "[0]", "(1, 2)", "\"cuda\"", "\"tpu\"",
+    "'c'", "b\"x\"", "true", "false", "as", "2.5", "0.0", "-0.0",
 ];
 
 /// A random identifier: letters and digits, sometimes long.
@@ -704,12 +724,12 @@ fn mutate(rng: &mut Rng, src: &str) -> (String, Vec<&'static str>) {
     let mut a = atoms_of(src);
     let source_idents: Vec<String> = a.iter().filter(|t| is_ident(t)).cloned().collect();
     let mut kinds = Vec::new();
-    for _ in 0..1 + rng.below(3) {
+    for _ in 0..*rng.pick(&[1, 1, 2, 3]) {
         if a.is_empty() {
             break;
         }
         let non_delim = |t: &str| !is_delim(t);
-        let kind = match rng.below(12) {
+        let kind = match rng.below(13) {
             0 => {
                 let Some(i) = index_where(rng, &a, non_delim) else { continue };
                 a.remove(i);
@@ -722,7 +742,9 @@ fn mutate(rng: &mut Rng, src: &str) -> (String, Vec<&'static str>) {
                 "duplicate"
             }
             2 => {
-                let (Some(i), Some(j)) = (index_where(rng, &a, non_delim), index_where(rng, &a, non_delim)) else { continue };
+                let (Some(i), Some(j)) = (index_where(rng, &a, non_delim), index_where(rng, &a, non_delim)) else {
+                    continue;
+                };
                 a.swap(i, j);
                 "swap"
             }
@@ -757,6 +779,17 @@ fn mutate(rng: &mut Rng, src: &str) -> (String, Vec<&'static str>) {
                 "truncate"
             }
             10 => {
+                // Every occurrence of a name, so the kernel may stay valid and reach the
+                // expansion with odd names: raw identifiers, keywords, the expansion's own.
+                let Some(i) = index_where(rng, &a, is_ident) else { continue };
+                let old = a[i].clone();
+                let new = if rng.below(3) == 0 { format!("r#{old}") } else { random_ident(rng) };
+                for t in a.iter_mut().filter(|t| **t == old) {
+                    *t = new.clone();
+                }
+                "rename"
+            }
+            11 => {
                 let i = rng.below(a.len() + 1);
                 a.insert(i, rng.pick(VOCAB).to_string());
                 "insert"
@@ -772,19 +805,30 @@ fn mutate(rng: &mut Rng, src: &str) -> (String, Vec<&'static str>) {
     (a.join(" "), kinds)
 }
 
-/// Deletes atoms of `src` (and empties groups) while it still panics at `loc`, to report
+/// Deletes atoms of `src` (and groups) while it still panics where `report` says, to report
 /// a small reproduction.
-fn minimise(src: &str, loc: &str) -> String {
-    let still_panics = |a: &[String]| matches!(expand_src(&a.join(" ")), Outcome::Panic(p) if p.starts_with(loc));
+fn minimise(src: &str, report: &str) -> String {
+    // The same place: `file:line:col` and the innermost workspace function.
+    let loc = report.split(": ").next().unwrap_or(report);
+    let frame = report.rfind(" (in ").map_or("", |i| &report[i..]);
+    let still_panics = |a: &[String]| matches!(expand_src(&a.join(" ")), Outcome::Panic(p) if p.starts_with(loc) && p.ends_with(frame));
     let mut a = atoms_of(src);
     let mut progress = true;
     while progress {
         progress = false;
-        // Whole groups first (cheap big steps), then single non-delimiter atoms.
+        // Whole groups first (cheap big steps), then their contents, then single
+        // non-delimiter atoms.
         let mut i = 0;
         while i < a.len() {
             if is_open(&a[i]) {
                 if let Some(j) = matching_close(&a, i) {
+                    let mut b = a.clone();
+                    b.drain(i..=j);
+                    if still_panics(&b) {
+                        a = b;
+                        progress = true;
+                        continue;
+                    }
                     if j > i + 1 {
                         let mut b = a.clone();
                         b.drain(i + 1..j);
@@ -843,24 +887,27 @@ fn corpus_kernels_expand_without_errors() {
 /// still emits the stub, so the crate does not cascade into "cannot find function").
 #[test]
 fn known_bad_mutations_are_compile_errors() {
-    let cases: &[(&str, &str, &str)] = &[
-        ("split factor 0", "c.split(c.i, 8)", "c.split(c.i, 0)"),
-        ("split factor -1", "c.split(c.i, 8)", "c.split(c.i, -1)"),
-        ("unknown input", "a[i] + b[i]", "a[i] + zz[i]"),
-        ("unknown axis", "c.split(c.i, 8)", "c.split(c.zz, 8)"),
-        ("unknown primitive", "c.parallel(oo)", "c.frobnicate(oo)"),
-        ("unknown dtype", "a: f32[n]", "a: f31[n]"),
-        ("unknown target", "schedule!(cuda)", "schedule!(tpu)"),
-        ("empty body", "c[i] = a[i] + b[i];", ""),
+    // (what, replaced, by, whether the stub of `vector_add` comes with the errors: not
+    // where the kernel's syntax does not parse).
+    let cases: &[(&str, &str, &str, bool)] = &[
+        ("split factor 0", "c.split(c.i, 8)", "c.split(c.i, 0)", true),
+        ("split factor -1", "c.split(c.i, 8)", "c.split(c.i, -1)", true),
+        ("split factor i64::MAX + 1", "c.split(c.i, 8)", "c.split(c.i, 9223372036854775808)", true),
+        ("unknown input", "a[i] + b[i]", "a[i] + zz[i]", true),
+        ("unknown axis", "c.split(c.i, 8)", "c.split(c.zz, 8)", true),
+        ("unknown primitive", "c.parallel(oo)", "c.frobnicate(oo)", true),
+        ("unknown dtype", "a: f32[n]", "a: f31[n]", true),
+        ("unknown target", "schedule!(cuda)", "schedule!(tpu)", true),
+        ("no stage", "c[i] = a[i] + b[i];", "", false),
     ];
-    for (what, from, to) in cases {
+    for (what, from, to, stub) in cases {
         assert!(VECTOR_ADD.contains(from), "{what}: `{from}` not in VECTOR_ADD");
         let src = VECTOR_ADD.replacen(from, to, 1);
         match expand_src(&src) {
             Outcome::Out(out) => {
                 let text = out.to_string();
                 assert!(has_compile_error(&out), "{what}: no compile_error in the expansion of\n{src}\n---\n{text}");
-                assert!(text.contains("fn vector_add"), "{what}: no stub `fn vector_add` in\n{text}");
+                assert!(!stub || text.contains("fn vector_add"), "{what}: no stub `fn vector_add` in\n{text}");
                 check_output(&out).unwrap_or_else(|e| panic!("{what}: {e}"));
             }
             Outcome::Panic(p) => panic!("{what}: panics: {p}\n{src}"),
@@ -871,8 +918,8 @@ fn known_bad_mutations_are_compile_errors() {
 
 #[test]
 fn mutated_kernels_never_panic() {
-    let n = env_or("TVM_MACROS_FUZZ_CASES", 2000);
-    let mut rng = Rng(env_or("TVM_MACROS_FUZZ_SEED", 0x9E37_79B9_7F4A_7C15) | 1);
+    let n = env_or("TVM_MACROS_FUZZ_CASES", 5000);
+    let mut rng = Rng(env_or("TVM_MACROS_FUZZ_SEED", 0x9E37_79B9_7F4A_7C15).max(1));
     let start = Instant::now();
     let (mut lex, mut errors, mut code) = (0u64, 0u64, 0u64);
     // Failures by location: (count, first input, mutation kinds).
@@ -899,27 +946,93 @@ fn mutated_kernels_never_panic() {
             }
         }
     }
+    let panicked: u64 = panics.values().map(|p| p.0).sum();
     eprintln!(
         "compute! fuzz: {n} mutations in {:.1?}: {code} expanded to code, {errors} to compile errors, \
-         {lex} did not lex, {} panicked ({} locations), {} invalid expansions",
+         {lex} did not lex, {panicked} panicked ({} locations), {} invalid expansions",
         start.elapsed(),
-        panics.values().map(|p| p.0).sum::<u64>(),
         panics.len(),
         invalid.len()
     );
+    let strict = std::env::var_os("TVM_MACROS_FUZZ_STRICT").is_some();
     let mut report = String::new();
-    for (loc, (count, input, kinds)) in &panics {
-        let loc_key = loc.split(": ").next().unwrap_or(loc);
+    for (p, (count, input, kinds)) in &panics {
+        if !strict && KNOWN_PANICS.iter().any(|k| p.contains(k)) {
+            eprintln!("compute! fuzz: known panic (see the ignored tests) x{count}: {p}");
+            continue;
+        }
         report += &format!(
-            "\n=== panic x{count} at {loc}\n--- mutations {kinds:?}; minimised input ---\n{}\n",
-            minimise(input, loc_key)
+            "\n=== panic x{count} at {p}\n--- mutations {kinds:?}; minimised input ---\n{}\n",
+            minimise(input, p)
         );
     }
     for (what, input) in invalid.iter().take(3) {
         report += &format!("\n=== {what}\n--- input ---\n{input}\n");
     }
-    assert!(panics.is_empty() && invalid.is_empty(), "compute! fuzz failures:{report}");
+    assert!(report.is_empty(), "compute! fuzz failures:{report}");
     // The mutations must exercise the whole pipeline, not only the parser.
-    assert!(code >= n / 20, "only {code} of {n} mutations expanded to code: the mutations are too destructive");
+    assert!(code >= n / 50, "only {code} of {n} mutations expanded to code: the mutations are too destructive");
     assert!(errors >= n / 4, "only {errors} of {n} mutations were errors: the mutations are too mild");
+}
+
+/// Panics the fuzzer finds in tvm-core, for the compiler to fix: each has an ignored test
+/// below with a minimal input. Matched against the panic report, `file:line:col: message
+/// (in function)`; `TVM_MACROS_FUZZ_STRICT=1` fails on them too.
+const KNOWN_PANICS: &[&str] = &[];
+
+#[test]
+fn raw_and_unicode_identifiers_expand() {
+    // Once panics in `expand::ident` and `stub::stub` (`Ident::new("r#x")`).
+    for (src, errs) in [
+        ("fn r#scale(r#x: f32[r#n], r#fn: f32) -> r#y: f32[r#n] { r#y[r#i] = r#fn * r#x[r#i]; }", false),
+        ("fn π(x: f32[n], n: usize) -> y: f32[n] { y[i] = x[i]; }", false),
+        ("fn f(r#x: f32[n], r#fn: f32) -> y: f32[n] { y[i] = zz * r#x[i]; }", true),
+    ] {
+        match expand_src(src) {
+            Outcome::Out(out) => {
+                assert_eq!(has_compile_error(&out), errs, "{src}\n---\n{out}");
+                check_output(&out).unwrap_or_else(|e| panic!("{src}: {e}"));
+            }
+            Outcome::Panic(p) => panic!("{src}: panics: {p}"),
+            Outcome::Lex => panic!("{src}: does not lex"),
+        }
+    }
+}
+
+/// Expands `src`, which must not panic.
+fn assert_no_panic(src: &str) {
+    if let Outcome::Panic(p) = expand_src(src) {
+        panic!("compute! panics: {p}\n--- input ---\n{src}");
+    }
+}
+
+#[test]
+fn huge_thread_extent_product_does_not_overflow() {
+    assert_no_panic(
+        "fn t(a: f32[M, N]) -> b: f32[M, N] { b[i, j] = a[i, j]; }
+         schedule!(cuda) {
+             let (io, ii) = b.split(b.i, 4294967296);
+             let (jo, ji) = b.split(b.j, 4294967296);
+             b.bind(ii, thread.y);
+             b.bind(ji, thread.x);
+         }",
+    );
+}
+
+#[test]
+fn huge_fused_static_extent_does_not_overflow() {
+    // The default GPU schedule fuses the axes: no schedule block needed.
+    assert_no_panic("fn f(x: f32[4611686018427387904, 4]) -> y: f32[4611686018427387904, 4] { y[i, j] = x[i, j]; }");
+}
+
+#[test]
+fn huge_split_static_extent_does_not_overflow() {
+    assert_no_panic(
+        "fn f(x: f32[9223372036854775807]) -> y: f32[9223372036854775807] { y[i] = x[i]; }
+         schedule!(cuda) {
+             let (o, t) = y.split(y.i, 32);
+             y.bind(o, thread.y);
+             y.bind(t, thread.x);
+         }",
+    );
 }

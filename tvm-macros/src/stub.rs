@@ -18,8 +18,9 @@ pub fn stub(ast: &KernelAst) -> TokenStream {
     let vis = &ast.vis;
     let mut params = Vec::new();
     for p in &ast.sig.params {
-        let Ok(i) = syn::parse_str::<syn::Ident>(&p.name().name) else { return TokenStream::new() };
-        let i = syn::Ident::new(&i.to_string(), Span::call_site());
+        let Ok(mut i) = syn::parse_str::<syn::Ident>(&p.name().name) else { return TokenStream::new() };
+        // `set_span`, not `Ident::new(&i.to_string(), ..)`: that panics on raw identifiers.
+        i.set_span(Span::call_site());
         params.push(match p {
             ParamAst::Tensor { ty, .. } => {
                 let (e, r) = (elem(ty), ty.dims.len());

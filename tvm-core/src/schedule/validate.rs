@@ -13,15 +13,17 @@ impl Schedule {
             match *r {
                 Relation::Split { parent, outer, inner, by } if outer == axis || inner == axis => {
                     let p = self.static_extent(parent);
+                    // Extents near i64::MAX must not overflow: such an extent is unknown.
+                    let ceil_div = |p: Option<i64>, d: i64| p.and_then(|p| p.checked_add(d - 1)).map(|x| x / d);
                     return match (by, outer == axis) {
                         (SplitBy::Factor(f), false) => Some(f),
-                        (SplitBy::Factor(f), true) => p.map(|p| (p + f - 1) / f),
+                        (SplitBy::Factor(f), true) => ceil_div(p, f),
                         (SplitBy::NParts(n), true) => Some(n),
-                        (SplitBy::NParts(n), false) => p.map(|p| (p + n - 1) / n),
+                        (SplitBy::NParts(n), false) => ceil_div(p, n),
                     };
                 }
                 Relation::Fuse { outer, inner, fused } if fused == axis => {
-                    return Some(self.static_extent(outer)? * self.static_extent(inner)?);
+                    return self.static_extent(outer)?.checked_mul(self.static_extent(inner)?);
                 }
                 _ => {}
             }
@@ -246,7 +248,7 @@ impl Schedule {
                 ));
                 continue;
             }
-            let threads: i64 = extents.values().map(|e| e.0).product();
+            let threads: i64 = extents.values().fold(1i64, |acc, e| acc.saturating_mul(e.0));
             if threads > self.target.max_threads_per_block as i64 {
                 let loc = extents.values().max_by_key(|e| e.0).map(|e| e.1).unwrap_or(Loc::NONE);
                 errors.push(ScheduleError::new(
