@@ -61,14 +61,7 @@ const MATMUL: &str = r#"
     }
 "#;
 
-const SOFTMAX: &str = r#"
-    fn softmax(x: f32[M, N]) -> y: f32[M, N] {
-        let m[i]: f32[M] = max(x[i, j] for j in 0..N);
-        let e[i, j]: f32[M, N] = exp(x[i, j] - m[i]);
-        let s[i]: f32[M] = sum(e[i, j] for j in 0..N);
-        y[i, j] = e[i, j] / s[i];
-    }
-"#;
+const SOFTMAX: &str = include_str!("corpus/softmax_default.tvm");
 
 const CONV2D: &str = r#"
     fn conv2d(data: f32[N, 3, H, W], w: f32[F, 3, 3, 3]) -> out: f32[N, F, H, W] {
@@ -141,11 +134,7 @@ const INT_DIV: &str = r#"
     }
 "#;
 
-const SCALE: &str = r#"
-    fn scale(x: f32[n], alpha: f32) -> y: f32[n] {
-        y[i] = alpha * x[i];
-    }
-"#;
+const SCALE: &str = include_str!("corpus/scale.tvm");
 
 const ACTIVATIONS: &str = r#"
     fn activations(x: f32[n]) -> y: f32[n] {

@@ -7,27 +7,7 @@
 mod common;
 use common::*;
 
-const VECTOR_ADD: &str = r#"
-    fn vector_add(a: f32[n], b: f32[n]) -> c: f32[n] {
-        c[i] = a[i] + b[i];
-    }
-    schedule!(cpu) {
-        let (o, v) = c.split(c.i, 8);
-        let (oo, oi) = c.split(o, 4);
-        c.parallel(oo);
-        c.unroll(oi);
-        c.vectorize(v);
-    }
-    schedule!(cuda) {
-        let (bx, tx) = c.split(c.i, 32);
-        c.bind(bx, block.x);
-        c.bind(tx, thread.x);
-        let a_s = a.cache_read(shared, [c]);
-        a_s.compute_at(c, bx);
-        let [ax] = a_s.axes();
-        a_s.bind(ax, thread.x);
-    }
-"#;
+const VECTOR_ADD: &str = include_str!("corpus/vector_add.tvm");
 
 #[test]
 fn vector_add() {
@@ -42,41 +22,7 @@ fn vector_add() {
     }
 }
 
-const MATMUL: &str = r#"
-    fn matmul(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] {
-        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..K);
-    }
-    schedule!(cpu) {
-        let cl = c.cache_write(local);
-        let (io, jo, ii, ji) = c.tile(c.i, c.j, 8, 8);
-        c.parallel(io);
-        c.vectorize(ji);
-        cl.compute_at(c, jo);
-        let (ko, ki) = cl.split(cl.k, 4);
-        let [ci, cj] = cl.axes();
-        cl.reorder(ko, ki, ci, cj);
-        cl.unroll(ki);
-        cl.vectorize(cj);
-    }
-    schedule!(cuda) {
-        let (bi, bj, ti, tj) = c.tile(c.i, c.j, 8, 8);
-        c.bind(bi, block.y);
-        c.bind(bj, block.x);
-        c.bind(ti, thread.y);
-        c.bind(tj, thread.x);
-        let (ko, ki) = c.split(c.k, 8);
-        let a_s = a.cache_read(shared, [c]);
-        let b_s = b.cache_read(shared, [c]);
-        a_s.compute_at(c, ko);
-        b_s.compute_at(c, ko);
-        let [ay, ax] = a_s.axes();
-        a_s.bind(ay, thread.y);
-        a_s.bind(ax, thread.x);
-        let [by, bx] = b_s.axes();
-        b_s.bind(by, thread.y);
-        b_s.bind(bx, thread.x);
-    }
-"#;
+const MATMUL: &str = include_str!("corpus/matmul.tvm");
 
 fn matmul_ref(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
     let mut c = vec![0f32; m * n];
@@ -105,34 +51,7 @@ fn matmul() {
     }
 }
 
-const DENSE: &str = r#"
-    fn dense_bias_relu(x: f32[M, K], w: f32[N, K], bias: f32[N]) -> out: f32[M, N] {
-        let d[i, j]: f32[M, N] = sum(x[i, k] * w[j, k] for k in 0..K);
-        out[i, j] = max(d[i, j] + bias[j], 0.0);
-    }
-    schedule!(cpu) {
-        let (io, jo, ii, ji) = out.tile(out.i, out.j, 4, 8);
-        out.parallel(io);
-        out.vectorize(ji);
-        d.compute_at(out, jo);
-        let (ko, ki) = d.split(d.k, 4);
-        d.unroll(ki);
-    }
-    schedule!(cuda) {
-        let (bi, bj, ti, tj) = out.tile(out.i, out.j, 4, 8);
-        out.bind(bi, block.y);
-        out.bind(bj, block.x);
-        out.bind(ti, thread.y);
-        out.bind(tj, thread.x);
-        d.compute_at(out, tj);
-        let (ko, ki) = d.split(d.k, 4);
-        let x_s = x.cache_read(shared, [d]);
-        x_s.compute_at(d, ko);
-        let [xy, xk] = x_s.axes();
-        x_s.bind(xy, thread.y);
-        x_s.bind(xk, thread.x);
-    }
-"#;
+const DENSE: &str = include_str!("corpus/dense_bias_relu.tvm");
 
 #[test]
 fn dense_bias_relu() {
@@ -157,38 +76,7 @@ fn dense_bias_relu() {
     }
 }
 
-const SOFTMAX: &str = r#"
-    fn softmax(x: f32[M, 40]) -> y: f32[M, 40] {
-        let m[i]: f32[M] = max(x[i, j] for j in 0..40);
-        let e[i, j]: f32[M, 40] = exp(x[i, j] - m[i]);
-        let s[i]: f32[M] = sum(e[i, j] for j in 0..40);
-        y[i, j] = e[i, j] / s[i];
-    }
-    schedule!(cpu) {
-        y.parallel(y.i);
-        let (jo, ji) = y.split(y.j, 8);
-        y.vectorize(ji);
-        m.compute_at(y, y.i);
-        e.compute_at(y, y.i);
-        s.compute_at(y, y.i);
-    }
-    schedule!(cuda) {
-        y.bind(y.i, block.x);
-        let (jo, ji) = y.split(y.j, 16);
-        y.bind(ji, thread.x);
-        let x_s = x.cache_read(shared, [m, e]);
-        x_s.compute_at(y, y.i);
-        let [xr, xc] = x_s.axes();
-        let (xo, xi) = x_s.split(xc, 16);
-        x_s.bind(xi, thread.x);
-        m.compute_at(y, y.i);
-        let (mo, mi) = m.split(m.j, 16);
-        m.bind(mi, thread.x);
-        s.compute_at(y, y.i);
-        let (so, si) = s.split(s.j, 16);
-        s.bind(si, thread.x);
-    }
-"#;
+const SOFTMAX: &str = include_str!("corpus/softmax.tvm");
 
 fn softmax_ref(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
     let mut y = vec![0f32; rows * cols];
@@ -216,38 +104,7 @@ fn softmax() {
     }
 }
 
-const CONV2D: &str = r#"
-    fn conv2d(data: f32[N, 3, H, W], w: f32[F, 3, 3, 3]) -> out: f32[N, F, H, W] {
-        out[n, f, y, x] = sum(
-            if y + r >= 1 && y + r <= H && x + s >= 1 && x + s <= W {
-                data[n, c, y + r - 1, x + s - 1]
-            } else {
-                0.0
-            } * w[f, c, r, s]
-            for c in 0..3, r in 0..3, s in 0..3);
-    }
-    schedule!(cpu) {
-        let (xo, xi) = out.split(out.x, 4);
-        out.reorder(xo, out.c, out.r, out.s, xi);
-        out.parallel(out.f);
-        out.unroll(out.s);
-        out.vectorize(xi);
-    }
-    schedule!(cuda) {
-        let (yo, xo, yi, xi) = out.tile(out.y, out.x, 4, 4);
-        let b = out.fuse(yo, xo);
-        out.bind(out.f, block.y);
-        out.bind(b, block.x);
-        out.bind(yi, thread.y);
-        out.bind(xi, thread.x);
-        let w_s = w.cache_read(shared, [out]);
-        w_s.compute_at(out, b);
-        let [wf, wc, wr, ws] = w_s.axes();
-        let wcr = w_s.fuse(wc, wr);
-        w_s.bind(wcr, thread.y);
-        w_s.bind(ws, thread.x);
-    }
-"#;
+const CONV2D: &str = include_str!("corpus/conv2d.tvm");
 
 #[test]
 fn conv2d() {
@@ -285,29 +142,7 @@ fn conv2d() {
     }
 }
 
-const TRANSPOSE: &str = r#"
-    fn transpose(a: f32[M, N]) -> b: f32[N, M] {
-        b[i, j] = a[j, i];
-    }
-    schedule!(cpu) {
-        let (io, jo, ii, ji) = b.tile(b.i, b.j, 4, 4);
-        b.parallel(io);
-        b.unroll(ii);
-        b.vectorize(ji);
-    }
-    schedule!(cuda) {
-        let (bi, bj, ti, tj) = b.tile(b.i, b.j, 8, 8);
-        b.bind(bi, block.y);
-        b.bind(bj, block.x);
-        b.bind(ti, thread.y);
-        b.bind(tj, thread.x);
-        let a_s = a.cache_read(shared, [b]);
-        a_s.compute_at(b, bj);
-        let [ay, ax] = a_s.axes();
-        a_s.bind(ay, thread.y);
-        a_s.bind(ax, thread.x);
-    }
-"#;
+const TRANSPOSE: &str = include_str!("corpus/transpose.tvm");
 
 #[test]
 fn transpose() {
@@ -326,38 +161,7 @@ fn transpose() {
     }
 }
 
-const MAXPOOL: &str = r#"
-    fn max_pool(data: f32[N, C, H, W]) -> out: f32[N, C, H, W] {
-        out[n, c, y, x] = max(
-            if y + r >= 1 && y + r <= H && x + s >= 1 && x + s <= W {
-                data[n, c, y + r - 1, x + s - 1]
-            } else {
-                f32::NEG_INFINITY
-            }
-            for r in 0..3, s in 0..3);
-    }
-    schedule!(cpu) {
-        let nc = out.fuse(out.n, out.c);
-        out.parallel(nc);
-        let (xo, xi) = out.split(out.x, 4);
-        out.reorder(xo, out.r, out.s, xi);
-        out.vectorize(xi);
-    }
-    schedule!(cuda) {
-        let nc = out.fuse(out.n, out.c);
-        out.bind(nc, block.y);
-        let (yo, xo, yi, xi) = out.tile(out.y, out.x, 4, 8);
-        let b = out.fuse(yo, xo);
-        out.bind(b, block.x);
-        out.bind(yi, thread.y);
-        out.bind(xi, thread.x);
-        let d_s = data.cache_read(shared, [out]);
-        d_s.compute_at(out, b);
-        let [dn, dc, dy, dx] = d_s.axes();
-        d_s.bind(dy, thread.y);
-        d_s.bind(dx, thread.x);
-    }
-"#;
+const MAXPOOL: &str = include_str!("corpus/max_pool.tvm");
 
 #[test]
 fn max_pool() {
@@ -389,30 +193,7 @@ fn max_pool() {
     }
 }
 
-const SUM2: &str = r#"
-    fn sum_two_axes(x: f32[A, 4, 8]) -> s: f32[A] {
-        s[i] = sum(x[i, j, k] for j in 0..4, k in 0..8);
-    }
-    schedule!(cpu) {
-        let sl = s.cache_write(local);
-        let (io, ii) = s.split(s.i, 4);
-        s.parallel(io);
-        sl.compute_at(s, ii);
-        let (ko, ki) = sl.split(sl.k, 2);
-        sl.reorder(sl.j, ko, ki);
-        sl.unroll(ki);
-    }
-    schedule!(cuda) {
-        s.bind(s.i, block.x);
-        let jk = s.fuse(s.j, s.k);
-        let (o, t) = s.split(jk, 24);
-        s.bind(t, thread.x);
-        let x_s = x.cache_read(shared, [s]);
-        x_s.compute_at(s, s.i);
-        let [xa, xb, xc] = x_s.axes();
-        x_s.bind(xc, thread.x);
-    }
-"#;
+const SUM2: &str = include_str!("corpus/sum_two_axes.tvm");
 
 #[test]
 fn sum_two_axes() {
@@ -426,19 +207,7 @@ fn sum_two_axes() {
     }
 }
 
-const ROW_SUM_RFACTOR: &str = r#"
-    fn row_sum(x: f32[M, N]) -> r: f32[M] {
-        r[i] = sum(x[i, j] for j in 0..N);
-    }
-    schedule!(cuda) {
-        let (jo, ji) = r.split(r.j, 16);
-        let rf = r.rfactor(ji);
-        let [t] = r.reduce_axes();
-        r.bind(t, thread.x);
-        r.bind(r.i, block.x);
-        rf.compute_at(r, t);
-    }
-"#;
+const ROW_SUM_RFACTOR: &str = include_str!("corpus/row_sum_rfactor.tvm");
 
 #[test]
 fn row_sum_cross_thread_with_rfactor() {
@@ -452,11 +221,7 @@ fn row_sum_cross_thread_with_rfactor() {
     }
 }
 
-const SCALE: &str = r#"
-    fn scale(x: f32[n], alpha: f32) -> y: f32[n] {
-        y[i] = alpha * x[i];
-    }
-"#;
+const SCALE: &str = include_str!("corpus/scale.tvm");
 
 #[test]
 fn scalar_parameter() {

@@ -10,30 +10,9 @@ fn check(src: &str, variant: Variant, want: Expect) {
     want.assert_eq(&tvm_core::tir::printer::print_func(&f));
 }
 
-const VECTOR_ADD: &str = r#"
-    fn vector_add(a: f32[n], b: f32[n]) -> c: f32[n] { c[i] = a[i] + b[i]; }
-    schedule!(cpu) {
-        let (o, v) = c.split(c.i, 16);
-        c.parallel(o);
-        c.vectorize(v);
-    }
-    schedule!(cuda) {
-        let (bx, tx) = c.split(c.i, 256);
-        c.bind(bx, block.x);
-        c.bind(tx, thread.x);
-    }
-"#;
+const VECTOR_ADD: &str = include_str!("corpus/vector_add_golden.tvm");
 
-const VECTOR_ADD_1024: &str = r#"
-    fn vector_add(a: f32[1024], b: f32[1024]) -> c: f32[1024] { c[i] = a[i] + b[i]; }
-    schedule!(cpu) {
-        let (o, v) = c.split(c.i, 16);
-        let (oo, oi) = c.split(o, 4);
-        c.parallel(oo);
-        c.unroll(oi);
-        c.vectorize(v);
-    }
-"#;
+const VECTOR_ADD_1024: &str = include_str!("corpus/vector_add_1024.tvm");
 
 #[test]
 fn vector_add_cpu_symbolic_tail() {
@@ -75,41 +54,7 @@ fn vector_add_cuda() {
     "#]]);
 }
 
-const MATMUL: &str = r#"
-    fn matmul(a: f32[64, 64], b: f32[64, 64]) -> c: f32[64, 64] {
-        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..64);
-    }
-    schedule!(cpu) {
-        let cl = c.cache_write(local);
-        let (io, jo, ii, ji) = c.tile(c.i, c.j, 8, 8);
-        c.parallel(io);
-        c.vectorize(ji);
-        cl.compute_at(c, jo);
-        let (ko, ki) = cl.split(cl.k, 4);
-        let [ci, cj] = cl.axes();
-        cl.reorder(ko, ci, ki, cj);
-        cl.unroll(ki);
-        cl.vectorize(cj);
-    }
-    schedule!(cuda) {
-        let (bi, bj, ti, tj) = c.tile(c.i, c.j, 16, 16);
-        c.bind(bi, block.y);
-        c.bind(bj, block.x);
-        c.bind(ti, thread.y);
-        c.bind(tj, thread.x);
-        let (ko, ki) = c.split(c.k, 16);
-        let a_s = a.cache_read(shared, [c]);
-        let b_s = b.cache_read(shared, [c]);
-        a_s.compute_at(c, ko);
-        b_s.compute_at(c, ko);
-        let [ay, ax] = a_s.axes();
-        a_s.bind(ay, thread.y);
-        a_s.bind(ax, thread.x);
-        let [by, bx] = b_s.axes();
-        b_s.bind(by, thread.y);
-        b_s.bind(bx, thread.x);
-    }
-"#;
+const MATMUL: &str = include_str!("corpus/matmul_64.tvm");
 
 #[test]
 fn matmul_cpu_cache_write_tiled() {
@@ -155,16 +100,7 @@ fn matmul_cuda_shared_tiles_and_barriers() {
     "#]]);
 }
 
-const ROW_SUM: &str = r#"
-    fn row_sum(x: f32[M, 100]) -> r: f32[M] {
-        r[i] = sum(x[i, j] for j in 0..100);
-    }
-    schedule!(cuda) {
-        r.bind(r.i, block.x);
-        let (jo, ji) = r.split(r.j, 32);
-        r.bind(ji, thread.x);
-    }
-"#;
+const ROW_SUM: &str = include_str!("corpus/row_sum_golden.tvm");
 
 #[test]
 fn row_sum_cuda_cross_thread_reduction() {
@@ -204,14 +140,7 @@ fn row_sum_cuda_cross_thread_reduction() {
     "#]]);
 }
 
-const SOFTMAX: &str = r#"
-    fn softmax(x: f32[M, N]) -> y: f32[M, N] {
-        let m[i]: f32[M] = max(x[i, j] for j in 0..N);
-        let e[i, j]: f32[M, N] = exp(x[i, j] - m[i]);
-        let s[i]: f32[M] = sum(e[i, j] for j in 0..N);
-        y[i, j] = e[i, j] / s[i];
-    }
-"#;
+const SOFTMAX: &str = include_str!("corpus/softmax_default.tvm");
 
 #[test]
 fn softmax_default_cpu() {
