@@ -1,8 +1,11 @@
 //! Code generation: lowered TIR functions to source for a backend. The CPU backend
 //! ([`rust`]) emits Rust tokens that rustc and LLVM compile inside the user's crate.
 
+pub mod c_like;
+pub mod opencl;
 pub mod rust;
 
+pub use opencl::emit_opencl;
 pub use rust::{dim_vars, emit_rust, emit_rust_with, EmitOptions};
 
 use std::fmt;

@@ -85,7 +85,10 @@ impl Device {
                     Ok(())
                 }
             }
-            Device::OpenCl(_) => unavailable("the OpenCL runtime is not built yet".to_string()),
+            #[cfg(feature = "opencl")]
+            Device::OpenCl(n) => crate::runtime::opencl::OpenClRuntime::global().check_device(n),
+            #[cfg(not(feature = "opencl"))]
+            Device::OpenCl(_) => unavailable("tvm-core was built without its `opencl` feature".to_string()),
         }
     }
 

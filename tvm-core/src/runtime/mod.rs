@@ -18,6 +18,8 @@ mod element;
 mod error;
 #[cfg(feature = "ndarray")]
 mod ndarray_interop;
+#[cfg(feature = "opencl")]
+pub mod opencl;
 mod tensor;
 
 pub use device::{decide_default, Device};

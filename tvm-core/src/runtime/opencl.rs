@@ -1,0 +1,679 @@
+//! The OpenCL runtime (feature `opencl`): runs a lowered GPU [`PrimFunc`] whose kernels
+//! were printed as OpenCL C.
+//!
+//! * [`OpenClRuntime`]: the process-wide state, created on first use. `Device::OpenCl(n)`
+//!   is device `n` of every OpenCL device of every platform, in platform order. Each device
+//!   gets one context and one in-order command queue (created on first use); built programs
+//!   are cached per (device, source), so each program is built once per process.
+//! * [`run_primfunc`]: binds the dims from the argument shapes (as the interpreter does),
+//!   uploads inputs, allocates outputs and the host body's global intermediates on the
+//!   device, walks the host body (`Seq`, `For`, `Let`, `If`, `Allocate`, `Launch`)
+//!   evaluating its integer expressions on the host, launches the kernels and reads the
+//!   outputs back.
+//!
+//! The kernel ABI (what the OpenCL C printer emits): `__kernel void <Kernel.name>(<one
+//! __global T* per buffer_args, in order>, <one scalar per scalar_args, in order: i64 →
+//! long, u64 → ulong, i32 → int, f32 → float, f64 → double, bool → uchar>)`, launched with
+//! local size = block and global size = grid × block per dim. A grid or block with a zero
+//! extent launches nothing.
+
+use super::error::Error;
+use crate::dtype::{DType, ScalarKind};
+use crate::interp::{ArgValue, HostData, HostTensor, ScalarValue};
+use crate::tir::{BinOp, CmpOp, Expr, Kernel, Param, PrimFunc, Scope, Stmt, VarId};
+use opencl3::command_queue::CommandQueue;
+use opencl3::context::Context;
+use opencl3::device::{Device as ClDevice, CL_DEVICE_TYPE_ALL};
+use opencl3::kernel::Kernel as ClKernel;
+use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
+use opencl3::program::Program;
+use opencl3::types::{cl_bool, cl_device_id};
+use std::collections::hash_map::DefaultHasher;
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, Mutex, OnceLock};
+
+const BLOCKING: cl_bool = 1;
+
+/// One OpenCL device, with its context and queue made on first use.
+struct DeviceSlot {
+    id: cl_device_id,
+    platform_name: String,
+    name: String,
+    state: OnceLock<Result<DeviceState, Error>>,
+}
+
+// SAFETY: a `cl_device_id` is an opaque handle the OpenCL API allows using from any thread.
+unsafe impl Send for DeviceSlot {}
+unsafe impl Sync for DeviceSlot {}
+
+struct DeviceState {
+    context: Context,
+    queue: CommandQueue,
+    max_work_group_size: usize,
+    max_work_item_sizes: Vec<usize>,
+}
+
+/// The process-wide OpenCL state: the devices of every platform, one context and queue per
+/// device, and the cache of built programs. Thread-safe; get it with
+/// [`OpenClRuntime::global`].
+pub struct OpenClRuntime {
+    devices: Vec<DeviceSlot>,
+    /// Why no device was found, when enumeration itself failed.
+    enumeration_error: Option<String>,
+    /// Built programs by (device, hash of the source); the source is kept to rule out
+    /// hash collisions.
+    programs: Mutex<ProgramCache>,
+}
+
+type ProgramCache = HashMap<(usize, u64), Vec<(String, Arc<Program>)>>;
+
+impl OpenClRuntime {
+    /// The runtime, created (platforms and devices enumerated) on the first call.
+    pub fn global() -> &'static OpenClRuntime {
+        static RT: OnceLock<OpenClRuntime> = OnceLock::new();
+        RT.get_or_init(OpenClRuntime::enumerate)
+    }
+
+    fn enumerate() -> OpenClRuntime {
+        let mut devices = Vec::new();
+        let mut enumeration_error = None;
+        match opencl3::platform::get_platforms() {
+            Ok(platforms) => {
+                for p in platforms {
+                    let platform_name = p.name().unwrap_or_else(|_| "unknown platform".to_string());
+                    // A platform with no device reports CL_DEVICE_NOT_FOUND: skip it.
+                    let ids = p.get_devices(CL_DEVICE_TYPE_ALL).unwrap_or_default();
+                    for id in ids {
+                        let name = ClDevice::new(id).name().unwrap_or_else(|_| "unknown device".to_string());
+                        devices.push(DeviceSlot {
+                            id,
+                            platform_name: platform_name.clone(),
+                            name,
+                            state: OnceLock::new(),
+                        });
+                    }
+                }
+            }
+            Err(e) => enumeration_error = Some(format!("no OpenCL platform found ({e})")),
+        }
+        OpenClRuntime { devices, enumeration_error, programs: Mutex::new(HashMap::new()) }
+    }
+
+    /// The number of OpenCL devices, over all platforms.
+    pub fn device_count(&self) -> usize {
+        self.devices.len()
+    }
+
+    /// "platform: device" of device `n`, if it exists.
+    pub fn device_name(&self, n: usize) -> Option<String> {
+        self.devices.get(n).map(|d| format!("{}: {}", d.platform_name, d.name))
+    }
+
+    fn unavailable(&self, n: usize, reason: String) -> Error {
+        Error::DeviceUnavailable { device: format!("opencl:{n}"), reason }
+    }
+
+    fn slot(&self, n: usize) -> Result<&DeviceSlot, Error> {
+        match self.devices.get(n) {
+            Some(s) => Ok(s),
+            None => Err(self.unavailable(
+                n,
+                match (&self.enumeration_error, self.devices.len()) {
+                    (Some(e), _) => e.clone(),
+                    (None, 0) => "no OpenCL device found".to_string(),
+                    (None, 1) => "only 1 OpenCL device found".to_string(),
+                    (None, k) => format!("only {k} OpenCL devices found"),
+                },
+            )),
+        }
+    }
+
+    /// `Ok` if device `n` exists and its context and queue can be made.
+    pub fn check_device(&self, n: usize) -> Result<(), Error> {
+        self.state(n).map(|_| ())
+    }
+
+    fn state(&self, n: usize) -> Result<&DeviceState, Error> {
+        let slot = self.slot(n)?;
+        slot.state
+            .get_or_init(|| {
+                let dev = ClDevice::new(slot.id);
+                let fail = |what: &str, e: opencl3::error_codes::ClError| {
+                    self.unavailable(n, format!("{what} failed on `{}`: {e}", slot.name))
+                };
+                let context = Context::from_device(&dev).map_err(|e| fail("creating a context", e))?;
+                #[allow(deprecated)]
+                let queue =
+                    CommandQueue::create_default(&context, 0).map_err(|e| fail("creating a command queue", e))?;
+                let max_work_group_size = dev.max_work_group_size().map_err(|e| fail("querying the device", e))?;
+                let max_work_item_sizes = dev.max_work_item_sizes().unwrap_or_default();
+                Ok(DeviceState { context, queue, max_work_group_size, max_work_item_sizes })
+            })
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    /// Builds `source` for device `n` (or returns the program built before);
+    /// `Err(CompilationFailed)` with the build log when it does not compile.
+    pub fn build(&self, n: usize, source: &str) -> Result<(), Error> {
+        self.program(n, source).map(|_| ())
+    }
+
+    fn program(&self, n: usize, source: &str) -> Result<Arc<Program>, Error> {
+        let state = self.state(n)?;
+        let slot = self.slot(n)?;
+        let mut h = DefaultHasher::new();
+        source.hash(&mut h);
+        let key = (n, h.finish());
+        // The lock is held while building, so a program is built once even when several
+        // threads ask for it at the same time.
+        let mut cache = self.programs.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(entries) = cache.get(&key) {
+            if let Some((_, p)) = entries.iter().find(|(s, _)| s == source) {
+                return Ok(p.clone());
+            }
+        }
+        let failed = |log: String| Error::CompilationFailed { target: "opencl".to_string(), log };
+        if source.contains('\0') {
+            return Err(failed("the source contains a NUL character".to_string()));
+        }
+        let mut program = Program::create_from_source(&state.context, source)
+            .map_err(|e| failed(format!("creating the program failed: {e}")))?;
+        if let Err(e) = program.build(&[slot.id], "") {
+            let log = program.get_build_log(slot.id).unwrap_or_default();
+            return Err(failed(format!("{e}\n{log}")));
+        }
+        let program = Arc::new(program);
+        cache.entry(key).or_default().push((source.to_string(), program.clone()));
+        Ok(program)
+    }
+}
+
+/// Runs `f` (a lowered function with kernels) on OpenCL device `device`, the kernels taken
+/// from `source` (the OpenCL C of `f`'s kernels). `args` are in the order of `f.params`,
+/// as for [`crate::interp::run`]: output tensors come with their shapes and are
+/// overwritten, only when the whole run succeeds.
+pub fn run_primfunc(device: usize, f: &PrimFunc, source: &str, args: &mut [ArgValue]) -> Result<(), Error> {
+    let rt = OpenClRuntime::global();
+    let state = rt.state(device)?;
+    let fail = |reason: String| Error::LaunchFailed { kernel: f.name.clone(), reason };
+
+    // Bind the scalars and dims.
+    if args.len() != f.params.len() {
+        return Err(fail(format!("the function takes {} arguments, got {}", f.params.len(), args.len())));
+    }
+    let mut env: HashMap<VarId, ScalarValue> = HashMap::new();
+    let mut bound_by: HashMap<VarId, String> = HashMap::new();
+    for (i, p) in f.params.iter().enumerate() {
+        if let Param::Scalar(v) = p {
+            match &args[i] {
+                ArgValue::Scalar(s) if s.dtype() == v.dtype() => {
+                    env.insert(v.id(), *s);
+                    bound_by.insert(v.id(), v.name().to_string());
+                }
+                other => {
+                    let got = match other {
+                        ArgValue::Scalar(s) => format!("a scalar of type {}", s.dtype()),
+                        ArgValue::Tensor(_) => "a tensor".to_string(),
+                    };
+                    return Err(fail(format!(
+                        "argument {i} (`{}`): expected a scalar of type {}, got {got}",
+                        v.name(),
+                        v.dtype()
+                    )));
+                }
+            }
+        }
+    }
+    for (i, p) in f.params.iter().enumerate() {
+        let Param::Tensor { buffer, shape, .. } = p else { continue };
+        let t = match &args[i] {
+            ArgValue::Tensor(t) => t,
+            ArgValue::Scalar(_) => {
+                return Err(fail(format!("argument {i} (`{}`): expected a tensor, got a scalar", buffer.name())))
+            }
+        };
+        if t.dtype() != buffer.dtype() {
+            return Err(fail(format!(
+                "argument {i} (`{}`): expected a tensor of {}, got a tensor of {}",
+                buffer.name(),
+                buffer.dtype(),
+                t.dtype()
+            )));
+        }
+        if t.shape.len() != shape.len() {
+            return Err(Error::RankMismatch { expected: shape.len(), got: t.shape.len() });
+        }
+        if t.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) != Some(t.numel()) {
+            return Err(Error::LengthMismatch { len: t.numel(), shape: t.shape.clone() });
+        }
+        for (d, e) in shape.iter().enumerate() {
+            let Expr::Var(v) = e else { continue };
+            let size = t.shape[d];
+            match env.get(&v.id()).and_then(|s| s.as_i128()) {
+                Some(have) if have == size as i128 => {}
+                Some(have) => {
+                    return Err(Error::ShapeMismatch {
+                        kernel: f.name.clone(),
+                        param: buffer.name().to_string(),
+                        dim: d,
+                        got: size,
+                        expected: usize::try_from(have).unwrap_or(0),
+                        symbol: Some(v.name().to_string()),
+                        bound_by: bound_by.get(&v.id()).cloned(),
+                    })
+                }
+                None => {
+                    let Some(s) = ScalarValue::int_checked(v.dtype(), size as i128) else {
+                        return Err(Error::ScalarOutOfRange {
+                            kernel: f.name.clone(),
+                            param: v.name().to_string(),
+                            value: size.to_string(),
+                            reason: format!("dimension {d} of `{}` does not fit in {}", buffer.name(), v.dtype()),
+                        });
+                    };
+                    env.insert(v.id(), s);
+                    bound_by.insert(v.id(), buffer.name().to_string());
+                }
+            }
+        }
+    }
+    // Every dim against the actual shape.
+    for (i, p) in f.params.iter().enumerate() {
+        let (Param::Tensor { buffer, shape, .. }, ArgValue::Tensor(t)) = (p, &args[i]) else { continue };
+        for (d, e) in shape.iter().enumerate() {
+            let want = eval_int(&env, e).map_err(&fail)?;
+            if want != t.shape[d] as i128 {
+                return Err(Error::ShapeMismatch {
+                    kernel: f.name.clone(),
+                    param: buffer.name().to_string(),
+                    dim: d,
+                    got: t.shape[d],
+                    expected: usize::try_from(want).unwrap_or(0),
+                    symbol: e.as_var().map(|v| v.name().to_string()),
+                    bound_by: e.as_var().and_then(|v| bound_by.get(&v.id()).cloned()),
+                });
+            }
+        }
+    }
+
+    // Device buffers of the parameters.
+    let mut bufs: HashMap<u32, ClBuffer<u8>> = HashMap::new();
+    for (i, p) in f.params.iter().enumerate() {
+        let (Param::Tensor { buffer, is_output, .. }, ArgValue::Tensor(t)) = (p, &args[i]) else { continue };
+        let bytes = to_bytes(&t.data);
+        let mut b = alloc(state, bytes.len()).map_err(|e| fail(format!("allocating `{}`: {e}", buffer.name())))?;
+        if !bytes.is_empty() && !*is_output {
+            // SAFETY: `b` holds at least `bytes.len()` bytes; the write is blocking.
+            unsafe { state.queue.enqueue_write_buffer(&mut b, BLOCKING, 0, &bytes, &[]) }
+                .map_err(|e| fail(format!("uploading `{}`: {e}", buffer.name())))?;
+        }
+        bufs.insert(buffer.id().0, b);
+    }
+
+    let program = rt.program(device, source)?;
+    let mut exec = Exec { f, state, program: &program, device_id: rt.slot(device)?.id, env, bufs };
+    exec.stmt(&f.body)?;
+    state.queue.finish().map_err(|e| fail(format!("waiting for the kernels: {e}")))?;
+
+    // Read the outputs back; write them into `args` only when all reads succeeded.
+    let mut results = Vec::new();
+    for (i, p) in f.params.iter().enumerate() {
+        let (Param::Tensor { buffer, is_output: true, .. }, ArgValue::Tensor(t)) = (p, &args[i]) else { continue };
+        let mut bytes = vec![0u8; t.numel() * buffer.dtype().bytes()];
+        if !bytes.is_empty() {
+            let Some(b) = exec.bufs.get(&buffer.id().0) else {
+                return Err(Error::Internal { message: format!("output `{}` has no device buffer", buffer.name()) });
+            };
+            // SAFETY: the buffer holds `bytes.len()` bytes; the read is blocking.
+            unsafe { state.queue.enqueue_read_buffer(b, BLOCKING, 0, &mut bytes, &[]) }
+                .map_err(|e| fail(format!("reading back `{}`: {e}", buffer.name())))?;
+        }
+        results.push((i, from_bytes(t.dtype(), &bytes)?));
+    }
+    for (i, data) in results {
+        if let ArgValue::Tensor(t) = &mut args[i] {
+            *t = HostTensor { shape: t.shape.clone(), data };
+        }
+    }
+    Ok(())
+}
+
+fn alloc(state: &DeviceState, bytes: usize) -> Result<ClBuffer<u8>, opencl3::error_codes::ClError> {
+    // OpenCL rejects empty buffers: an empty tensor gets one unused byte.
+    // SAFETY: no host pointer is passed.
+    unsafe { ClBuffer::<u8>::create(&state.context, CL_MEM_READ_WRITE, bytes.max(1), std::ptr::null_mut()) }
+}
+
+struct Exec<'a> {
+    f: &'a PrimFunc,
+    state: &'a DeviceState,
+    program: &'a Program,
+    device_id: cl_device_id,
+    env: HashMap<VarId, ScalarValue>,
+    bufs: HashMap<u32, ClBuffer<u8>>,
+}
+
+impl Exec<'_> {
+    fn fail(&self, reason: String) -> Error {
+        Error::LaunchFailed { kernel: self.f.name.clone(), reason }
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Result<(), Error> {
+        match s {
+            Stmt::Seq(v) => v.iter().try_for_each(|s| self.stmt(s)),
+            Stmt::NoOp => Ok(()),
+            Stmt::For { var, min, extent, body, .. } => {
+                let lo = eval_int(&self.env, min).map_err(|m| self.fail(m))?;
+                let n = eval_int(&self.env, extent).map_err(|m| self.fail(m))?;
+                let saved = self.env.get(&var.id()).copied();
+                let mut k = 0i128;
+                while k < n {
+                    let v = int_value(var.dtype(), lo + k).map_err(|m| self.fail(m))?;
+                    self.env.insert(var.id(), v);
+                    self.stmt(body)?;
+                    k += 1;
+                }
+                restore(&mut self.env, var.id(), saved);
+                Ok(())
+            }
+            Stmt::Let { var, value, body } => {
+                let v = eval(&self.env, value).map_err(|m| self.fail(m))?;
+                let saved = self.env.insert(var.id(), v);
+                let r = self.stmt(body);
+                restore(&mut self.env, var.id(), saved);
+                r
+            }
+            Stmt::If { cond, then, otherwise } => {
+                let c = eval_bool(&self.env, cond).map_err(|m| self.fail(m))?;
+                if c {
+                    self.stmt(then)
+                } else if let Some(o) = otherwise {
+                    self.stmt(o)
+                } else {
+                    Ok(())
+                }
+            }
+            Stmt::Allocate { buffer, extent, body } => {
+                if buffer.scope() != Scope::Global {
+                    return Err(self.fail(format!(
+                        "host body allocates `{}` in {} memory; only global allocations run on the host",
+                        buffer.name(),
+                        buffer.scope().name()
+                    )));
+                }
+                let n = eval_int(&self.env, extent).map_err(|m| self.fail(m))?;
+                let bytes = usize::try_from(n)
+                    .ok()
+                    .and_then(|n| n.checked_mul(buffer.dtype().bytes()))
+                    .ok_or_else(|| self.fail(format!("allocation `{}` of {n} elements is invalid", buffer.name())))?;
+                let b =
+                    alloc(self.state, bytes).map_err(|e| self.fail(format!("allocating `{}`: {e}", buffer.name())))?;
+                self.bufs.insert(buffer.id().0, b);
+                let r = self.stmt(body);
+                self.bufs.remove(&buffer.id().0);
+                r
+            }
+            Stmt::Launch { kernel } => {
+                let Some(k) = self.f.kernels.get(*kernel) else {
+                    return Err(Error::Internal {
+                        message: format!("launch of kernel {kernel}, which does not exist"),
+                    });
+                };
+                self.launch(k)
+            }
+            other => Err(Error::Internal {
+                message: format!("unsupported statement in the host body of `{}`: {other:?}", self.f.name),
+            }),
+        }
+    }
+
+    fn launch(&mut self, k: &Kernel) -> Result<(), Error> {
+        let fail = |reason: String| Error::LaunchFailed { kernel: k.name.clone(), reason };
+        let mut grid = [0usize; 3];
+        let mut block = [0usize; 3];
+        for d in 0..3 {
+            for (out, e, what) in [(&mut grid[d], &k.grid[d], "grid"), (&mut block[d], &k.block[d], "block")] {
+                let v = eval_int(&self.env, e).map_err(&fail)?;
+                *out = usize::try_from(v).map_err(|_| fail(format!("{what} extent {d} is {v}")))?;
+            }
+        }
+        if grid.contains(&0) || block.contains(&0) {
+            return Ok(());
+        }
+        let group: usize = block.iter().try_fold(1usize, |a, &b| a.checked_mul(b)).unwrap_or(usize::MAX);
+        if group > self.state.max_work_group_size {
+            return Err(fail(format!(
+                "block {block:?} has {group} threads, more than the device's maximum work-group size {}",
+                self.state.max_work_group_size
+            )));
+        }
+        for (d, (&b, &m)) in block.iter().zip(&self.state.max_work_item_sizes).enumerate() {
+            if b > m {
+                return Err(fail(format!(
+                    "block extent {d} is {b}, more than the device's maximum work-item size {m} in that dimension"
+                )));
+            }
+        }
+        let mut global = [0usize; 3];
+        for d in 0..3 {
+            global[d] = grid[d]
+                .checked_mul(block[d])
+                .ok_or_else(|| fail(format!("grid {grid:?} times block {block:?} overflows")))?;
+        }
+        let kern = ClKernel::create(self.program, &k.name)
+            .map_err(|e| fail(format!("the program has no kernel `{}` ({e})", k.name)))?;
+        let limit = kern.get_work_group_size(self.device_id).map_err(|e| fail(format!("querying the kernel: {e}")))?;
+        if group > limit {
+            return Err(fail(format!(
+                "block {block:?} has {group} threads, more than the kernel's work-group limit {limit} on this device \
+                 (device maximum {})",
+                self.state.max_work_group_size
+            )));
+        }
+        let mut idx = 0u32;
+        for b in &k.buffer_args {
+            let Some(buf) = self.bufs.get(&b.id().0) else {
+                return Err(Error::Internal {
+                    message: format!("kernel `{}` reads `{}`, which has no device buffer", k.name, b.name()),
+                });
+            };
+            let mem = buf.get();
+            // SAFETY: a buffer argument is a `cl_mem`.
+            unsafe { kern.set_arg(idx, &mem) }.map_err(|e| fail(format!("setting argument `{}`: {e}", b.name())))?;
+            idx += 1;
+        }
+        for v in &k.scalar_args {
+            let Some(s) = self.env.get(&v.id()).copied() else {
+                return Err(Error::Internal {
+                    message: format!("kernel `{}` takes `{}`, which is unbound", k.name, v.name()),
+                });
+            };
+            // SAFETY: each value has the size of the matching OpenCL C scalar type.
+            let r = unsafe {
+                match s {
+                    ScalarValue::Bool(b) => kern.set_arg(idx, &(b as u8)),
+                    ScalarValue::I8(x) => kern.set_arg(idx, &x),
+                    ScalarValue::I16(x) => kern.set_arg(idx, &x),
+                    ScalarValue::I32(x) => kern.set_arg(idx, &x),
+                    ScalarValue::I64(x) => kern.set_arg(idx, &x),
+                    ScalarValue::U8(x) => kern.set_arg(idx, &x),
+                    ScalarValue::U16(x) => kern.set_arg(idx, &x),
+                    ScalarValue::U32(x) => kern.set_arg(idx, &x),
+                    ScalarValue::U64(x) => kern.set_arg(idx, &x),
+                    ScalarValue::F16(x) | ScalarValue::BF16(x) => kern.set_arg(idx, &x),
+                    ScalarValue::F32(x) => kern.set_arg(idx, &x),
+                    ScalarValue::F64(x) => kern.set_arg(idx, &x),
+                }
+            };
+            r.map_err(|e| fail(format!("setting argument `{}`: {e}", v.name())))?;
+            idx += 1;
+        }
+        // SAFETY: every argument is set; the sizes are arrays of 3.
+        unsafe {
+            self.state.queue.enqueue_nd_range_kernel(
+                kern.get(),
+                3,
+                std::ptr::null(),
+                global.as_ptr(),
+                block.as_ptr(),
+                &[],
+            )
+        }
+        .map_err(|e| fail(format!("enqueueing with grid {grid:?} and block {block:?}: {e}")))?;
+        Ok(())
+    }
+}
+
+fn restore(env: &mut HashMap<VarId, ScalarValue>, id: VarId, saved: Option<ScalarValue>) {
+    match saved {
+        Some(v) => {
+            env.insert(id, v);
+        }
+        None => {
+            env.remove(&id);
+        }
+    }
+}
+
+// ---- Host expressions: integers and bools (floats only pass through). ----
+
+fn int_value(dtype: DType, v: i128) -> Result<ScalarValue, String> {
+    let bits = dtype.bits as u32;
+    let wrapped = match dtype.kind {
+        ScalarKind::Int if bits < 128 => (v << (128 - bits)) >> (128 - bits),
+        ScalarKind::UInt if bits < 128 => v & ((1i128 << bits) - 1),
+        _ => return Err(format!("host expression of type {dtype} is not an integer")),
+    };
+    ScalarValue::int_checked(dtype, wrapped).ok_or_else(|| format!("value {v} does not fit in {dtype}"))
+}
+
+fn eval_int(env: &HashMap<VarId, ScalarValue>, e: &Expr) -> Result<i128, String> {
+    match eval(env, e)? {
+        ScalarValue::Bool(_) => Err(format!("expected an integer host expression, got a bool: {e:?}")),
+        s => s.as_i128().ok_or_else(|| format!("expected an integer host expression: {e:?}")),
+    }
+}
+
+fn eval_bool(env: &HashMap<VarId, ScalarValue>, e: &Expr) -> Result<bool, String> {
+    match eval(env, e)? {
+        ScalarValue::Bool(b) => Ok(b),
+        _ => Err(format!("expected a bool host expression: {e:?}")),
+    }
+}
+
+fn eval(env: &HashMap<VarId, ScalarValue>, e: &Expr) -> Result<ScalarValue, String> {
+    Ok(match e {
+        Expr::Int { value, dtype } => match dtype.kind {
+            ScalarKind::UInt if dtype.bits == 64 => ScalarValue::U64(*value as u64),
+            _ => int_value(*dtype, *value as i128)?,
+        },
+        Expr::Float { value, dtype } => {
+            ScalarValue::from_f64(*dtype, *value).ok_or_else(|| format!("float constant of type {dtype}"))?
+        }
+        Expr::Bool(b) => ScalarValue::Bool(*b),
+        Expr::Var(v) => *env.get(&v.id()).ok_or_else(|| format!("unbound variable `{}` on the host", v.name()))?,
+        Expr::Binary { op, a, b } => {
+            let dt = a.dtype();
+            let (x, y) = (eval_int(env, a)?, eval_int(env, b)?);
+            let r = match op {
+                BinOp::Add => x + y,
+                BinOp::Sub => x - y,
+                BinOp::Mul => x.checked_mul(y).ok_or("multiplication overflows")?,
+                BinOp::Div | BinOp::Mod if y == 0 => return Err(format!("division by zero in {e:?}")),
+                BinOp::Div => x / y,
+                BinOp::Mod => x % y,
+                BinOp::Min => x.min(y),
+                BinOp::Max => x.max(y),
+            };
+            int_value(dt, r)?
+        }
+        Expr::Neg(a) => int_value(a.dtype(), -eval_int(env, a)?)?,
+        Expr::Cmp { op, a, b } => {
+            let (x, y) = (eval_int(env, a)?, eval_int(env, b)?);
+            ScalarValue::Bool(match op {
+                CmpOp::Lt => x < y,
+                CmpOp::Le => x <= y,
+                CmpOp::Gt => x > y,
+                CmpOp::Ge => x >= y,
+                CmpOp::Eq => x == y,
+                CmpOp::Ne => x != y,
+            })
+        }
+        Expr::And(a, b) => ScalarValue::Bool(eval_bool(env, a)? && eval_bool(env, b)?),
+        Expr::Or(a, b) => ScalarValue::Bool(eval_bool(env, a)? || eval_bool(env, b)?),
+        Expr::Not(a) => ScalarValue::Bool(!eval_bool(env, a)?),
+        Expr::Select { cond, then, otherwise } => {
+            if eval_bool(env, cond)? {
+                eval(env, then)?
+            } else {
+                eval(env, otherwise)?
+            }
+        }
+        Expr::Cast { dtype, value } => {
+            let v = eval(env, value)?;
+            if dtype.is_bool() {
+                return Err("a cast to bool on the host".to_string());
+            }
+            match v.as_i128() {
+                Some(x) if dtype.is_integer() => int_value(*dtype, x)?,
+                _ => ScalarValue::from_f64(*dtype, v.to_f64()).ok_or_else(|| format!("cast to {dtype}"))?,
+            }
+        }
+        other => return Err(format!("unsupported host expression: {other:?}")),
+    })
+}
+
+// ---- Host data <-> device bytes (native endianness; bool as one byte 0/1). ----
+
+fn to_bytes(d: &HostData) -> Vec<u8> {
+    macro_rules! ne {
+        ($v:expr) => {
+            $v.iter().flat_map(|x| x.to_ne_bytes()).collect()
+        };
+    }
+    match d {
+        HostData::Bool(v) => v.iter().map(|&b| b as u8).collect(),
+        HostData::I8(v) => ne!(v),
+        HostData::I16(v) => ne!(v),
+        HostData::I32(v) => ne!(v),
+        HostData::I64(v) => ne!(v),
+        HostData::U8(v) => v.clone(),
+        HostData::U16(v) | HostData::F16(v) | HostData::BF16(v) => ne!(v),
+        HostData::U32(v) => ne!(v),
+        HostData::U64(v) => ne!(v),
+        HostData::F32(v) => ne!(v),
+        HostData::F64(v) => ne!(v),
+    }
+}
+
+fn from_bytes(dtype: DType, bytes: &[u8]) -> Result<HostData, Error> {
+    macro_rules! ne {
+        ($t:ty, $var:ident) => {
+            HostData::$var(
+                bytes
+                    .chunks_exact(std::mem::size_of::<$t>())
+                    .map(|c| <$t>::from_ne_bytes(c.try_into().expect("chunk of the element size")))
+                    .collect(),
+            )
+        };
+    }
+    let d = dtype.element();
+    Ok(match (d.kind, d.bits) {
+        (ScalarKind::Bool, _) => HostData::Bool(bytes.iter().map(|&b| b != 0).collect()),
+        (ScalarKind::Int, 8) => ne!(i8, I8),
+        (ScalarKind::Int, 16) => ne!(i16, I16),
+        (ScalarKind::Int, 32) => ne!(i32, I32),
+        (ScalarKind::Int, 64) => ne!(i64, I64),
+        (ScalarKind::UInt, 8) => HostData::U8(bytes.to_vec()),
+        (ScalarKind::UInt, 16) => ne!(u16, U16),
+        (ScalarKind::UInt, 32) => ne!(u32, U32),
+        (ScalarKind::UInt, 64) => ne!(u64, U64),
+        (ScalarKind::Float, 16) => ne!(u16, F16),
+        (ScalarKind::BFloat, 16) => ne!(u16, BF16),
+        (ScalarKind::Float, 32) => ne!(f32, F32),
+        (ScalarKind::Float, 64) => ne!(f64, F64),
+        _ => return Err(Error::Internal { message: format!("no host representation for {dtype}") }),
+    })
+}
