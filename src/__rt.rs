@@ -93,3 +93,80 @@ pub fn erf_f32(x: f32) -> f32 {
 pub fn erf_f64(x: f64) -> f64 {
     tvm_core::interp::math::erf(x)
 }
+
+// ---- OpenCL: the generated `run` hands tensors to the OpenCL runtime ----
+
+use tvm_core::interp::{ArgValue, HostTensor, ScalarValue};
+use tvm_core::runtime::Element;
+use tvm_core::tir::PrimFunc;
+use tvm_core::Tensor;
+
+/// Element types that cross to the device runtimes as host tensors.
+pub trait HostElement: Element {
+    fn to_host(shape: Vec<usize>, data: Vec<Self>) -> HostTensor;
+    fn from_host(t: &HostTensor) -> Option<&[Self]>;
+}
+
+macro_rules! host_element {
+    ($($t:ty => $new:ident, $get:ident;)*) => {$(
+        impl HostElement for $t {
+            fn to_host(shape: Vec<usize>, data: Vec<Self>) -> HostTensor {
+                HostTensor::$new(shape, data)
+            }
+            fn from_host(t: &HostTensor) -> Option<&[Self]> {
+                t.$get()
+            }
+        }
+    )*};
+}
+host_element! {
+    f32 => f32, as_f32; f64 => f64, as_f64;
+    i8 => i8, as_i8; i16 => i16, as_i16; i32 => i32, as_i32; i64 => i64, as_i64;
+    u8 => u8, as_u8; u16 => u16, as_u16; u32 => u32, as_u32; u64 => u64, as_u64;
+    bool => bool, as_bool;
+}
+
+/// A copy of `t` for a device runtime.
+pub fn tensor_arg<T: HostElement, const R: usize>(t: &Tensor<T, R>) -> ArgValue {
+    ArgValue::Tensor(T::to_host(t.shape().to_vec(), t.as_slice().to_vec()))
+}
+
+/// A scalar argument for a device runtime.
+pub fn scalar_arg(v: impl Into<ScalarValue>) -> ArgValue {
+    ArgValue::Scalar(v.into())
+}
+
+/// Copies an output computed by a device runtime back into `out`.
+pub fn copy_back<T: HostElement, const R: usize>(arg: &ArgValue, out: &mut Tensor<T, R>) -> Result<(), Error> {
+    let data = arg.as_tensor().and_then(T::from_host).filter(|d| d.len() == out.len());
+    match data {
+        Some(d) => {
+            out.as_mut_slice().copy_from_slice(d);
+            Ok(())
+        }
+        None => Err(Error::Internal { message: "a device runtime returned an output of another type or size".into() }),
+    }
+}
+
+/// The kernel in `src` (the text of a `compute!` body) lowered for OpenCL, by the same
+/// pipeline the macro ran.
+pub fn lower_opencl(src: &str) -> Result<PrimFunc, Error> {
+    let fail = |log: String| Error::CompilationFailed { target: "opencl".into(), log };
+    let kernel = tvm_core::frontend::parse_str(src)
+        .map_err(|e| fail(e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")))?;
+    tvm_core::frontend::lower_for(&kernel, &tvm_core::Target::opencl())
+        .map_err(|e| fail(e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")))
+}
+
+/// Runs a lowered function on OpenCL device `n`.
+#[cfg(feature = "opencl")]
+pub fn run_opencl(n: usize, f: &PrimFunc, source: &str, args: &mut [ArgValue]) -> Result<(), Error> {
+    tvm_core::runtime::opencl::run_primfunc(n, f, source, args)
+}
+
+/// Without the `opencl` feature no OpenCL device is available.
+#[cfg(not(feature = "opencl"))]
+pub fn run_opencl(n: usize, _f: &PrimFunc, _source: &str, _args: &mut [ArgValue]) -> Result<(), Error> {
+    Device::OpenCl(n).check_available()?;
+    Err(Error::DeviceUnavailable { device: format!("opencl:{n}"), reason: "tvm was built without its `opencl` feature".into() })
+}

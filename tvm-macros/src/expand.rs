@@ -29,14 +29,7 @@ pub fn lower_all(kernel: &Kernel) -> Result<Lowered, Vec<syn::Error>> {
         return Err(errors);
     }
     let mut lower = |target: Target| -> Option<PrimFunc> {
-        let mut result = tvm_core::frontend::build_schedule(kernel, &target).and_then(|s| tvm_core::lower::lower(&s));
-        // A GPU target without a block of its own borrows the other GPU kind's; where
-        // that does not lower on this target, it gets its default schedule (the errors
-        // belong to the other target, which reports them).
-        let own_block = kernel.schedules.iter().any(|b| Target::parse(&b.target).is_ok_and(|t| t.kind == target.kind));
-        if result.is_err() && !own_block {
-            result = tvm_core::lower::lower(&tvm_core::schedule::Schedule::default_for(kernel.graph.clone(), target.clone()));
-        }
+        let result = tvm_core::frontend::lower_for(kernel, &target);
         match result {
             Ok(f) => Some(f),
             Err(es) => {
@@ -98,7 +91,7 @@ fn dim_value(e: &Expr, dims: &[String]) -> TokenStream {
 }
 
 /// The typed function and its module.
-pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn::Error>> {
+pub fn expand(kernel: &Kernel, lowered: &Lowered, src: &str) -> Result<TokenStream, Vec<syn::Error>> {
     let g = &kernel.graph;
     let span = kernel.span(kernel.ast.sig.name.loc);
     let name = ident(&kernel.name, span);
@@ -234,6 +227,35 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     }
     let empty_checks = out_idents.iter().map(|i| quote!(#i.is_empty()));
 
+    // OpenCL: the program text is generated now; the host side runs the lowered function
+    // (lowered again from the kernel's text on first use, by the same pipeline).
+    let opencl_src = tvm_core::codegen::opencl::emit_opencl(&lowered.opencl).ok();
+    let opencl_source_arm = match &opencl_src {
+        Some(text) => quote!(Ok(#text)),
+        None => quote!(Err(#rt::not_built(target))),
+    };
+    let opencl_text = opencl_src.clone().unwrap_or_default();
+    let mut cl_args = Vec::new();
+    for p in &params {
+        let i = &p.ident;
+        cl_args.push(match p.kind {
+            ParamKind::Tensor { .. } => quote!(#rt::tensor_arg(#i)),
+            ParamKind::Scalar { is_usize: true } => quote!(#rt::scalar_arg(#i as u64)),
+            ParamKind::Scalar { is_usize: false } => quote!(#rt::scalar_arg(#i)),
+        });
+    }
+    for i in &out_idents {
+        cl_args.push(quote!(#rt::tensor_arg(&*#i)));
+    }
+    let n_in = params.len();
+    let copy_back: Vec<TokenStream> = out_idents
+        .iter()
+        .enumerate()
+        .map(|(k, i)| {
+            let at = n_in + k;
+            quote!(#rt::copy_back(&__args[#at], #i)?;)
+        })
+        .collect();
     let lowered_cpu = tvm_core::tir::printer::print_func(&lowered.cpu);
     let lowered_cuda = tvm_core::tir::printer::print_func(&lowered.cuda);
     let lowered_opencl = tvm_core::tir::printer::print_func(&lowered.opencl);
@@ -263,7 +285,8 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
             pub fn source(target: &str) -> #result_t<&'static str, #error_t> {
                 match target {
                     "cpu" => Ok(#source_cpu),
-                    "cuda" | "opencl" => Err(#rt::not_built(target)),
+                    "opencl" => #opencl_source_arm,
+                    "cuda" => Err(#rt::not_built(target)),
                     other => Err(#rt::unsupported_target(other)),
                 }
             }
@@ -304,6 +327,14 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
                         }
                         #cpu_fn_name(#(#cpu_args),*)
                             .map_err(|reason| #error_t::LaunchFailed { kernel: #kname.to_string(), reason: reason.to_string() })
+                    }
+                    #device_t::OpenCl(__n) => {
+                        static __FUNC: ::std::sync::OnceLock<#result_t<::tvm::tir::PrimFunc, #error_t>> = ::std::sync::OnceLock::new();
+                        let __f = __FUNC.get_or_init(|| #rt::lower_opencl(#src)).as_ref().map_err(|e| e.clone())?;
+                        let mut __args = ::std::vec![#(#cl_args),*];
+                        #rt::run_opencl(*__n, __f, #opencl_text, &mut __args)?;
+                        #(#copy_back)*
+                        Ok(())
                     }
                     other => {
                         other.check_available()?;

@@ -28,7 +28,7 @@ fn expand_tokens(tokens: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
             let stub = tvm_core::frontend::parse_syntax(tokens).map(|(ast, _)| stub::stub(&ast)).unwrap_or_default();
             quote::quote!(#errors #stub)
         }
-        Ok(kernel) => match expand::lower_all(&kernel).and_then(|l| expand::expand(&kernel, &l)) {
+        Ok(kernel) => match expand::lower_all(&kernel).and_then(|l| expand::expand(&kernel, &l, &tokens.to_string())) {
             Ok(ts) => ts,
             Err(errs) => {
                 let errors: proc_macro2::TokenStream = errs.iter().map(|e| e.to_compile_error()).collect();

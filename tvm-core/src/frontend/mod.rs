@@ -169,3 +169,16 @@ pub fn build_schedule(kernel: &Kernel, target: &Target) -> Result<Schedule, Vec<
 pub fn check_schedules(kernel: &Kernel) -> Vec<ScheduleError> {
     schedule::check_all(kernel)
 }
+
+/// Lowers `kernel` for `target` with the block that applies to it. A GPU target without
+/// a block of its own borrows the other GPU kind's; where that does not lower on this
+/// target, it gets its default schedule (the errors belong to the other target).
+pub fn lower_for(kernel: &Kernel, target: &Target) -> Result<crate::tir::PrimFunc, Vec<ScheduleError>> {
+    let result = build_schedule(kernel, target).and_then(|s| crate::lower::lower(&s));
+    let own_block =
+        kernel.schedules.iter().any(|b| Target::parse(&b.target).is_ok_and(|t| t.kind == target.kind));
+    match result {
+        Err(_) if !own_block => crate::lower::lower(&Schedule::default_for(kernel.graph.clone(), target.clone())),
+        r => r,
+    }
+}
