@@ -5,59 +5,19 @@
 //! Run: `cargo bench --bench cpu` (the README's performance table comes from it).
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use tvm::{compute, Device, Tensor};
+use tvm::{Device, Tensor};
 
-compute! {
-    pub fn matmul(a: f32[1024, 1024], b: f32[1024, 1024]) -> c: f32[1024, 1024] {
-        let bp[x, k, y]: f32[64, 1024, 16] = b[k, x * 16 + y];
-        c[i, j] = sum(a[i, k] * bp[j / 16, k, j % 16] for k in 0..1024);
-    }
-    schedule!(cpu) {
-        let [px, pk, py] = bp.axes();
-        bp.parallel(px);
-        bp.vectorize(py);
-        let cl = c.cache_write(local);
-        let (io, jo, ii, ji) = c.tile(c.i, c.j, 8, 16);
-        c.parallel(io);
-        c.vectorize(ji);
-        cl.compute_at(c, jo);
-        let [ci, cj] = cl.axes();
-        let (ko, ki) = cl.split(cl.k, 4);
-        cl.reorder(ko, ki, ci, cj);
-        cl.unroll(ki);
-        cl.unroll(ci);
-        cl.vectorize(cj);
-    }
-}
+#[path = "../examples/kernels/matmul.rs"]
+mod matmul_kernel;
+use matmul_kernel::matmul;
 
-compute! {
-    pub fn vector_add(a: f32[n], b: f32[n]) -> c: f32[n] {
-        c[i] = a[i] + b[i];
-    }
-    schedule!(cpu) {
-        let (o, v) = c.split(c.i, 16);
-        let (oo, oi) = c.split(o, 1024);
-        c.parallel(oo);
-        c.vectorize(v);
-    }
-}
+#[path = "../examples/kernels/vector_add.rs"]
+mod vector_add_kernel;
+use vector_add_kernel::vector_add;
 
-compute! {
-    pub fn softmax(x: f32[M, N]) -> y: f32[M, N] {
-        let m[i]: f32[M] = max(x[i, j] for j in 0..N);
-        let e[i, j]: f32[M, N] = exp(x[i, j] - m[i]);
-        let s[i]: f32[M] = sum(e[i, j] for j in 0..N);
-        y[i, j] = e[i, j] / s[i];
-    }
-    schedule!(cpu) {
-        y.parallel(y.i);
-        let (jo, ji) = y.split(y.j, 16);
-        y.vectorize(ji);
-        m.compute_at(y, y.i);
-        e.compute_at(y, y.i);
-        s.compute_at(y, y.i);
-    }
-}
+#[path = "../examples/kernels/softmax.rs"]
+mod softmax_kernel;
+use softmax_kernel::softmax;
 
 fn values(n: usize) -> Vec<f32> {
     (0..n).map(|i| ((i * 7919) % 1000) as f32 / 1000.0 - 0.5).collect()
@@ -70,12 +30,29 @@ fn bench_matmul(c: &mut Criterion) {
     let mut out = Tensor::<f32, 2>::zeros([n, n]);
     let mut g = c.benchmark_group("matmul_1024");
     g.throughput(Throughput::Elements(2 * (n * n * n) as u64)).sample_size(10);
-    g.bench_function(BenchmarkId::new("tvm-rs", n), |bch| bch.iter(|| matmul::run(&Device::Cpu, &a, &b, &mut out).unwrap()));
+    g.bench_function(BenchmarkId::new("tvm-rs", n), |bch| {
+        bch.iter(|| matmul::run(&Device::Cpu, &a, &b, &mut out).unwrap())
+    });
     let mut want = vec![0f32; n * n];
     g.bench_function(BenchmarkId::new("matrixmultiply", n), |bch| {
         bch.iter(|| unsafe {
             // SAFETY: the pointers and strides describe the three n x n row-major buffers.
-            matrixmultiply::sgemm(n, n, n, 1.0, a.as_slice().as_ptr(), n as isize, 1, b.as_slice().as_ptr(), n as isize, 1, 0.0, want.as_mut_ptr(), n as isize, 1)
+            matrixmultiply::sgemm(
+                n,
+                n,
+                n,
+                1.0,
+                a.as_slice().as_ptr(),
+                n as isize,
+                1,
+                b.as_slice().as_ptr(),
+                n as isize,
+                1,
+                0.0,
+                want.as_mut_ptr(),
+                n as isize,
+                1,
+            )
         })
     });
     g.finish();

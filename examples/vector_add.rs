@@ -5,27 +5,11 @@
 //! Run: `cargo run --release --example vector_add`
 
 use std::time::Instant;
-use tvm::{compute, Device, Tensor};
+use tvm::{Device, Tensor};
 
-compute! {
-    /// c[i] = a[i] + b[i]
-    pub fn vector_add(a: f32[n], b: f32[n]) -> c: f32[n] {
-        c[i] = a[i] + b[i];
-    }
-
-    schedule!(cuda) {
-        let (bx, tx) = c.split(c.i, 256);
-        c.bind(bx, block.x);
-        c.bind(tx, thread.x);
-    }
-
-    schedule!(cpu) {
-        let (o, v) = c.split(c.i, 16);
-        let (oo, oi) = c.split(o, 1024);
-        c.parallel(oo);
-        c.vectorize(v);
-    }
-}
+#[path = "kernels/vector_add.rs"]
+mod kernel;
+use kernel::vector_add;
 
 fn main() -> Result<(), tvm::Error> {
     let n = 1 << 24;

@@ -39,6 +39,8 @@ fn compute_blocks(src: &str) -> Vec<String> {
 fn expansion_time_per_example_kernel() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
     let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    names.extend(std::fs::read_dir(dir.join("kernels")).unwrap().map(|e| e.unwrap().path()));
+    names.retain(|p| p.extension().is_some_and(|e| e == "rs"));
     names.sort();
     let mut kernels = 0;
     for path in names {

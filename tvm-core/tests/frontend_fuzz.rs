@@ -3,7 +3,10 @@
 //! through `parse_kernel`, `check_schedules` and `build_schedule` for every target,
 //! under `catch_unwind`. A tiny deterministic PRNG keeps failures reproducible.
 
-use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
+#[path = "support/atoms.rs"]
+mod atoms;
+use atoms::atoms;
+use proc_macro2::TokenStream;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use tvm_core::frontend::{build_schedule, check_schedules, parse_kernel, parse_str, Kernel};
 use tvm_core::Target;
@@ -26,42 +29,6 @@ impl Rng {
     }
     fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
         &v[self.below(v.len())]
-    }
-}
-
-/// The tokens of `ts` as text atoms, delimiters as their own atoms, joint punctuation
-/// kept together (`->`, `::`, `..`).
-fn atoms(ts: TokenStream, out: &mut Vec<String>) {
-    let mut punct = String::new();
-    for tt in ts {
-        match tt {
-            TokenTree::Punct(p) => {
-                punct.push(p.as_char());
-                if p.spacing() == Spacing::Alone {
-                    out.push(std::mem::take(&mut punct));
-                }
-                continue;
-            }
-            _ if !punct.is_empty() => out.push(std::mem::take(&mut punct)),
-            _ => {}
-        }
-        match tt {
-            TokenTree::Group(g) => {
-                let (open, close) = match g.delimiter() {
-                    Delimiter::Parenthesis => ("(", ")"),
-                    Delimiter::Bracket => ("[", "]"),
-                    Delimiter::Brace => ("{", "}"),
-                    Delimiter::None => ("", ""),
-                };
-                out.push(open.to_string());
-                atoms(g.stream(), out);
-                out.push(close.to_string());
-            }
-            other => out.push(other.to_string()),
-        }
-    }
-    if !punct.is_empty() {
-        out.push(punct);
     }
 }
 

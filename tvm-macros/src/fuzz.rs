@@ -7,7 +7,10 @@
 //! other cases (`cargo test -p tvm-macros fuzz -- --nocapture` prints the counts).
 
 use crate::expand_tokens;
-use proc_macro2::{Delimiter, Spacing, TokenStream, TokenTree};
+#[path = "../../tvm-core/tests/support/atoms.rs"]
+mod atoms;
+use atoms::atoms;
+use proc_macro2::TokenStream;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -175,42 +178,6 @@ fn has_compile_error(out: &TokenStream) -> bool {
 // ---------------------------------------------------------------------------------------
 // Mutations.
 // ---------------------------------------------------------------------------------------
-
-/// The tokens of `ts` as text atoms, delimiters as their own atoms, joint punctuation
-/// kept together (`->`, `::`, `..`).
-fn atoms(ts: TokenStream, out: &mut Vec<String>) {
-    let mut punct = String::new();
-    for tt in ts {
-        match tt {
-            TokenTree::Punct(p) => {
-                punct.push(p.as_char());
-                if p.spacing() == Spacing::Alone {
-                    out.push(std::mem::take(&mut punct));
-                }
-                continue;
-            }
-            _ if !punct.is_empty() => out.push(std::mem::take(&mut punct)),
-            _ => {}
-        }
-        match tt {
-            TokenTree::Group(g) => {
-                let (open, close) = match g.delimiter() {
-                    Delimiter::Parenthesis => ("(", ")"),
-                    Delimiter::Bracket => ("[", "]"),
-                    Delimiter::Brace => ("{", "}"),
-                    Delimiter::None => ("", ""),
-                };
-                out.push(open.to_string());
-                atoms(g.stream(), out);
-                out.push(close.to_string());
-            }
-            other => out.push(other.to_string()),
-        }
-    }
-    if !punct.is_empty() {
-        out.push(punct);
-    }
-}
 
 fn atoms_of(src: &str) -> Vec<String> {
     let mut a = Vec::new();
