@@ -6,32 +6,16 @@
 //! Run: `cargo run --release --example conv2d`
 
 use std::time::Instant;
-use tvm::{compute, Device, Tensor};
+use tvm::{Device, Tensor};
 
-compute! {
-    pub fn conv2d(data: f32[1, 64, 56, 56], w: f32[64, 64, 3, 3]) -> out: f32[1, 64, 56, 56] {
-        out[n, f, y, x] = sum(
-            if y + r >= 1 && y + r <= 56 && x + s >= 1 && x + s <= 56 {
-                data[n, c, y + r - 1, x + s - 1]
-            } else {
-                0.0
-            } * w[f, c, r, s]
-            for c in 0..64, r in 0..3, s in 0..3);
-    }
-    schedule!(cpu) {
-        let ol = out.cache_write(local);
-        let fy = out.fuse(out.f, out.y);
-        out.parallel(fy);
-        ol.compute_at(out, fy);
-        let [on, of, oy, ox] = ol.axes();
-        ol.reorder(ol.c, ol.r, ol.s, ox);
-        ol.unroll(ol.s);
-    }
-}
+#[path = "kernels/conv2d.rs"]
+mod kernel;
+use kernel::conv2d;
 
 fn main() -> Result<(), tvm::Error> {
     let (ch, h, wd) = (64, 56, 56);
-    let data = Tensor::from_vec((0..ch * h * wd).map(|i| ((i * 31) % 97) as f32 / 97.0 - 0.5).collect(), [1, ch, h, wd])?;
+    let data =
+        Tensor::from_vec((0..ch * h * wd).map(|i| ((i * 31) % 97) as f32 / 97.0 - 0.5).collect(), [1, ch, h, wd])?;
     let w = Tensor::from_vec((0..ch * ch * 9).map(|i| ((i * 17) % 23) as f32 / 23.0 - 0.5).collect(), [ch, ch, 3, 3])?;
     let mut out = Tensor::<f32, 4>::zeros([1, ch, h, wd]);
     conv2d::run(&Device::Cpu, &data, &w, &mut out)?;

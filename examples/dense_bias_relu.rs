@@ -6,29 +6,11 @@
 //! Run: `cargo run --release --example dense_bias_relu`
 
 use std::time::Instant;
-use tvm::{compute, Device, Tensor};
+use tvm::{Device, Tensor};
 
-compute! {
-    pub fn dense_bias_relu(x: f32[256, 1024], w: f32[1024, 1024], bias: f32[1024]) -> out: f32[256, 1024] {
-        let wp[p, k, q]: f32[64, 1024, 16] = w[p * 16 + q, k];
-        let d[i, j]: f32[256, 1024] = sum(x[i, k] * wp[j / 16, k, j % 16] for k in 0..1024);
-        out[i, j] = max(d[i, j] + bias[j], 0.0);
-    }
-    schedule!(cpu) {
-        let [pp, pk, pq] = wp.axes();
-        wp.parallel(pp);
-        let (io, jo, ii, ji) = out.tile(out.i, out.j, 8, 16);
-        out.parallel(io);
-        out.vectorize(ji);
-        d.compute_at(out, jo);
-        let [di, dj] = d.axes();
-        let (ko, ki) = d.split(d.k, 4);
-        d.reorder(ko, ki, di, dj);
-        d.unroll(ki);
-        d.unroll(di);
-        d.vectorize(dj);
-    }
-}
+#[path = "kernels/dense_bias_relu.rs"]
+mod kernel;
+use kernel::dense_bias_relu;
 
 fn main() -> Result<(), tvm::Error> {
     let (m, k, n) = (256, 1024, 1024);
@@ -52,7 +34,11 @@ fn main() -> Result<(), tvm::Error> {
             max_err = max_err.max((out.as_slice()[i * n + j] - want).abs() / want.abs().max(1.0));
         }
     }
-    println!("dense_bias_relu {m}x{k}x{n} f32 on cpu: max relative error {max_err:.2e}, {:.2} ms, {:.1} GFLOP/s", secs * 1e3, 2.0 * (m * n * k) as f64 / secs / 1e9);
+    println!(
+        "dense_bias_relu {m}x{k}x{n} f32 on cpu: max relative error {max_err:.2e}, {:.2} ms, {:.1} GFLOP/s",
+        secs * 1e3,
+        2.0 * (m * n * k) as f64 / secs / 1e9
+    );
     assert!(max_err < 1e-4);
     Ok(())
 }

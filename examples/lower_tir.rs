@@ -4,7 +4,7 @@
 //!
 //! Run: `cargo run --example lower_tir`
 
-const MATMUL: &str = include_str!("../tvm-core/tests/corpus/matmul_tiled.tvm");
+const MATMUL: &str = include_str!("../tvm-core/tests/corpus/matmul_tiled.rs");
 
 fn main() {
     let kernel = match tvm::frontend::parse_str(MATMUL) {

@@ -37,7 +37,11 @@ fn main() -> Result<(), tvm::Error> {
         }
     }
     let max_err = c.as_slice().iter().zip(&want).map(|(g, w)| (g - w).abs() / w.abs().max(1.0)).fold(0f32, f32::max);
-    println!("matmul {n}x{n}x{n} f32 on {device}: max relative error {max_err:.2e}, {:.2} ms, {:.1} GFLOP/s", secs * 1e3, 2.0 * (n * n * n) as f64 / secs / 1e9);
+    println!(
+        "matmul {n}x{n}x{n} f32 on {device}: max relative error {max_err:.2e}, {:.2} ms, {:.1} GFLOP/s",
+        secs * 1e3,
+        2.0 * (n * n * n) as f64 / secs / 1e9
+    );
     assert!(max_err < 1e-4, "result differs from the reference");
     Ok(())
 }

@@ -14,7 +14,8 @@ use kernel::softmax;
 
 fn main() -> Result<(), tvm::Error> {
     let (rows, cols) = (4096, 1024);
-    let x = Tensor::from_vec((0..rows * cols).map(|i| ((i * 7919) % 1000) as f32 / 100.0 - 5.0).collect(), [rows, cols])?;
+    let x =
+        Tensor::from_vec((0..rows * cols).map(|i| ((i * 7919) % 1000) as f32 / 100.0 - 5.0).collect(), [rows, cols])?;
     let mut y = Tensor::<f32, 2>::zeros([rows, cols]);
     softmax::run(&Device::Cpu, &x, &mut y)?;
     let runs = 10;
@@ -31,7 +32,11 @@ fn main() -> Result<(), tvm::Error> {
             max_err = max_err.max(((v - m).exp() / s - o).abs());
         }
     }
-    println!("softmax {rows}x{cols} f32 on cpu: max error {max_err:.2e}, {:.2} ms, {:.1} GB/s", secs * 1e3, 8.0 * (rows * cols) as f64 / secs / 1e9);
+    println!(
+        "softmax {rows}x{cols} f32 on cpu: max error {max_err:.2e}, {:.2} ms, {:.1} GB/s",
+        secs * 1e3,
+        8.0 * (rows * cols) as f64 / secs / 1e9
+    );
     assert!(max_err < 1e-5);
     Ok(())
 }

@@ -23,8 +23,17 @@ fn main() -> Result<(), tvm::Error> {
         vector_add::run(&Device::Cpu, &a, &b, &mut c)?;
     }
     let secs = t.elapsed().as_secs_f64() / runs as f64;
-    let max_err = c.as_slice().iter().zip(a.as_slice().iter().zip(b.as_slice())).map(|(c, (a, b))| (c - (a + b)).abs()).fold(0f32, f32::max);
-    println!("vector_add n=2^24 f32 on cpu: max error {max_err:.2e}, {:.3} ms, {:.1} GB/s", secs * 1e3, 12.0 * n as f64 / secs / 1e9);
+    let max_err = c
+        .as_slice()
+        .iter()
+        .zip(a.as_slice().iter().zip(b.as_slice()))
+        .map(|(c, (a, b))| (c - (a + b)).abs())
+        .fold(0f32, f32::max);
+    println!(
+        "vector_add n=2^24 f32 on cpu: max error {max_err:.2e}, {:.3} ms, {:.1} GB/s",
+        secs * 1e3,
+        12.0 * n as f64 / secs / 1e9
+    );
     assert_eq!(max_err, 0.0);
     Ok(())
 }

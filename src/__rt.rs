@@ -48,7 +48,12 @@ pub fn bind_dim(
 }
 
 /// Binds a dim to the value of the `usize` scalar parameter of the same name.
-pub fn bind_scalar_dim(slot: &mut Option<(i64, &'static str)>, value: usize, kernel: &'static str, param: &'static str) -> Result<(), Error> {
+pub fn bind_scalar_dim(
+    slot: &mut Option<(i64, &'static str)>,
+    value: usize,
+    kernel: &'static str,
+    param: &'static str,
+) -> Result<(), Error> {
     let v = i64::try_from(value).map_err(|_| Error::index_scalar_out_of_range(kernel, param, value))?;
     *slot = Some((v, param));
     Ok(())
@@ -56,7 +61,13 @@ pub fn bind_scalar_dim(slot: &mut Option<(i64, &'static str)>, value: usize, ker
 
 /// Checks dimension `dim` of `param` against a size known at compile time (or computed
 /// from bound dims).
-pub fn check_dim(got: usize, expected: i64, kernel: &'static str, param: &'static str, dim: usize) -> Result<(), Error> {
+pub fn check_dim(
+    got: usize,
+    expected: i64,
+    kernel: &'static str,
+    param: &'static str,
+    dim: usize,
+) -> Result<(), Error> {
     if got as i64 == expected && expected >= 0 {
         Ok(())
     } else {
@@ -74,7 +85,10 @@ pub fn check_dim(got: usize, expected: i64, kernel: &'static str, param: &'stati
 
 /// The error for a target whose code generation is not built yet.
 pub fn not_built(target: &str) -> Error {
-    Error::DeviceUnavailable { device: target.to_string(), reason: "code generation for this target is not built yet".to_string() }
+    Error::DeviceUnavailable {
+        device: target.to_string(),
+        reason: "code generation for this target is not built yet".to_string(),
+    }
 }
 
 /// The error for a target name other than `cpu`, `cuda` and `opencl`.
@@ -168,5 +182,8 @@ pub fn run_opencl(n: usize, f: &PrimFunc, source: &str, args: &mut [ArgValue]) -
 #[cfg(not(feature = "opencl"))]
 pub fn run_opencl(n: usize, _f: &PrimFunc, _source: &str, _args: &mut [ArgValue]) -> Result<(), Error> {
     Device::OpenCl(n).check_available()?;
-    Err(Error::DeviceUnavailable { device: format!("opencl:{n}"), reason: "tvm was built without its `opencl` feature".into() })
+    Err(Error::DeviceUnavailable {
+        device: format!("opencl:{n}"),
+        reason: "tvm was built without its `opencl` feature".into(),
+    })
 }

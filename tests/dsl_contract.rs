@@ -66,7 +66,9 @@ compute! {
 }
 
 fn values(n: usize, seed: u32) -> Vec<f32> {
-    (0..n).map(|i| (((i as u32).wrapping_mul(2654435761).wrapping_add(seed) >> 8) % 1000) as f32 / 500.0 - 1.0).collect()
+    (0..n)
+        .map(|i| (((i as u32).wrapping_mul(2654435761).wrapping_add(seed) >> 8) % 1000) as f32 / 500.0 - 1.0)
+        .collect()
 }
 
 fn close(got: &[f32], want: &[f32]) {

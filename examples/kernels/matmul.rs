@@ -1,5 +1,7 @@
-//! Matmul 1024³ f32 with a TVM-tutorial CPU schedule (packed B, an 8 x 16 register tile).
-//! Shared by the example of the same name and by `benches/cpu.rs`.
+//! Matmul 1024³ f32 with a TVM-tutorial CPU schedule (packed B, an 8 x 16 register tile)
+//! and a GPU schedule (16 x 16 output tiles per block, a staged through shared memory 16
+//! columns of k at a time). Shared by the example of the same name, by
+//! `benches/cpu.rs` and by the backend suite (`tests/backends/`).
 
 use tvm::compute;
 
@@ -28,5 +30,22 @@ compute! {
         cl.unroll(ki);
         cl.unroll(ci);
         cl.vectorize(cj);
+    }
+
+    schedule!(cuda) {
+        // The packing is for CPU registers: on the GPU c reads b directly, coalesced
+        // along j, and a's rows go through shared memory 16 columns of k at a time.
+        bp.compute_inline();
+        let (bi, bj, ti, tj) = c.tile(c.i, c.j, 16, 16);
+        c.bind(bi, block.y);
+        c.bind(bj, block.x);
+        c.bind(ti, thread.y);
+        c.bind(tj, thread.x);
+        let (ko, ki) = c.split(c.k, 16);
+        let a_s = a.cache_read(shared, [c]);
+        a_s.compute_at(c, ko);
+        let [ay, ax] = a_s.axes();
+        a_s.bind(ay, thread.y);
+        a_s.bind(ax, thread.x);
     }
 }

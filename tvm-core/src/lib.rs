@@ -2,6 +2,8 @@
 //! IR ([`tir`]) and its passes ([`passes`], run in order by [`lower`]), targets, and the
 //! TIR interpreter ([`interp`]) that every backend is tested against.
 
+pub mod arith;
+pub mod codegen;
 pub mod dtype;
 pub mod frontend;
 pub mod interp;
@@ -13,8 +15,6 @@ pub mod schedule;
 pub mod target;
 pub mod te;
 pub mod tir;
-pub mod arith;
-pub mod codegen;
 
 pub use dtype::DType;
 pub use loc::{Loc, SourceMap};

@@ -37,7 +37,10 @@ impl SourceMap {
     }
     /// The first and last span of `loc`.
     pub fn range(&self, loc: Loc) -> (proc_macro2::Span, proc_macro2::Span) {
-        self.spans.get(loc.0 as usize).copied().unwrap_or((proc_macro2::Span::call_site(), proc_macro2::Span::call_site()))
+        self.spans
+            .get(loc.0 as usize)
+            .copied()
+            .unwrap_or((proc_macro2::Span::call_site(), proc_macro2::Span::call_site()))
     }
     /// `line:column` (1-based line, 0-based column) of `loc`, for messages outside the macro.
     pub fn line_col(&self, loc: Loc) -> Option<(usize, usize)> {
@@ -52,7 +55,10 @@ impl SourceMap {
 
 /// A `syn::Error` from `start` to `end`: two tokens with those spans make syn emit a
 /// `compile_error!` that rustc underlines as one range.
-pub fn spanned_error((start, end): (proc_macro2::Span, proc_macro2::Span), message: impl std::fmt::Display) -> syn::Error {
+pub fn spanned_error(
+    (start, end): (proc_macro2::Span, proc_macro2::Span),
+    message: impl std::fmt::Display,
+) -> syn::Error {
     let a = proc_macro2::Ident::new("start", start);
     let b = proc_macro2::Ident::new("end", end);
     syn::Error::new_spanned(quote::quote!(#a #b), message)

@@ -37,7 +37,12 @@ pub fn lower(sch: &Schedule) -> Result<PrimFunc, Vec<ScheduleError>> {
         // Kernels first: vectorization and unrolling then work on kernel bodies too.
         f = time_pass("split_host_device", || split_host_device::split_host_device(f)).map_err(|tags| {
             tags.into_iter()
-                .map(|t| ScheduleError::new(crate::loc::Loc::NONE, ScheduleErrorKind::LaunchExtentVaries { tag: t.dsl_name() }))
+                .map(|t| {
+                    ScheduleError::new(
+                        crate::loc::Loc::NONE,
+                        ScheduleErrorKind::LaunchExtentVaries { tag: t.dsl_name() },
+                    )
+                })
                 .collect::<Vec<_>>()
         })?;
         check(&f, "split_host_device", Phase::Flattened);
@@ -69,9 +74,8 @@ pub fn lower(sch: &Schedule) -> Result<PrimFunc, Vec<ScheduleError>> {
 }
 
 fn shared_memory_error(sch: &Schedule, p: SharedMemoryProblem) -> ScheduleError {
-    let loc_of = |buffer: &str| {
-        sch.graph.find(buffer).map(|t| sch.graph.tensor(t).loc).unwrap_or(crate::loc::Loc::NONE)
-    };
+    let loc_of =
+        |buffer: &str| sch.graph.find(buffer).map(|t| sch.graph.tensor(t).loc).unwrap_or(crate::loc::Loc::NONE);
     match p {
         SharedMemoryProblem::UnknownSize { buffer } => {
             ScheduleError::new(loc_of(&buffer), ScheduleErrorKind::SharedSizeUnknown { stage: buffer })

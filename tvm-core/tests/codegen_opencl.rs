@@ -11,21 +11,21 @@ use tvm_core::tir::{PrimFunc, Scope, Stmt};
 use tvm_core::Target;
 
 const CORPUS: &[(&str, &str)] = &[
-    ("conv2d", include_str!("corpus/conv2d.tvm")),
-    ("dense_bias_relu", include_str!("corpus/dense_bias_relu.tvm")),
-    ("matmul", include_str!("corpus/matmul.tvm")),
-    ("matmul_64", include_str!("corpus/matmul_64.tvm")),
-    ("max_pool", include_str!("corpus/max_pool.tvm")),
-    ("row_sum_golden", include_str!("corpus/row_sum_golden.tvm")),
-    ("row_sum_rfactor", include_str!("corpus/row_sum_rfactor.tvm")),
-    ("scale", include_str!("corpus/scale.tvm")),
-    ("softmax", include_str!("corpus/softmax.tvm")),
-    ("softmax_default", include_str!("corpus/softmax_default.tvm")),
-    ("sum_two_axes", include_str!("corpus/sum_two_axes.tvm")),
-    ("transpose", include_str!("corpus/transpose.tvm")),
-    ("vector_add", include_str!("corpus/vector_add.tvm")),
-    ("vector_add_1024", include_str!("corpus/vector_add_1024.tvm")),
-    ("vector_add_golden", include_str!("corpus/vector_add_golden.tvm")),
+    ("conv2d", include_str!("corpus/conv2d.rs")),
+    ("dense_bias_relu", include_str!("corpus/dense_bias_relu.rs")),
+    ("matmul", include_str!("corpus/matmul.rs")),
+    ("matmul_64", include_str!("corpus/matmul_64.rs")),
+    ("max_pool", include_str!("corpus/max_pool.rs")),
+    ("row_sum_golden", include_str!("corpus/row_sum_golden.rs")),
+    ("row_sum_rfactor", include_str!("corpus/row_sum_rfactor.rs")),
+    ("scale", include_str!("corpus/scale.rs")),
+    ("softmax", include_str!("corpus/softmax.rs")),
+    ("softmax_default", include_str!("corpus/softmax_default.rs")),
+    ("sum_two_axes", include_str!("corpus/sum_two_axes.rs")),
+    ("transpose", include_str!("corpus/transpose.rs")),
+    ("vector_add", include_str!("corpus/vector_add.rs")),
+    ("vector_add_1024", include_str!("corpus/vector_add_1024.rs")),
+    ("vector_add_golden", include_str!("corpus/vector_add_golden.rs")),
 ];
 
 fn show(e: &[tvm_core::schedule::ScheduleError]) -> String {
@@ -87,7 +87,8 @@ fn corpus_structure() {
         for k in &f.kernels {
             assert!(text.contains(&format!("void {}(", k.name)), "{label}: kernel `{}` missing:\n{text}", k.name);
             let barrier = has(&k.body, &|s| matches!(s, Stmt::Barrier));
-            let shared = has(&k.body, &|s| matches!(s, Stmt::Allocate { buffer, .. } if buffer.scope() == Scope::Shared));
+            let shared =
+                has(&k.body, &|s| matches!(s, Stmt::Allocate { buffer, .. } if buffer.scope() == Scope::Shared));
             if barrier {
                 assert!(text.contains("barrier(CLK_LOCAL_MEM_FENCE);"), "{label}: barrier missing:\n{text}");
             }
@@ -103,12 +104,12 @@ fn corpus_structure() {
 
 #[test]
 fn golden_vector_add() {
-    let text = emit(include_str!("corpus/vector_add_golden.tvm"), false);
+    let text = emit(include_str!("corpus/vector_add_golden.rs"), false);
     expect![[r#"
         __kernel __attribute__((reqd_work_group_size(256, 1, 1))) void vector_add_kernel0(__global float* restrict c, __global float* restrict a, __global float* restrict b, long n) {
           long blockIdx_x = (long)(get_group_id(0));
           long threadIdx_x = (long)(get_local_id(0));
-          if ((((blockIdx_x * 256L) + threadIdx_x) < n)) {
+          if (((blockIdx_x * 256L) + threadIdx_x) < n) {
             c[((blockIdx_x * 256L) + threadIdx_x)] = (a[((blockIdx_x * 256L) + threadIdx_x)] + b[((blockIdx_x * 256L) + threadIdx_x)]);
           }
         }
@@ -117,7 +118,7 @@ fn golden_vector_add() {
 
 #[test]
 fn golden_row_sum_cross_thread_reduction() {
-    let text = emit(include_str!("corpus/row_sum_golden.tvm"), false);
+    let text = emit(include_str!("corpus/row_sum_golden.rs"), false);
     expect![[r#"
         __kernel __attribute__((reqd_work_group_size(32, 1, 1))) void row_sum_kernel0(__global float* restrict x, __global float* restrict r) {
           long blockIdx_x = (long)(get_group_id(0));
@@ -126,33 +127,33 @@ fn golden_row_sum_cross_thread_reduction() {
           float r_acc[1];
           r_acc[0L] = 0.0f;
           for (long jo = 0L; jo < 4L; ++jo) {
-            if ((((jo * 32L) + threadIdx_x) < 100L)) {
+            if (((jo * 32L) + threadIdx_x) < 100L) {
               r_acc[0L] = (r_acc[0L] + x[(((jo * 32L) + (blockIdx_x * 100L)) + threadIdx_x)]);
             }
           }
           r_red[threadIdx_x] = r_acc[0L];
           barrier(CLK_LOCAL_MEM_FENCE);
-          if ((threadIdx_x < 16L)) {
+          if (threadIdx_x < 16L) {
             r_red[threadIdx_x] = (r_red[threadIdx_x] + r_red[(threadIdx_x + 16L)]);
           }
           barrier(CLK_LOCAL_MEM_FENCE);
-          if ((threadIdx_x < 8L)) {
+          if (threadIdx_x < 8L) {
             r_red[threadIdx_x] = (r_red[threadIdx_x] + r_red[(threadIdx_x + 8L)]);
           }
           barrier(CLK_LOCAL_MEM_FENCE);
-          if ((threadIdx_x < 4L)) {
+          if (threadIdx_x < 4L) {
             r_red[threadIdx_x] = (r_red[threadIdx_x] + r_red[(threadIdx_x + 4L)]);
           }
           barrier(CLK_LOCAL_MEM_FENCE);
-          if ((threadIdx_x < 2L)) {
+          if (threadIdx_x < 2L) {
             r_red[threadIdx_x] = (r_red[threadIdx_x] + r_red[(threadIdx_x + 2L)]);
           }
           barrier(CLK_LOCAL_MEM_FENCE);
-          if ((threadIdx_x < 1L)) {
+          if (threadIdx_x < 1L) {
             r_red[threadIdx_x] = (r_red[threadIdx_x] + r_red[(threadIdx_x + 1L)]);
           }
           barrier(CLK_LOCAL_MEM_FENCE);
-          if ((threadIdx_x == 0L)) {
+          if (threadIdx_x == 0L) {
             r[blockIdx_x] = r_red[0L];
           }
           barrier(CLK_LOCAL_MEM_FENCE);
@@ -162,7 +163,7 @@ fn golden_row_sum_cross_thread_reduction() {
 
 #[test]
 fn golden_matmul_shared() {
-    let text = emit(include_str!("corpus/matmul_64.tvm"), false);
+    let text = emit(include_str!("corpus/matmul_64.rs"), false);
     expect![[r#"
         __kernel __attribute__((reqd_work_group_size(16, 16, 1))) void matmul_kernel0(__global float* restrict c, __global float* restrict a, __global float* restrict b) {
           long blockIdx_x = (long)(get_group_id(0));
@@ -199,8 +200,8 @@ fn opencl_context() -> Result<opencl3::context::Context, String> {
     Err("no OpenCL device on any platform".into())
 }
 
-/// Builds every emitted program with the installed OpenCL compiler (PoCL here). Skips
-/// when there is none, unless `TVM_REQUIRE_TOOLS=1`.
+/// Builds every emitted program with the installed OpenCL compiler (PoCL here), warnings
+/// as errors. Skips when there is none, unless `TVM_REQUIRE_TOOLS=1`.
 #[test]
 fn corpus_builds_with_opencl_compiler() {
     let ctx = match opencl_context() {
@@ -215,7 +216,7 @@ fn corpus_builds_with_opencl_compiler() {
     };
     let mut failures = Vec::new();
     for (label, _, text) in all_programs() {
-        if let Err(log) = opencl3::program::Program::create_and_build_from_source(&ctx, &text, "") {
+        if let Err(log) = opencl3::program::Program::create_and_build_from_source(&ctx, &text, "-Werror") {
             failures.push(format!("{label}: build failed:\n{log}\n--- source ---\n{text}"));
         }
     }
@@ -231,7 +232,8 @@ fn vector_kernel() -> PrimFunc {
     let c = Buffer::new("c", DType::F64, Scope::Global);
     let s = Var::new("s", DType::F64);
     let t = Var::index("threadIdx_x");
-    let ramp = |base: Expr, stride: i64| Expr::Ramp { base: Box::new(base), stride: Box::new(Expr::int(stride)), lanes: 4 };
+    let ramp =
+        |base: Expr, stride: i64| Expr::Ramp { base: Box::new(base), stride: Box::new(Expr::int(stride)), lanes: 4 };
     let base = Expr::var(&t) * 4;
     let body = Stmt::seq(vec![
         Stmt::store(
@@ -250,7 +252,13 @@ fn vector_kernel() -> PrimFunc {
         scalar_args: vec![s],
         body,
     };
-    PrimFunc { name: "vec".into(), target: Target::opencl(), params: vec![], body: Stmt::Launch { kernel: 0 }, kernels: vec![k] }
+    PrimFunc {
+        name: "vec".into(),
+        target: Target::opencl(),
+        params: vec![],
+        body: Stmt::Launch { kernel: 0 },
+        kernels: vec![k],
+    }
 }
 
 #[test]
@@ -275,7 +283,7 @@ fn golden_vectors_and_f64() {
         }
     "#]].assert_eq(&text);
     if let Ok(ctx) = opencl_context() {
-        if let Err(log) = opencl3::program::Program::create_and_build_from_source(&ctx, &text, "") {
+        if let Err(log) = opencl3::program::Program::create_and_build_from_source(&ctx, &text, "-Werror") {
             panic!("build failed:\n{log}\n{text}");
         }
     }

@@ -61,7 +61,7 @@ const MATMUL: &str = r#"
     }
 "#;
 
-const SOFTMAX: &str = include_str!("corpus/softmax_default.tvm");
+const SOFTMAX: &str = include_str!("corpus/softmax_default.rs");
 
 const CONV2D: &str = r#"
     fn conv2d(data: f32[N, 3, H, W], w: f32[F, 3, 3, 3]) -> out: f32[N, F, H, W] {
@@ -134,7 +134,7 @@ const INT_DIV: &str = r#"
     }
 "#;
 
-const SCALE: &str = include_str!("corpus/scale.tvm");
+const SCALE: &str = include_str!("corpus/scale.rs");
 
 const ACTIVATIONS: &str = r#"
     fn activations(x: f32[n]) -> y: f32[n] {

@@ -59,7 +59,12 @@ fn expansion_time_per_example_kernel() {
             }
             let code = tvm_core::codegen::rust::emit_rust(&cpu.unwrap()).expect("the CPU code is emitted");
             let ms = t.elapsed().as_secs_f64() * 1e3;
-            println!("{:<40} {:>8.1} ms  ({} bytes of Rust)", format!("{} ({})", k.name, path.file_name().unwrap().to_string_lossy()), ms, code.to_string().len());
+            println!(
+                "{:<40} {:>8.1} ms  ({} bytes of Rust)",
+                format!("{} ({})", k.name, path.file_name().unwrap().to_string_lossy()),
+                ms,
+                code.to_string().len()
+            );
             kernels += 1;
         }
     }

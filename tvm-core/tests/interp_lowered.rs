@@ -8,7 +8,7 @@ use tvm_core::tir::mutate::{super_stmt, Mutator};
 use tvm_core::tir::{ForKind, PrimFunc, Stmt};
 use tvm_core::Target;
 
-const MATMUL: &str = include_str!("corpus/matmul_tiled.tvm");
+const MATMUL: &str = include_str!("corpus/matmul_tiled.rs");
 
 fn randoms(n: usize, seed: u64) -> Vec<f32> {
     let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);

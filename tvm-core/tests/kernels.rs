@@ -1,57 +1,54 @@
-//! Every kernel of the suite, under (a) the default CPU schedule, (b) a hand-written CPU
-//! schedule, (c) a GPU schedule with thread binding, shared-memory caching and
-//! compute_at, and (d) cross-thread reductions where the kernel reduces, run on the
-//! TIR interpreter and compared with a plain Rust reference (relative tolerance 1e-5),
-//! on shapes that do and do not divide the split factors.
+//! Every kernel of the corpus under (a) the default CPU schedule, (b) its hand-written CPU
+//! schedule, (c) the default GPU schedule and (d) its hand-written GPU schedule (thread
+//! binding, shared-memory caches, compute_at, cross-thread reductions), on shapes that do
+//! and do not divide the split factors, compared with the plain references of
+//! `support/reference.rs`. Every variant runs on the TIR interpreter; the GPU variants
+//! also run on every OpenCL device (PoCL in CI), lowered for OpenCL and printed as
+//! OpenCL C (see `common::check`).
 
 mod common;
+use common::reference as r;
 use common::*;
 
-const VECTOR_ADD: &str = include_str!("corpus/vector_add.tvm");
+const VECTOR_ADD: &str = include_str!("corpus/vector_add.rs");
 
 #[test]
 fn vector_add() {
     for n in [64usize, 77, 1] {
         let a = rand_vec(n, 1);
         let b = rand_vec(n, 2);
-        let want: Vec<f32> = a.iter().zip(&b).map(|(x, y)| x + y).collect();
+        let want = r::vector_add(&a, &b);
         for v in Variant::CPU_GPU {
-            let got = run_f32(VECTOR_ADD, v, vec![t(&[n], &a), t(&[n], &b)], vec![], &[n]);
-            assert_close(&got, &want, &format!("vector_add {v:?} n={n}"));
+            check(
+                VECTOR_ADD,
+                v,
+                vec![t(&[n], &a), t(&[n], &b)],
+                vec![],
+                &[n],
+                &want,
+                RTOL,
+                &format!("vector_add n={n}"),
+            );
         }
     }
 }
 
-const MATMUL: &str = include_str!("corpus/matmul.tvm");
-
-fn matmul_ref(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
-    let mut c = vec![0f32; m * n];
-    for i in 0..m {
-        for j in 0..n {
-            let mut s = 0f32;
-            for p in 0..k {
-                s += a[i * k + p] * b[p * n + j];
-            }
-            c[i * n + j] = s;
-        }
-    }
-    c
-}
+const MATMUL: &str = include_str!("corpus/matmul.rs");
 
 #[test]
 fn matmul() {
     for (m, k, n) in [(16, 16, 16), (13, 19, 11)] {
         let a = rand_vec(m * k, 3);
         let b = rand_vec(k * n, 4);
-        let want = matmul_ref(&a, &b, m, k, n);
+        let want = r::matmul(&a, &b, m, k, n);
         for v in Variant::CPU_GPU {
-            let got = run_f32(MATMUL, v, vec![t(&[m, k], &a), t(&[k, n], &b)], vec![], &[m, n]);
-            assert_close(&got, &want, &format!("matmul {v:?} {m}x{k}x{n}"));
+            let inputs = vec![t(&[m, k], &a), t(&[k, n], &b)];
+            check(MATMUL, v, inputs, vec![], &[m, n], &want, RTOL, &format!("matmul {m}x{k}x{n}"));
         }
     }
 }
 
-const DENSE: &str = include_str!("corpus/dense_bias_relu.tvm");
+const DENSE: &str = include_str!("corpus/dense_bias_relu.rs");
 
 #[test]
 fn dense_bias_relu() {
@@ -59,176 +56,111 @@ fn dense_bias_relu() {
         let x = rand_vec(m * k, 5);
         let w = rand_vec(n * k, 6);
         let bias = rand_vec(n, 7);
-        let mut want = vec![0f32; m * n];
-        for i in 0..m {
-            for j in 0..n {
-                let mut s = 0f32;
-                for p in 0..k {
-                    s += x[i * k + p] * w[j * k + p];
-                }
-                want[i * n + j] = (s + bias[j]).max(0.0);
-            }
-        }
+        let want = r::dense_bias_relu(&x, &w, &bias, m, k, n);
         for v in Variant::CPU_GPU {
-            let got = run_f32(DENSE, v, vec![t(&[m, k], &x), t(&[n, k], &w), t(&[n], &bias)], vec![], &[m, n]);
-            assert_close(&got, &want, &format!("dense {v:?} {m}x{k}x{n}"));
+            let inputs = vec![t(&[m, k], &x), t(&[n, k], &w), t(&[n], &bias)];
+            check(DENSE, v, inputs, vec![], &[m, n], &want, RTOL, &format!("dense {m}x{k}x{n}"));
         }
     }
 }
 
-const SOFTMAX: &str = include_str!("corpus/softmax.tvm");
-
-fn softmax_ref(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
-    let mut y = vec![0f32; rows * cols];
-    for i in 0..rows {
-        let r = &x[i * cols..(i + 1) * cols];
-        let m = r.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
-        let e: Vec<f32> = r.iter().map(|v| (v - m).exp()).collect();
-        let s: f32 = e.iter().sum();
-        for j in 0..cols {
-            y[i * cols + j] = e[j] / s;
-        }
-    }
-    y
-}
+const SOFTMAX: &str = include_str!("corpus/softmax.rs");
 
 #[test]
 fn softmax() {
     for rows in [4usize, 3] {
         let x = rand_vec(rows * 40, 8);
-        let want = softmax_ref(&x, rows, 40);
+        let want = r::softmax(&x, rows, 40);
         for v in Variant::CPU_GPU {
-            let got = run_f32(SOFTMAX, v, vec![t(&[rows, 40], &x)], vec![], &[rows, 40]);
-            assert_close(&got, &want, &format!("softmax {v:?} rows={rows}"));
+            check(
+                SOFTMAX,
+                v,
+                vec![t(&[rows, 40], &x)],
+                vec![],
+                &[rows, 40],
+                &want,
+                RTOL,
+                &format!("softmax rows={rows}"),
+            );
         }
     }
 }
 
-const CONV2D: &str = include_str!("corpus/conv2d.tvm");
+const CONV2D: &str = include_str!("corpus/conv2d.rs");
 
 #[test]
 fn conv2d() {
     for (nb, f, h, w) in [(1usize, 2usize, 8usize, 8usize), (2, 3, 5, 7)] {
         let data = rand_vec(nb * 3 * h * w, 9);
         let wt = rand_vec(f * 27, 10);
-        let mut want = vec![0f32; nb * f * h * w];
-        for n in 0..nb {
-            for o in 0..f {
-                for y in 0..h {
-                    for x in 0..w {
-                        let mut acc = 0f32;
-                        for c in 0..3 {
-                            for r in 0..3 {
-                                for s in 0..3 {
-                                    let (yy, xx) = (y + r, x + s);
-                                    let v = if yy >= 1 && yy <= h && xx >= 1 && xx <= w {
-                                        data[((n * 3 + c) * h + yy - 1) * w + xx - 1]
-                                    } else {
-                                        0.0
-                                    };
-                                    acc += v * wt[((o * 3 + c) * 3 + r) * 3 + s];
-                                }
-                            }
-                        }
-                        want[((n * f + o) * h + y) * w + x] = acc;
-                    }
-                }
-            }
-        }
+        let want = r::conv2d_3x3(&data, &wt, nb, 3, f, h, w);
         for v in Variant::CPU_GPU {
-            let got = run_f32(CONV2D, v, vec![t(&[nb, 3, h, w], &data), t(&[f, 3, 3, 3], &wt)], vec![], &[nb, f, h, w]);
-            assert_close(&got, &want, &format!("conv2d {v:?} {nb}x{f}x{h}x{w}"));
+            let inputs = vec![t(&[nb, 3, h, w], &data), t(&[f, 3, 3, 3], &wt)];
+            check(CONV2D, v, inputs, vec![], &[nb, f, h, w], &want, RTOL, &format!("conv2d {nb}x{f}x{h}x{w}"));
         }
     }
 }
 
-const TRANSPOSE: &str = include_str!("corpus/transpose.tvm");
+const TRANSPOSE: &str = include_str!("corpus/transpose.rs");
 
 #[test]
 fn transpose() {
     for (m, n) in [(16usize, 8usize), (9, 13)] {
         let a = rand_vec(m * n, 11);
-        let mut want = vec![0f32; n * m];
-        for i in 0..n {
-            for j in 0..m {
-                want[i * m + j] = a[j * n + i];
-            }
-        }
+        let want = r::transpose(&a, m, n);
         for v in Variant::CPU_GPU {
-            let got = run_f32(TRANSPOSE, v, vec![t(&[m, n], &a)], vec![], &[n, m]);
-            assert_close(&got, &want, &format!("transpose {v:?} {m}x{n}"));
+            check(TRANSPOSE, v, vec![t(&[m, n], &a)], vec![], &[n, m], &want, RTOL, &format!("transpose {m}x{n}"));
         }
     }
 }
 
-const MAXPOOL: &str = include_str!("corpus/max_pool.tvm");
+const MAXPOOL: &str = include_str!("corpus/max_pool.rs");
 
 #[test]
 fn max_pool() {
     for (nb, c, h, w) in [(1usize, 2usize, 8usize, 8usize), (2, 1, 6, 9)] {
         let data = rand_vec(nb * c * h * w, 12);
-        let mut want = vec![0f32; nb * c * h * w];
-        for n in 0..nb {
-            for ch in 0..c {
-                for y in 0..h {
-                    for x in 0..w {
-                        let mut m = f32::NEG_INFINITY;
-                        for r in 0..3 {
-                            for s in 0..3 {
-                                let (yy, xx) = (y + r, x + s);
-                                if yy >= 1 && yy <= h && xx >= 1 && xx <= w {
-                                    m = m.max(data[((n * c + ch) * h + yy - 1) * w + xx - 1]);
-                                }
-                            }
-                        }
-                        want[((n * c + ch) * h + y) * w + x] = m;
-                    }
-                }
-            }
-        }
+        let want = r::max_pool_3x3(&data, nb, c, h, w);
         for v in Variant::CPU_GPU {
-            let got = run_f32(MAXPOOL, v, vec![t(&[nb, c, h, w], &data)], vec![], &[nb, c, h, w]);
-            assert_close(&got, &want, &format!("max_pool {v:?} {nb}x{c}x{h}x{w}"));
+            let what = format!("max_pool {nb}x{c}x{h}x{w}");
+            check(MAXPOOL, v, vec![t(&[nb, c, h, w], &data)], vec![], &[nb, c, h, w], &want, RTOL, &what);
         }
     }
 }
 
-const SUM2: &str = include_str!("corpus/sum_two_axes.tvm");
+const SUM2: &str = include_str!("corpus/sum_two_axes.rs");
 
 #[test]
 fn sum_two_axes() {
     for (a, b, c) in [(4usize, 4usize, 8usize), (3, 4, 8)] {
         let x = rand_vec(a * b * c, 13);
-        let want: Vec<f32> = (0..a).map(|i| x[i * b * c..(i + 1) * b * c].iter().sum()).collect();
+        let want = r::row_sum(&x, a, b * c);
         for v in Variant::CPU_GPU {
-            let got = run_f32(SUM2, v, vec![t(&[a, b, c], &x)], vec![], &[a]);
-            assert_close(&got, &want, &format!("sum_two_axes {v:?} {a}x{b}x{c}"));
+            check(SUM2, v, vec![t(&[a, b, c], &x)], vec![], &[a], &want, RTOL, &format!("sum_two_axes {a}x{b}x{c}"));
         }
     }
 }
 
-const ROW_SUM_RFACTOR: &str = include_str!("corpus/row_sum_rfactor.tvm");
+const ROW_SUM_RFACTOR: &str = include_str!("corpus/row_sum_rfactor.rs");
 
 #[test]
 fn row_sum_cross_thread_with_rfactor() {
     for (m, n) in [(4usize, 64usize), (3, 37)] {
         let x = rand_vec(m * n, 14);
-        let want: Vec<f32> = (0..m).map(|i| x[i * n..(i + 1) * n].iter().sum()).collect();
-        for v in [Variant::DefaultCpu, Variant::Gpu] {
-            let got = run_f32(ROW_SUM_RFACTOR, v, vec![t(&[m, n], &x)], vec![], &[m]);
-            assert_close(&got, &want, &format!("row_sum {v:?} {m}x{n}"));
+        let want = r::row_sum(&x, m, n);
+        for v in Variant::CPU_GPU {
+            check(ROW_SUM_RFACTOR, v, vec![t(&[m, n], &x)], vec![], &[m], &want, RTOL, &format!("row_sum {m}x{n}"));
         }
     }
 }
 
-const SCALE: &str = include_str!("corpus/scale.tvm");
+const SCALE: &str = include_str!("corpus/scale.rs");
 
 #[test]
 fn scalar_parameter() {
     let x = rand_vec(10, 15);
-    let want: Vec<f32> = x.iter().map(|v| 2.5 * v).collect();
-    for v in [Variant::DefaultCpu, Variant::DefaultGpu] {
-        let got = run_f32(SCALE, v, vec![t(&[10], &x)], vec![scalar_f32(2.5)], &[10]);
-        assert_close(&got, &want, &format!("scale {v:?}"));
+    let want = r::scale(&x, 2.5);
+    for v in Variant::CPU_GPU {
+        check(SCALE, v, vec![t(&[10], &x)], vec![scalar_f32(2.5)], &[10], &want, RTOL, "scale");
     }
 }

@@ -10,13 +10,16 @@ fn check(src: &str, variant: Variant, want: Expect) {
     want.assert_eq(&tvm_core::tir::printer::print_func(&f));
 }
 
-const VECTOR_ADD: &str = include_str!("corpus/vector_add_golden.tvm");
+const VECTOR_ADD: &str = include_str!("corpus/vector_add_golden.rs");
 
-const VECTOR_ADD_1024: &str = include_str!("corpus/vector_add_1024.tvm");
+const VECTOR_ADD_1024: &str = include_str!("corpus/vector_add_1024.rs");
 
 #[test]
 fn vector_add_cpu_symbolic_tail() {
-    check(VECTOR_ADD, Variant::Cpu, expect![[r#"
+    check(
+        VECTOR_ADD,
+        Variant::Cpu,
+        expect![[r#"
         @func cpu vector_add(a: f32[n] global, b: f32[n] global, c: f32[n] global out)
           for o in parallel(0, (n + 15) / 16):
             if o * 16 < n - 15:
@@ -25,24 +28,32 @@ fn vector_add_cpu_symbolic_tail() {
               for v in serial(0, 16):
                 if o * 16 + v < n:
                   c[o * 16 + v] = a[o * 16 + v] + b[o * 16 + v]
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]
 fn vector_add_cpu_constant_shape_vectorized_and_unrolled() {
-    check(VECTOR_ADD_1024, Variant::Cpu, expect![[r#"
+    check(
+        VECTOR_ADD_1024,
+        Variant::Cpu,
+        expect![[r#"
         @func cpu vector_add(a: f32[1024] global, b: f32[1024] global, c: f32[1024] global out)
           for oo in parallel(0, 16):
             c[ramp(oo * 64, 1, 16)] = a[ramp(oo * 64, 1, 16)] + b[ramp(oo * 64, 1, 16)]
             c[ramp(oo * 64 + 16, 1, 16)] = a[ramp(oo * 64 + 16, 1, 16)] + b[ramp(oo * 64 + 16, 1, 16)]
             c[ramp(oo * 64 + 32, 1, 16)] = a[ramp(oo * 64 + 32, 1, 16)] + b[ramp(oo * 64 + 32, 1, 16)]
             c[ramp(oo * 64 + 48, 1, 16)] = a[ramp(oo * 64 + 48, 1, 16)] + b[ramp(oo * 64 + 48, 1, 16)]
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]
 fn vector_add_cuda() {
-    check(VECTOR_ADD, Variant::Gpu, expect![[r#"
+    check(
+        VECTOR_ADD,
+        Variant::Gpu,
+        expect![[r#"
         @func cuda vector_add(a: f32[n] global, b: f32[n] global, c: f32[n] global out)
           launch vector_add_kernel0<<<grid((n + 255) / 256, 1, 1), block(256, 1, 1)>>>(c, a, b, n)
 
@@ -51,14 +62,18 @@ fn vector_add_cuda() {
           threadIdx.x: threadIdx_x
           if blockIdx_x * 256 + threadIdx_x < n:
             c[blockIdx_x * 256 + threadIdx_x] = a[blockIdx_x * 256 + threadIdx_x] + b[blockIdx_x * 256 + threadIdx_x]
-    "#]]);
+    "#]],
+    );
 }
 
-const MATMUL: &str = include_str!("corpus/matmul_64.tvm");
+const MATMUL: &str = include_str!("corpus/matmul_64.rs");
 
 #[test]
 fn matmul_cpu_cache_write_tiled() {
-    check(MATMUL, Variant::Cpu, expect![[r#"
+    check(
+        MATMUL,
+        Variant::Cpu,
+        expect![[r#"
         @func cpu matmul(a: f32[64, 64] global, b: f32[64, 64] global, c: f32[64, 64] global out)
           for io in parallel(0, 8):
             for jo in serial(0, 8):
@@ -73,12 +88,16 @@ fn matmul_cpu_cache_write_tiled() {
                   c_local[ramp(i_1 * 8, 1, 8)] = c_local[ramp(i_1 * 8, 1, 8)] + broadcast(a[i_1 * 64 + io * 512 + ko * 4 + 3], 8) * b[ramp(jo * 8 + ko * 256 + 192, 1, 8)]
               for ii in serial(0, 8):
                 c[ramp(io * 512 + jo * 8 + ii * 64, 1, 8)] = c_local[ramp(ii * 8, 1, 8)]
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]
 fn matmul_cuda_shared_tiles_and_barriers() {
-    check(MATMUL, Variant::Gpu, expect![[r#"
+    check(
+        MATMUL,
+        Variant::Gpu,
+        expect![[r#"
         @func cuda matmul(a: f32[64, 64] global, b: f32[64, 64] global, c: f32[64, 64] global out)
           launch matmul_kernel0<<<grid(4, 4, 1), block(16, 16, 1)>>>(c, a, b)
 
@@ -97,14 +116,18 @@ fn matmul_cuda_shared_tiles_and_barriers() {
             for ki in serial(0, 16):
               c[blockIdx_x * 16 + blockIdx_y * 1024 + threadIdx_x + threadIdx_y * 64] = c[blockIdx_x * 16 + blockIdx_y * 1024 + threadIdx_x + threadIdx_y * 64] + a_shared[ki + threadIdx_y * 16] * b_shared[ki * 16 + threadIdx_x]
             barrier()
-    "#]]);
+    "#]],
+    );
 }
 
-const ROW_SUM: &str = include_str!("corpus/row_sum_golden.tvm");
+const ROW_SUM: &str = include_str!("corpus/row_sum_golden.rs");
 
 #[test]
 fn row_sum_cuda_cross_thread_reduction() {
-    check(ROW_SUM, Variant::Gpu, expect![[r#"
+    check(
+        ROW_SUM,
+        Variant::Gpu,
+        expect![[r#"
         @func cuda row_sum(x: f32[M, 100] global, r: f32[M] global out)
           launch row_sum_kernel0<<<grid(M, 1, 1), block(32, 1, 1)>>>(x, r)
 
@@ -137,14 +160,18 @@ fn row_sum_cuda_cross_thread_reduction() {
           if threadIdx_x == 0:
             r[blockIdx_x] = r_red[0]
           barrier()
-    "#]]);
+    "#]],
+    );
 }
 
-const SOFTMAX: &str = include_str!("corpus/softmax_default.tvm");
+const SOFTMAX: &str = include_str!("corpus/softmax_default.rs");
 
 #[test]
 fn softmax_default_cpu() {
-    check(SOFTMAX, Variant::DefaultCpu, expect![[r#"
+    check(
+        SOFTMAX,
+        Variant::DefaultCpu,
+        expect![[r#"
         @func cpu softmax(x: f32[M, N] global, y: f32[M, N] global out)
           alloc m: f32[M] global
           for i in parallel(0, M):
@@ -164,12 +191,16 @@ fn softmax_default_cpu() {
                 for j_i in serial(0, 4):
                   if j_o * 4 + j_i < N:
                     y[N * i_2 + j_o * 4 + j_i] = exp(x[N * i_2 + j_o * 4 + j_i] - m[i_2]) / s[i_2]
-    "#]]);
+    "#]],
+    );
 }
 
 #[test]
 fn softmax_default_cuda() {
-    check(SOFTMAX, Variant::DefaultGpu, expect![[r#"
+    check(
+        SOFTMAX,
+        Variant::DefaultGpu,
+        expect![[r#"
         @func cuda softmax(x: f32[M, N] global, y: f32[M, N] global out)
           alloc m: f32[M] global
           launch softmax_kernel0<<<grid((M + 255) / 256, 1, 1), block(256, 1, 1)>>>(m, x, M, N)
@@ -200,5 +231,6 @@ fn softmax_default_cuda() {
           threadIdx.x: threadIdx_x_2
           if (blockIdx_x_2 * 256 + threadIdx_x_2) / N < M && blockIdx_x_2 * 256 + threadIdx_x_2 < M * N:
             y[N * ((blockIdx_x_2 * 256 + threadIdx_x_2) / N) + (blockIdx_x_2 * 256 + threadIdx_x_2) % N] = exp(x[N * ((blockIdx_x_2 * 256 + threadIdx_x_2) / N) + (blockIdx_x_2 * 256 + threadIdx_x_2) % N] - m[(blockIdx_x_2 * 256 + threadIdx_x_2) / N]) / s[(blockIdx_x_2 * 256 + threadIdx_x_2) / N]
-    "#]]);
+    "#]],
+    );
 }

@@ -288,22 +288,22 @@ fn corpus_matches_interpreter(name: &str, src: &str, sizes: &[usize]) {
 
 #[test]
 fn corpus_vector_add() {
-    corpus_matches_interpreter("vector_add", include_str!("corpus/vector_add.tvm"), &[1000]);
-    corpus_matches_interpreter("vector_add", include_str!("corpus/vector_add.tvm"), &[0]);
+    corpus_matches_interpreter("vector_add", include_str!("corpus/vector_add.rs"), &[1000]);
+    corpus_matches_interpreter("vector_add", include_str!("corpus/vector_add.rs"), &[0]);
 }
 
 #[test]
 fn corpus_matmul() {
-    corpus_matches_interpreter("matmul", include_str!("corpus/matmul.tvm"), &[37, 23, 19]);
-    corpus_matches_interpreter("matmul", include_str!("corpus/matmul.tvm"), &[16, 16, 16]);
+    corpus_matches_interpreter("matmul", include_str!("corpus/matmul.rs"), &[37, 23, 19]);
+    corpus_matches_interpreter("matmul", include_str!("corpus/matmul.rs"), &[16, 16, 16]);
 }
 
 #[test]
 fn corpus_softmax() {
-    corpus_matches_interpreter("softmax", include_str!("corpus/softmax.tvm"), &[13]);
+    corpus_matches_interpreter("softmax", include_str!("corpus/softmax.rs"), &[13]);
 }
 
 #[test]
 fn corpus_row_sum_rfactor() {
-    corpus_matches_interpreter("row_sum_rfactor", include_str!("corpus/row_sum_rfactor.tvm"), &[7, 45]);
+    corpus_matches_interpreter("row_sum_rfactor", include_str!("corpus/row_sum_rfactor.rs"), &[7, 45]);
 }

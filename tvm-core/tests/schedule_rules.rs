@@ -5,7 +5,8 @@ use tvm_core::frontend::{build_schedule, parse_str};
 use tvm_core::schedule::{ScheduleError, ScheduleErrorKind as K};
 use tvm_core::Target;
 
-const MATMUL: &str = "fn matmul(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] { c[i, j] = sum(a[i, k] * b[k, j] for k in 0..K); }";
+const MATMUL: &str =
+    "fn matmul(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] { c[i, j] = sum(a[i, k] * b[k, j] for k in 0..K); }";
 const DENSE: &str = "fn dense(x: f32[M, K], w: f32[N, K], bias: f32[N]) -> out: f32[M, N] {
     let d[i, j]: f32[M, N] = sum(x[i, k] * w[j, k] for k in 0..K);
     out[i, j] = max(d[i, j] + bias[j], 0.0);
@@ -44,7 +45,10 @@ fn one(kernel: &str, target: &str, schedule: &str) -> K {
 #[test]
 fn unknown_stage() {
     let k = one(MATMUL, "cpu", "z.parallel(z.i);");
-    assert!(matches!(k, K::UnknownStage { ref name, ref known } if name == "z" && known.contains(&"c".to_string())), "{k:?}");
+    assert!(
+        matches!(k, K::UnknownStage { ref name, ref known } if name == "z" && known.contains(&"c".to_string())),
+        "{k:?}"
+    );
 }
 
 #[test]
@@ -56,7 +60,10 @@ fn unknown_axis() {
 #[test]
 fn axis_of_another_stage() {
     let k = one(DENSE, "cpu", "out.parallel(d.i);");
-    assert!(matches!(k, K::AxisOfOtherStage { ref axis, ref owner, ref stage } if axis == "i" && owner == "d" && stage == "out"), "{k:?}");
+    assert!(
+        matches!(k, K::AxisOfOtherStage { ref axis, ref owner, ref stage } if axis == "i" && owner == "d" && stage == "out"),
+        "{k:?}"
+    );
 }
 
 #[test]
@@ -95,13 +102,19 @@ fn reduction_axis_bound_to_block() {
 #[test]
 fn two_axes_bound_to_one_tag() {
     let k = one(MATMUL, "cuda", "c.bind(c.i, thread.x); c.bind(c.j, thread.x);");
-    assert!(matches!(k, K::DuplicateThreadTag { ref first, ref second, tag: "thread.x", .. } if first == "i" && second == "j"), "{k:?}");
+    assert!(
+        matches!(k, K::DuplicateThreadTag { ref first, ref second, tag: "thread.x", .. } if first == "i" && second == "j"),
+        "{k:?}"
+    );
 }
 
 #[test]
 fn compute_at_cycle() {
     let k = one(SOFTMAX, "cpu", "y.compute_at(m, m.i);");
-    assert!(matches!(k, K::ComputeAtCycle { ref producer, ref consumer } if producer == "y" && consumer == "m"), "{k:?}");
+    assert!(
+        matches!(k, K::ComputeAtCycle { ref producer, ref consumer } if producer == "y" && consumer == "m"),
+        "{k:?}"
+    );
 }
 
 #[test]
@@ -115,7 +128,10 @@ fn compute_at_skips_a_consumer_and_lists_legal_places() {
     assert!(e[0].help().unwrap().contains("`y.i`"), "{:?}", e[0].help());
     // With `s` at the root, only the root is legal.
     let e = errors(SOFTMAX, "cpu", "e.compute_at(s, s.i);");
-    assert!(matches!(&e[..], [ScheduleError { kind: K::ComputeAtSkipsConsumer { legal, .. }, .. }] if legal.is_empty()), "{e:?}");
+    assert!(
+        matches!(&e[..], [ScheduleError { kind: K::ComputeAtSkipsConsumer { legal, .. }, .. }] if legal.is_empty()),
+        "{e:?}"
+    );
     assert!(e[0].help().unwrap().contains("compute_root"), "{:?}", e[0].help());
 }
 
@@ -153,7 +169,10 @@ fn parallel_or_vectorize_on_a_reduction_axis() {
 #[test]
 fn vectorize_not_innermost() {
     let k = one("fn f(a: f32[8, 8]) -> c: f32[8, 8] { c[i, j] = a[i, j]; }", "cpu", "c.vectorize(c.i);");
-    assert!(matches!(k, K::VectorizeNotInnermost { ref axis, ref innermost, .. } if axis == "i" && innermost == "j"), "{k:?}");
+    assert!(
+        matches!(k, K::VectorizeNotInnermost { ref axis, ref innermost, .. } if axis == "i" && innermost == "j"),
+        "{k:?}"
+    );
 }
 
 #[test]
@@ -165,7 +184,10 @@ fn vectorize_unknown_extent() {
 #[test]
 fn compute_at_axis_not_in_consumer() {
     let k = one(DENSE, "cpu", "d.compute_at(out, d.j);");
-    assert!(matches!(k, K::ComputeAtAxisNotInConsumer { ref consumer, ref axis, ref owner, ref legal } if consumer == "out" && axis == "j" && owner == "d" && legal.len() == 2), "{k:?}");
+    assert!(
+        matches!(k, K::ComputeAtAxisNotInConsumer { ref consumer, ref axis, ref owner, ref legal } if consumer == "out" && axis == "j" && owner == "d" && legal.len() == 2),
+        "{k:?}"
+    );
 }
 
 #[test]
@@ -186,7 +208,10 @@ fn shared_memory_beyond_the_limit() {
          let a_s = a.cache_read(shared, [c]); a_s.compute_at(c, c.i);
          let [r, col] = a_s.axes(); let (co, ci) = a_s.split(col, 256); a_s.bind(ci, thread.x);",
     );
-    assert!(matches!(e[..], [ScheduleError { kind: K::SharedMemoryExceeded { bytes: 65536, limit: 49152 }, .. }]), "{e:?}");
+    assert!(
+        matches!(e[..], [ScheduleError { kind: K::SharedMemoryExceeded { bytes: 65536, limit: 49152 }, .. }]),
+        "{e:?}"
+    );
 }
 
 #[test]
@@ -200,7 +225,10 @@ fn unknown_target_string() {
     let src = format!("{MATMUL}\nschedule!(\"vulkan -foo\") {{ c.parallel(c.i); }}");
     let k = parse_str(&src).expect("parses");
     let e = tvm_core::frontend::check_schedules(&k);
-    assert!(matches!(e[..], [ScheduleError { kind: K::UnknownTarget { ref target, .. }, .. }] if target.contains("vulkan")), "{e:?}");
+    assert!(
+        matches!(e[..], [ScheduleError { kind: K::UnknownTarget { ref target, .. }, .. }] if target.contains("vulkan")),
+        "{e:?}"
+    );
 }
 
 #[test]

@@ -37,11 +37,15 @@ fn opencl_and_metal() {
 fn unknown_kinds_options_archs_and_features_are_errors() {
     assert_eq!(Target::parse("vulkan"), Err(TargetError::UnknownKind { kind: "vulkan".into() }));
     assert_eq!(Target::parse(""), Err(TargetError::Empty));
-    assert!(matches!(Target::parse("cuda -foo=1"), Err(TargetError::UnknownOption { ref option, .. }) if option == "-foo=1"));
+    assert!(
+        matches!(Target::parse("cuda -foo=1"), Err(TargetError::UnknownOption { ref option, .. }) if option == "-foo=1")
+    );
     assert!(matches!(Target::parse("cpu -arch=sm_80"), Err(TargetError::UnknownOption { .. })));
     assert!(matches!(Target::parse("cuda -arch=sm_13"), Err(TargetError::UnknownArch { ref arch }) if arch == "sm_13"));
     assert!(matches!(Target::parse("cuda -arch=compute"), Err(TargetError::UnknownArch { .. })));
-    assert!(matches!(Target::parse("llvm -mattr=+sse9"), Err(TargetError::UnknownFeature { ref feature }) if feature == "sse9"));
+    assert!(
+        matches!(Target::parse("llvm -mattr=+sse9"), Err(TargetError::UnknownFeature { ref feature }) if feature == "sse9")
+    );
     assert!(matches!(Target::parse("cuda -max_threads_per_block=0"), Err(TargetError::BadValue { .. })));
     let msg = Target::parse("vulkan").unwrap_err().to_string();
     assert!(msg.contains("`vulkan`") && !msg.ends_with('.'), "{msg}");

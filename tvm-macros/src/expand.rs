@@ -61,9 +61,13 @@ struct ParamInfo {
 }
 
 enum ParamKind {
-    Tensor { tensor: TensorId },
+    Tensor {
+        tensor: TensorId,
+    },
     /// A scalar; `usize` scalars are passed to kernels as `u64`.
-    Scalar { is_usize: bool },
+    Scalar {
+        is_usize: bool,
+    },
 }
 
 /// The identifier `name` (as the frontend spells it: raw identifiers keep their `r#`,
@@ -119,7 +123,8 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered, src: &str) -> Result<TokenStre
                 });
             }
             Param::Scalar(v) => {
-                let is_usize = matches!(ast, tvm_core::frontend::ast::ParamAst::Scalar { ty, .. } if ty.name == "usize");
+                let is_usize =
+                    matches!(ast, tvm_core::frontend::ast::ParamAst::Scalar { ty, .. } if ty.name == "usize");
                 let ty = if is_usize { quote!(usize) } else { paths::rust_type(v.dtype()) };
                 params.push(ParamInfo { ident: ident(v.name(), pspan), ty, kind: ParamKind::Scalar { is_usize } });
             }
@@ -140,10 +145,13 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered, src: &str) -> Result<TokenStre
         .collect();
 
     let p_idents: Vec<&syn::Ident> = params.iter().map(|p| &p.ident).collect();
-    let p_decls: Vec<TokenStream> = params.iter().map(|p| {
-        let (i, t) = (&p.ident, &p.ty);
-        quote!(#i: #t)
-    }).collect();
+    let p_decls: Vec<TokenStream> = params
+        .iter()
+        .map(|p| {
+            let (i, t) = (&p.ident, &p.ty);
+            quote!(#i: #t)
+        })
+        .collect();
     let out_idents: Vec<&syn::Ident> = outputs.iter().map(|o| &o.0).collect();
     let out_decls: Vec<TokenStream> = outputs.iter().map(|(i, _, t, _)| quote!(#i: &mut #t)).collect();
     let ret_ty = if outputs.len() == 1 {
@@ -189,14 +197,15 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered, src: &str) -> Result<TokenStre
         .iter()
         .map(|(i, _, _, shape)| {
             let pname = i.to_string();
-            let checks = shape.iter().enumerate().map(|(d, s)| quote!(#rt::check_dim(#i.shape()[#d], #s as i64, #kname, #pname, #d)?;));
+            let checks = shape
+                .iter()
+                .enumerate()
+                .map(|(d, s)| quote!(#rt::check_dim(#i.shape()[#d], #s as i64, #kname, #pname, #d)?;));
             quote!(#(#checks)*)
         })
         .collect();
-    let out_allocs: Vec<TokenStream> = outputs
-        .iter()
-        .map(|(i, _, t, shape)| quote!(let mut #i = <#t>::try_zeros([#(#shape),*])?;))
-        .collect();
+    let out_allocs: Vec<TokenStream> =
+        outputs.iter().map(|(i, _, t, shape)| quote!(let mut #i = <#t>::try_zeros([#(#shape),*])?;)).collect();
 
     // The CPU kernel call: PrimFunc params in order, then its dim variables.
     let cpu = &lowered.cpu;
@@ -216,7 +225,9 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered, src: &str) -> Result<TokenStre
             }
             tvm_core::tir::Param::Scalar(v) => {
                 let i = ident(v.name(), span);
-                let usize_scalar = params.iter().any(|p| p.ident == v.name() && matches!(p.kind, ParamKind::Scalar { is_usize: true }));
+                let usize_scalar = params
+                    .iter()
+                    .any(|p| p.ident == v.name() && matches!(p.kind, ParamKind::Scalar { is_usize: true }));
                 cpu_args.push(if usize_scalar { quote!(#i as u64) } else { quote!(#i) });
             }
         }

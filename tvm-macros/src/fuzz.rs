@@ -21,37 +21,47 @@ use std::time::Instant;
 // The corpus: the kernels of tvm-core/tests/kernels.rs and tvm-core/tests/lower_golden.rs.
 // ---------------------------------------------------------------------------------------
 
-const VECTOR_ADD: &str = include_str!("../../tvm-core/tests/corpus/vector_add.tvm");
+const VECTOR_ADD: &str = include_str!("../../tvm-core/tests/corpus/vector_add.rs");
 
-const VECTOR_ADD_GOLDEN: &str = include_str!("../../tvm-core/tests/corpus/vector_add_golden.tvm");
+const VECTOR_ADD_GOLDEN: &str = include_str!("../../tvm-core/tests/corpus/vector_add_golden.rs");
 
-const VECTOR_ADD_1024: &str = include_str!("../../tvm-core/tests/corpus/vector_add_1024.tvm");
+const VECTOR_ADD_1024: &str = include_str!("../../tvm-core/tests/corpus/vector_add_1024.rs");
 
-const MATMUL: &str = include_str!("../../tvm-core/tests/corpus/matmul.tvm");
+const MATMUL: &str = include_str!("../../tvm-core/tests/corpus/matmul.rs");
 
-const MATMUL_64: &str = include_str!("../../tvm-core/tests/corpus/matmul_64.tvm");
+const MATMUL_64: &str = include_str!("../../tvm-core/tests/corpus/matmul_64.rs");
 
-const DENSE: &str = include_str!("../../tvm-core/tests/corpus/dense_bias_relu.tvm");
+const DENSE: &str = include_str!("../../tvm-core/tests/corpus/dense_bias_relu.rs");
 
-const SOFTMAX: &str = include_str!("../../tvm-core/tests/corpus/softmax.tvm");
+const SOFTMAX: &str = include_str!("../../tvm-core/tests/corpus/softmax.rs");
 
-const SOFTMAX_DEFAULT: &str = include_str!("../../tvm-core/tests/corpus/softmax_default.tvm");
+const SOFTMAX_DEFAULT: &str = include_str!("../../tvm-core/tests/corpus/softmax_default.rs");
 
-const CONV2D: &str = include_str!("../../tvm-core/tests/corpus/conv2d.tvm");
+const CONV2D: &str = include_str!("../../tvm-core/tests/corpus/conv2d.rs");
 
-const TRANSPOSE: &str = include_str!("../../tvm-core/tests/corpus/transpose.tvm");
+const TRANSPOSE: &str = include_str!("../../tvm-core/tests/corpus/transpose.rs");
 
-const MAXPOOL: &str = include_str!("../../tvm-core/tests/corpus/max_pool.tvm");
+const MAXPOOL: &str = include_str!("../../tvm-core/tests/corpus/max_pool.rs");
 
-const SUM2: &str = include_str!("../../tvm-core/tests/corpus/sum_two_axes.tvm");
+const SUM2: &str = include_str!("../../tvm-core/tests/corpus/sum_two_axes.rs");
 
-const ROW_SUM_RFACTOR: &str = include_str!("../../tvm-core/tests/corpus/row_sum_rfactor.tvm");
+const ROW_SUM_RFACTOR: &str = include_str!("../../tvm-core/tests/corpus/row_sum_rfactor.rs");
 
-const ROW_SUM_GOLDEN: &str = include_str!("../../tvm-core/tests/corpus/row_sum_golden.tvm");
+const ROW_SUM_GOLDEN: &str = include_str!("../../tvm-core/tests/corpus/row_sum_golden.rs");
 
-const SCALE: &str = include_str!("../../tvm-core/tests/corpus/scale.tvm");
+const SCALE: &str = include_str!("../../tvm-core/tests/corpus/scale.rs");
 
-/// `(function name, source)`.
+/// The macro's input inside a corpus file's `tvm::compute! { .. }`.
+fn inner(src: &str) -> &str {
+    let open = src.find("compute!").and_then(|i| src[i..].find('{').map(|j| i + j + 1));
+    let close = src.rfind('}');
+    match (open, close) {
+        (Some(a), Some(b)) if a <= b => &src[a..b],
+        _ => panic!("a corpus file is not a `compute! {{ .. }}` invocation"),
+    }
+}
+
+/// `(function name, source)`; the sources are whole invocations (see [`inner`]).
 const CORPUS: &[(&str, &str)] = &[
     ("vector_add", VECTOR_ADD),
     ("vector_add", VECTOR_ADD_GOLDEN),
@@ -530,7 +540,7 @@ fn env_or(name: &str, default: u64) -> u64 {
 #[test]
 fn corpus_kernels_expand_without_errors() {
     for (name, src) in CORPUS {
-        match expand_src(src) {
+        match expand_src(inner(src)) {
             Outcome::Out(out) => {
                 let text = out.to_string();
                 assert!(!has_compile_error(&out), "{name}: the valid kernel expands to errors:\n{text}");
@@ -562,8 +572,9 @@ fn known_bad_mutations_are_compile_errors() {
         ("no stage", "c[i] = a[i] + b[i];", "", false),
     ];
     for (what, from, to, stub) in cases {
-        assert!(VECTOR_ADD.contains(from), "{what}: `{from}` not in VECTOR_ADD");
-        let src = VECTOR_ADD.replacen(from, to, 1);
+        let vector_add = inner(VECTOR_ADD);
+        assert!(vector_add.contains(from), "{what}: `{from}` not in VECTOR_ADD");
+        let src = vector_add.replacen(from, to, 1);
         match expand_src(&src) {
             Outcome::Out(out) => {
                 let text = out.to_string();
@@ -588,6 +599,7 @@ fn mutated_kernels_never_panic() {
     let mut invalid: Vec<(String, String)> = Vec::new();
     for case in 0..n {
         let (name, src) = CORPUS[case as usize % CORPUS.len()];
+        let src = inner(src);
         let (mutated, kinds) = mutate(&mut rng, src);
         match expand_src(&mutated) {
             Outcome::Lex => lex += 1,

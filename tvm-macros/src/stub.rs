@@ -33,15 +33,26 @@ pub fn stub(ast: &KernelAst) -> TokenStream {
             }
         });
     }
-    let outs: Vec<TokenStream> = ast.sig.outputs.iter().map(|o| {
-        let (e, r) = (elem(&o.ty), o.ty.dims.len());
-        quote!(#tensor<#e, #r>)
-    }).collect();
-    let out_params: Vec<TokenStream> = ast.sig.outputs.iter().enumerate().map(|(k, o)| {
-        let i = syn::Ident::new(&format!("__out{k}"), Span::call_site());
-        let (e, r) = (elem(&o.ty), o.ty.dims.len());
-        quote!(#i: &mut #tensor<#e, #r>)
-    }).collect();
+    let outs: Vec<TokenStream> = ast
+        .sig
+        .outputs
+        .iter()
+        .map(|o| {
+            let (e, r) = (elem(&o.ty), o.ty.dims.len());
+            quote!(#tensor<#e, #r>)
+        })
+        .collect();
+    let out_params: Vec<TokenStream> = ast
+        .sig
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(k, o)| {
+            let i = syn::Ident::new(&format!("__out{k}"), Span::call_site());
+            let (e, r) = (elem(&o.ty), o.ty.dims.len());
+            quote!(#i: &mut #tensor<#e, #r>)
+        })
+        .collect();
     let ret = if outs.len() == 1 { outs[0].clone() } else { quote!((#(#outs),*)) };
     quote! {
         #[allow(unused_variables, dead_code)]

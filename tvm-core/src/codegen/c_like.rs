@@ -56,14 +56,97 @@ pub trait Dialect {
 
 /// Identifiers no variable may take.
 const RESERVED: &[&str] = &[
-    "auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
-    "float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
-    "sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while", "bool",
-    "half", "uchar", "ushort", "uint", "ulong", "kernel", "global", "local", "constant", "private", "read_only",
-    "write_only", "read_write", "true", "false", "min", "max", "exp", "log", "sqrt", "pow", "select", "abs",
-    "sin", "cos", "tanh", "erf", "floor", "ceil", "fma", "fmin", "fmax", "fabs", "rsqrt", "barrier", "vector",
-    "image1d_t", "image2d_t", "image3d_t", "sampler_t", "event_t", "size_t", "ptrdiff_t", "intptr_t", "uintptr_t",
-    "this", "new", "delete", "class", "template", "typename", "namespace", "using", "operator", "INFINITY", "NAN",
+    "auto",
+    "break",
+    "case",
+    "char",
+    "const",
+    "continue",
+    "default",
+    "do",
+    "double",
+    "else",
+    "enum",
+    "extern",
+    "float",
+    "for",
+    "goto",
+    "if",
+    "inline",
+    "int",
+    "long",
+    "register",
+    "restrict",
+    "return",
+    "short",
+    "signed",
+    "sizeof",
+    "static",
+    "struct",
+    "switch",
+    "typedef",
+    "union",
+    "unsigned",
+    "void",
+    "volatile",
+    "while",
+    "bool",
+    "half",
+    "uchar",
+    "ushort",
+    "uint",
+    "ulong",
+    "kernel",
+    "global",
+    "local",
+    "constant",
+    "private",
+    "read_only",
+    "write_only",
+    "read_write",
+    "true",
+    "false",
+    "min",
+    "max",
+    "exp",
+    "log",
+    "sqrt",
+    "pow",
+    "select",
+    "abs",
+    "sin",
+    "cos",
+    "tanh",
+    "erf",
+    "floor",
+    "ceil",
+    "fma",
+    "fmin",
+    "fmax",
+    "fabs",
+    "rsqrt",
+    "barrier",
+    "vector",
+    "image1d_t",
+    "image2d_t",
+    "image3d_t",
+    "sampler_t",
+    "event_t",
+    "size_t",
+    "ptrdiff_t",
+    "intptr_t",
+    "uintptr_t",
+    "this",
+    "new",
+    "delete",
+    "class",
+    "template",
+    "typename",
+    "namespace",
+    "using",
+    "operator",
+    "INFINITY",
+    "NAN",
 ];
 
 /// Unique C identifiers for variables and buffers of one kernel.
@@ -76,7 +159,8 @@ struct Names {
 
 impl Names {
     fn fresh(&mut self, hint: &str) -> String {
-        let mut base: String = hint.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+        let mut base: String =
+            hint.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
         if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
             base = format!("v_{base}");
         }
@@ -188,8 +272,7 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
             _ => None,
         };
         let attr = attr.map(|a| format!(" {a}")).unwrap_or_default();
-        let head =
-            format!("{}{attr} void {}({}) {{", self.dialect.kernel_qualifier(), k.name, params.join(", "));
+        let head = format!("{}{attr} void {}({}) {{", self.dialect.kernel_qualifier(), k.name, params.join(", "));
         self.line(&head);
         self.indent += 1;
         for (tag, v) in &k.thread_vars {
@@ -202,9 +285,9 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
         let mut shared = Vec::new();
         collect_shared(&k.body, &mut shared);
         for (b, extent) in shared {
-            let n = extent.as_int().ok_or_else(|| {
-                unsupported(format!("shared allocation `{}` of non-constant size", b.name()))
-            })?;
+            let n = extent
+                .as_int()
+                .ok_or_else(|| unsupported(format!("shared allocation `{}` of non-constant size", b.name())))?;
             let name = self.names.bind_buffer(&b);
             let t = self.storage_type(b.dtype())?;
             let q = self.dialect.shared_qualifier();
@@ -227,11 +310,8 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
             Stmt::For { var, min, extent, body, .. } => {
                 let t = self.type_name(var.dtype())?;
                 let lo = self.expr(min)?;
-                let hi = if min.is_const_int(0) {
-                    self.expr(extent)?
-                } else {
-                    format!("({lo} + {})", self.expr(extent)?)
-                };
+                let hi =
+                    if min.is_const_int(0) { self.expr(extent)? } else { format!("({lo} + {})", self.expr(extent)?) };
                 let n = self.names.bind_var(var);
                 self.line(&format!("for ({t} {n} = {lo}; {n} < {hi}; ++{n}) {{"));
                 self.block(body)?;
@@ -241,7 +321,8 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
             }
             Stmt::If { cond, then, otherwise } => {
                 let c = self.expr(cond)?;
-                self.line(&format!("if ({c}) {{"));
+                let c = if fully_parenthesized(&c) { c } else { format!("({c})") };
+                self.line(&format!("if {c} {{"));
                 self.indent += 1;
                 self.stmt(then)?;
                 self.indent -= 1;
@@ -297,7 +378,11 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
     }
 
     fn buffer_name(&self, b: &Buffer) -> R<String> {
-        self.names.buffers.get(&b.id()).cloned().ok_or_else(|| unsupported(format!("buffer `{}` used out of scope", b.name())))
+        self.names
+            .buffers
+            .get(&b.id())
+            .cloned()
+            .ok_or_else(|| unsupported(format!("buffer `{}` used out of scope", b.name())))
     }
 
     fn store(&mut self, buffer: &Buffer, indices: &[Expr], value: &Expr) -> R<()> {
@@ -413,7 +498,11 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
     }
 
     fn var_name(&self, v: &Var) -> R<String> {
-        self.names.vars.get(&v.id()).cloned().ok_or_else(|| unsupported(format!("variable `{}` used out of scope", v.name())))
+        self.names
+            .vars
+            .get(&v.id())
+            .cloned()
+            .ok_or_else(|| unsupported(format!("variable `{}` used out of scope", v.name())))
     }
 
     fn literal_float(&mut self, value: f64, d: DType) -> R<String> {
@@ -583,6 +672,28 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
             }
         })
     }
+}
+
+/// Whether `s` is one parenthesized group, `(..)` whose first `(` closes at the end (so
+/// `if` needs no parentheses of its own: C compilers warn about `if ((a == b))`).
+fn fully_parenthesized(s: &str) -> bool {
+    if !s.starts_with('(') {
+        return false;
+    }
+    let mut depth = 0usize;
+    for (i, c) in s.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth -= 1;
+                if depth == 0 {
+                    return i == s.len() - 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// The shared allocations of a kernel body, in order.

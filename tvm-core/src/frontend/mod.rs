@@ -126,10 +126,47 @@ pub fn parse_kernel(tokens: TokenStream) -> Result<Kernel, Vec<FrontendError>> {
     })
 }
 
-/// [`parse_kernel`] on source text (tests, tools); a lexer error is one error.
+/// The input of a `compute!` invocation written out in full (`compute! { .. }`,
+/// `tvm::compute! { .. }`, `compute!( .. );`): the tokens inside its delimiters. Any other
+/// token stream is returned as it is, so a file may hold either the macro's input or a
+/// whole invocation (tools read kernels out of Rust source this way).
+pub fn unwrap_invocation(tokens: TokenStream) -> TokenStream {
+    use proc_macro2::TokenTree;
+    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    // `[::] [ident ::]* compute ! (group) [;]`
+    let mut i = 0;
+    loop {
+        match (trees.get(i), trees.get(i + 1), trees.get(i + 2)) {
+            (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)), _) if a.as_char() == ':' && b.as_char() == ':' => {
+                i += 2
+            }
+            (Some(TokenTree::Ident(id)), Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
+                if id != "compute" && a.as_char() == ':' && b.as_char() == ':' =>
+            {
+                i += 3
+            }
+            _ => break,
+        }
+    }
+    let is_invocation = matches!(trees.get(i), Some(TokenTree::Ident(id)) if id == "compute")
+        && matches!(trees.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '!');
+    let rest = trees.get(i + 3..).unwrap_or(&[]);
+    let only_semicolon = match rest {
+        [] => true,
+        [TokenTree::Punct(p)] => p.as_char() == ';',
+        _ => false,
+    };
+    match trees.get(i + 2) {
+        Some(TokenTree::Group(g)) if is_invocation && only_semicolon => g.stream(),
+        _ => tokens,
+    }
+}
+
+/// [`parse_kernel`] on source text (tests, tools): the macro's input, or a whole
+/// `compute! { .. }` invocation (see [`unwrap_invocation`]); a lexer error is one error.
 pub fn parse_str(src: &str) -> Result<Kernel, Vec<FrontendError>> {
     match src.parse::<TokenStream>() {
-        Ok(tokens) => parse_kernel(tokens),
+        Ok(tokens) => parse_kernel(unwrap_invocation(tokens)),
         Err(e) => Err(vec![FrontendError::at_span(e.span(), format!("cannot tokenize the kernel: {e}"))]),
     }
 }
@@ -175,8 +212,7 @@ pub fn check_schedules(kernel: &Kernel) -> Vec<ScheduleError> {
 /// target, it gets its default schedule (the errors belong to the other target).
 pub fn lower_for(kernel: &Kernel, target: &Target) -> Result<crate::tir::PrimFunc, Vec<ScheduleError>> {
     let result = build_schedule(kernel, target).and_then(|s| crate::lower::lower(&s));
-    let own_block =
-        kernel.schedules.iter().any(|b| Target::parse(&b.target).is_ok_and(|t| t.kind == target.kind));
+    let own_block = kernel.schedules.iter().any(|b| Target::parse(&b.target).is_ok_and(|t| t.kind == target.kind));
     match result {
         Err(_) if !own_block => crate::lower::lower(&Schedule::default_for(kernel.graph.clone(), target.clone())),
         r => r,

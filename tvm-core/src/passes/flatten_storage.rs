@@ -29,7 +29,10 @@ impl Flatten {
         if indices.len() <= 1 && !self.layout.contains_key(buffer) {
             return indices;
         }
-        let (mins, extents) = self.layout.get(buffer).unwrap_or_else(|| panic!("internal: flatten_storage: `{}` has no layout", buffer.name()));
+        let (mins, extents) = self
+            .layout
+            .get(buffer)
+            .unwrap_or_else(|| panic!("internal: flatten_storage: `{}` has no layout", buffer.name()));
         let mut index: Option<Expr> = None;
         for ((i, m), e) in indices.into_iter().zip(mins).zip(extents) {
             let rel = if m.is_const_int(0) { i } else { i - m.clone() };

@@ -24,7 +24,13 @@ impl Mutator for Hoist {
     fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
         match super_stmt(self, s) {
             Stmt::For { var, min, extent, kind: ForKind::Vectorized, body } => {
-                let original = Stmt::For { var: var.clone(), min: min.clone(), extent: extent.clone(), kind: ForKind::Vectorized, body: body.clone() };
+                let original = Stmt::For {
+                    var: var.clone(),
+                    min: min.clone(),
+                    extent: extent.clone(),
+                    kind: ForKind::Vectorized,
+                    body: body.clone(),
+                };
                 let Stmt::If { cond, then, otherwise: None } = *body else { return original };
                 let mut analyzer = Analyzer::new();
                 analyzer.bind(&var, min.clone(), extent.clone());

@@ -61,11 +61,7 @@ impl Bounds {
         let st = sch.stage(sid);
         let leaf: HashMap<AxisId, Expr> = st.leaf.iter().map(|&a| (a, Expr::var(&sch.axis(a).var))).collect();
         let vals = self.axis_values(sch, sid, &leaf);
-        st.root_axes
-            .iter()
-            .chain(&st.reduce_axes)
-            .map(|a| (sch.axis(*a).var.clone(), vals[a].clone()))
-            .collect()
+        st.root_axes.iter().chain(&st.reduce_axes).map(|a| (sch.axis(*a).var.clone(), vals[a].clone())).collect()
     }
 }
 
@@ -185,7 +181,8 @@ fn region_at(sch: &Schedule, p: StageId, c: StageId, axis: AxisId, b: &mut Bound
     }
     let mut relax: Vec<Var> = Vec::new();
     let c_pos = sch.stage(c).leaf.iter().position(|&a| a == axis).unwrap_or(0);
-    let mut levels: Vec<(StageId, Option<usize>)> = involved.iter().map(|&s| (s, if s == c { Some(c_pos) } else { None })).collect();
+    let mut levels: Vec<(StageId, Option<usize>)> =
+        involved.iter().map(|&s| (s, if s == c { Some(c_pos) } else { None })).collect();
     levels.extend(ancestors.iter().map(|&(s, pos)| (s, Some(pos))));
     for (s, outer_pos) in levels {
         let st = sch.stage(s);

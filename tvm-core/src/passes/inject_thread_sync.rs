@@ -5,13 +5,14 @@
 //! (never under a condition or loop bound that depends on a thread index), so every
 //! thread reaches every barrier.
 
-use crate::tir::visit::{contains_barrier, walk_expr, walk_stmt, uses_var, Visitor};
+use crate::tir::visit::{contains_barrier, uses_var, walk_expr, walk_stmt, Visitor};
 use crate::tir::{Buffer, Expr, PrimFunc, Scope, Stmt, Var};
 
 /// Inserts the barriers of every kernel of `f`.
 pub fn inject_thread_sync(mut f: PrimFunc) -> PrimFunc {
     for k in &mut f.kernels {
-        let thread_vars: Vec<Var> = k.thread_vars.iter().filter(|(t, _)| !t.is_block()).map(|(_, v)| v.clone()).collect();
+        let thread_vars: Vec<Var> =
+            k.thread_vars.iter().filter(|(t, _)| !t.is_block()).map(|(_, v)| v.clone()).collect();
         let cx = Cx { thread_vars };
         k.body = cx.stmt(std::mem::replace(&mut k.body, Stmt::NoOp), true);
     }
@@ -103,7 +104,8 @@ impl Cx {
                 let mut body = self.stmt(*body, u);
                 if u {
                     let acc = Access::of(&body);
-                    let ends_with_barrier = matches!(&body, Stmt::Barrier) || matches!(&body, Stmt::Seq(v) if matches!(v.last(), Some(Stmt::Barrier)));
+                    let ends_with_barrier = matches!(&body, Stmt::Barrier)
+                        || matches!(&body, Stmt::Seq(v) if matches!(v.last(), Some(Stmt::Barrier)));
                     if !acc.is_empty() && !ends_with_barrier && acc.conflicts(&acc) {
                         body = Stmt::seq(vec![body, Stmt::Barrier]);
                     }
@@ -112,13 +114,19 @@ impl Cx {
             }
             Stmt::If { cond, then, otherwise } => {
                 let u = uniform && !self.depends_on_thread(&cond);
-                Stmt::If { then: Box::new(self.stmt(*then, u)), otherwise: otherwise.map(|o| Box::new(self.stmt(*o, u))), cond }
+                Stmt::If {
+                    then: Box::new(self.stmt(*then, u)),
+                    otherwise: otherwise.map(|o| Box::new(self.stmt(*o, u))),
+                    cond,
+                }
             }
             Stmt::Let { var, value, body } => {
                 let u = uniform && !self.depends_on_thread(&value);
                 Stmt::Let { var, value, body: Box::new(self.stmt(*body, u)) }
             }
-            Stmt::Allocate { buffer, extent, body } => Stmt::Allocate { buffer, extent, body: Box::new(self.stmt(*body, uniform)) },
+            Stmt::Allocate { buffer, extent, body } => {
+                Stmt::Allocate { buffer, extent, body: Box::new(self.stmt(*body, uniform)) }
+            }
             s => s,
         }
     }

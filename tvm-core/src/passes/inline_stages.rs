@@ -10,12 +10,7 @@ use std::collections::HashMap;
 /// Returns `sch` with the bodies of inlined stages substituted into their readers.
 pub fn inline_stages(sch: &Schedule) -> Schedule {
     let mut out = sch.clone();
-    let inlined: Vec<TensorId> = sch
-        .stages
-        .iter()
-        .filter(|s| s.attach == Attach::Inline)
-        .map(|s| s.tensor)
-        .collect();
+    let inlined: Vec<TensorId> = sch.stages.iter().filter(|s| s.attach == Attach::Inline).map(|s| s.tensor).collect();
     if inlined.is_empty() {
         return out;
     }

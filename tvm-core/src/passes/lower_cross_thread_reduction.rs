@@ -9,7 +9,15 @@ use crate::tir::{Buffer, Expr, ReduceOp, Stmt};
 /// `extent` threads of `tid` (one group per `row` of `rows`) and run `write(result)` on
 /// thread 0 of each row. `red` is a shared buffer of `rows * extent` elements, realized
 /// by the caller.
-pub fn allreduce(op: ReduceOp, acc: &Buffer, red: &Buffer, tid: &Expr, extent: i64, row: &Expr, write: impl FnOnce(Expr) -> Stmt) -> Stmt {
+pub fn allreduce(
+    op: ReduceOp,
+    acc: &Buffer,
+    red: &Buffer,
+    tid: &Expr,
+    extent: i64,
+    row: &Expr,
+    write: impl FnOnce(Expr) -> Stmt,
+) -> Stmt {
     let slot = |off: Expr| row.clone() * extent + off;
     let mut body = vec![Stmt::store(red, vec![slot(tid.clone())], Expr::load(acc, vec![Expr::int(0)])), Stmt::Barrier];
     let mut step = (extent as u64).next_power_of_two() as i64 / 2;

@@ -17,8 +17,13 @@ use std::collections::HashMap;
 pub fn schedule_ops(sch: &Schedule, b: &Bounds) -> Result<PrimFunc, Vec<ScheduleError>> {
     let mut cx = Ctx { sch, b, buffers: HashMap::new(), errors: Vec::new() };
     cx.make_buffers();
-    let order: Vec<StageId> =
-        sch.graph.topo_order().into_iter().filter_map(|t| sch.stage_of(t)).filter(|&s| sch.stage(s).attach == Attach::Root).collect();
+    let order: Vec<StageId> = sch
+        .graph
+        .topo_order()
+        .into_iter()
+        .filter_map(|t| sch.stage_of(t))
+        .filter(|&s| sch.stage(s).attach == Attach::Root)
+        .collect();
     let mut body = Stmt::NoOp;
     for &sid in order.iter().rev() {
         let nest = cx.make_nest(sid);
@@ -124,7 +129,9 @@ impl Ctx<'_> {
         impl Mutator for L<'_> {
             fn mutate_expr(&mut self, e: Expr) -> Expr {
                 match super_expr(self, e) {
-                    Expr::ProducerLoad { tensor, indices, .. } => Expr::Load { buffer: self.0[&tensor].clone(), indices },
+                    Expr::ProducerLoad { tensor, indices, .. } => {
+                        Expr::Load { buffer: self.0[&tensor].clone(), indices }
+                    }
                     e => e,
                 }
             }
@@ -217,7 +224,19 @@ impl Ctx<'_> {
             }
             Stmt::seq(vec![init, update_nest])
         } else {
-            self.cross_thread(sid, &leaf, r0, &thread_reduce, red.op, &buf, indices, source, identity, &spatial_guard, &reduce_guard)
+            self.cross_thread(
+                sid,
+                &leaf,
+                r0,
+                &thread_reduce,
+                red.op,
+                &buf,
+                indices,
+                source,
+                identity,
+                &spatial_guard,
+                &reduce_guard,
+            )
         };
         self.wrap_loops(sid, &leaf[..r0], inner)
     }
@@ -261,7 +280,11 @@ impl Ctx<'_> {
         let fail = |cx: &mut Self, why: &'static str| {
             cx.errors.push(ScheduleError::new(
                 loc,
-                ScheduleErrorKind::RfactorUnsupported { stage: st.name.clone(), axis: sch.axis(thread_reduce[0]).name.clone(), why },
+                ScheduleErrorKind::RfactorUnsupported {
+                    stage: st.name.clone(),
+                    axis: sch.axis(thread_reduce[0]).name.clone(),
+                    why,
+                },
             ));
             Stmt::NoOp
         };
@@ -296,10 +319,16 @@ impl Ctx<'_> {
         let nest = self.wrap_loops_except(sid, &leaf[r0..], Some(tb), guarded(reduce_guard, update));
         let spatial_guard = spatial_guard.to_vec();
         let buf2 = buf.clone();
-        let tree = allreduce(op, &acc, &red, &tid, ext, &row, move |v| guarded(&spatial_guard, Stmt::store(&buf2, indices, v)));
+        let tree = allreduce(op, &acc, &red, &tid, ext, &row, move |v| {
+            guarded(&spatial_guard, Stmt::store(&buf2, indices, v))
+        });
         let part = Stmt::seq(vec![Stmt::store(&acc, zero(), identity), nest, tree]);
         let part = Stmt::Realize { buffer: acc, bounds: vec![Range::from_extent(Expr::int(1))], body: Box::new(part) };
-        let part = Stmt::Realize { buffer: red, bounds: vec![Range::from_extent(Expr::int(rows * ext))], body: Box::new(part) };
+        let part = Stmt::Realize {
+            buffer: red,
+            bounds: vec![Range::from_extent(Expr::int(rows * ext))],
+            body: Box::new(part),
+        };
         Stmt::ThreadBinding { tag, var: sch.axis(tb).var.clone(), extent: Expr::int(ext), body: Box::new(part) }
     }
 }

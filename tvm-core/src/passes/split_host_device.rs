@@ -47,7 +47,9 @@ impl Mutator for Split {
             Stmt::ThreadBinding { .. } => {
                 let k = make_kernel(format!("{}_kernel{}", self.name, self.kernels.len()), s);
                 for (tag, e) in k.grid.iter().zip(GRID).chain(k.block.iter().zip(BLOCK)).map(|(e, t)| (t, e)) {
-                    if crate::tir::visit::vars_of(e).iter().any(|v| !self.host_vars.contains(v)) && !self.bad.contains(&tag) {
+                    if crate::tir::visit::vars_of(e).iter().any(|v| !self.host_vars.contains(v))
+                        && !self.bad.contains(&tag)
+                    {
                         self.bad.push(tag);
                     }
                 }
@@ -82,10 +84,8 @@ fn make_kernel(name: String, body: Stmt) -> Kernel {
         let m = uniq.into_iter().reduce(Expr::max).expect("at least one extent");
         launch.insert(*tag, analyzer.simplify(&m));
     }
-    let thread_vars: Vec<(ThreadTag, Var)> = launch
-        .keys()
-        .map(|&t| (t, Var::index(t.name().replace('.', "_"))))
-        .collect();
+    let thread_vars: Vec<(ThreadTag, Var)> =
+        launch.keys().map(|&t| (t, Var::index(t.name().replace('.', "_")))).collect();
     let tag_var: HashMap<ThreadTag, Var> = thread_vars.iter().cloned().collect();
     let mut u = Unify { tag_var: &tag_var, launch: &launch, analyzer };
     let body = u.mutate_stmt(body);

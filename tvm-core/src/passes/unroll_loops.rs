@@ -24,7 +24,9 @@ struct Unroll;
 impl Mutator for Unroll {
     fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
         match super_stmt(self, s) {
-            Stmt::For { var, min, extent, kind: ForKind::Unrolled, body } if extent.as_int().is_some_and(|e| e <= MAX_UNROLL) => {
+            Stmt::For { var, min, extent, kind: ForKind::Unrolled, body }
+                if extent.as_int().is_some_and(|e| e <= MAX_UNROLL) =>
+            {
                 let n = extent.as_int().expect("checked");
                 let copies = (0..n)
                     .map(|k| {

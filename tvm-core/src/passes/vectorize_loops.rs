@@ -4,9 +4,9 @@
 //! whose body cannot be vectorized exactly (inner loops, guards that depend on the loop
 //! variable, gathers, guarded reads) stays a serial loop, so results never change.
 
+use crate::tir::mutate::{super_stmt, Mutator};
 use crate::tir::visit::{for_each_expr, uses_var};
 use crate::tir::{BinOp, Expr, ForKind, PrimFunc, Stmt, Var};
-use crate::tir::mutate::{super_stmt, Mutator};
 
 /// The largest vector the pass creates; longer loops stay serial.
 pub const MAX_LANES: i64 = 64;
@@ -93,20 +93,25 @@ impl Cx {
             Expr::Binary { op, a, b } => {
                 let (a, b) = (self.expr(a)?, self.expr(b)?);
                 match (op, &a, &b) {
-                    (BinOp::Add | BinOp::Sub, Expr::Ramp { base, stride, .. }, s) if lanes_of(s) == 1 => {
-                        Expr::Ramp { base: Box::new(Expr::binary(*op, (**base).clone(), s.clone())), stride: stride.clone(), lanes: l }
-                    }
+                    (BinOp::Add | BinOp::Sub, Expr::Ramp { base, stride, .. }, s) if lanes_of(s) == 1 => Expr::Ramp {
+                        base: Box::new(Expr::binary(*op, (**base).clone(), s.clone())),
+                        stride: stride.clone(),
+                        lanes: l,
+                    },
                     (BinOp::Add, s, Expr::Ramp { base, stride, .. }) if lanes_of(s) == 1 => {
                         Expr::Ramp { base: Box::new(s.clone() + (**base).clone()), stride: stride.clone(), lanes: l }
                     }
-                    (BinOp::Add | BinOp::Sub, Expr::Ramp { base: b1, stride: s1, .. }, Expr::Ramp { base: b2, stride: s2, .. }) => {
-                        Expr::Ramp {
-                            base: Box::new(Expr::binary(*op, (**b1).clone(), (**b2).clone())),
-                            stride: Box::new(Expr::binary(*op, (**s1).clone(), (**s2).clone())),
-                            lanes: l,
-                        }
-                    }
-                    (BinOp::Mul, Expr::Ramp { base, stride, .. }, s) | (BinOp::Mul, s, Expr::Ramp { base, stride, .. })
+                    (
+                        BinOp::Add | BinOp::Sub,
+                        Expr::Ramp { base: b1, stride: s1, .. },
+                        Expr::Ramp { base: b2, stride: s2, .. },
+                    ) => Expr::Ramp {
+                        base: Box::new(Expr::binary(*op, (**b1).clone(), (**b2).clone())),
+                        stride: Box::new(Expr::binary(*op, (**s1).clone(), (**s2).clone())),
+                        lanes: l,
+                    },
+                    (BinOp::Mul, Expr::Ramp { base, stride, .. }, s)
+                    | (BinOp::Mul, s, Expr::Ramp { base, stride, .. })
                         if lanes_of(s) == 1 =>
                     {
                         Expr::Ramp {
@@ -134,9 +139,10 @@ impl Cx {
                 Expr::select(c, t, o)
             }
             Expr::Cast { dtype, value } => Expr::cast(*dtype, self.expr(value)?),
-            Expr::Call { func, args } => {
-                Expr::Call { func: *func, args: args.iter().map(|a| self.expr(a).map(|a| self.broadcast(a))).collect::<Option<_>>()? }
-            }
+            Expr::Call { func, args } => Expr::Call {
+                func: *func,
+                args: args.iter().map(|a| self.expr(a).map(|a| self.broadcast(a))).collect::<Option<_>>()?,
+            },
             Expr::Load { buffer, indices } => {
                 let [index] = indices.as_slice() else { return None };
                 let index = self.expr(index)?;

@@ -92,6 +92,18 @@ impl Device {
         }
     }
 
+    /// Every device present: the CPU, then each CUDA device found, then each OpenCL
+    /// device of every platform (only with the `opencl` feature). A listed device may
+    /// still fail [`Device::check_available`] (an OpenCL device whose context cannot be
+    /// made).
+    pub fn all() -> Vec<Device> {
+        let mut v = vec![Device::Cpu];
+        v.extend((0..Device::cuda_device_count()).map(Device::Cuda));
+        #[cfg(feature = "opencl")]
+        v.extend((0..crate::runtime::opencl::OpenClRuntime::global().device_count()).map(Device::OpenCl));
+        v
+    }
+
     /// The number of CUDA devices found (0 without a driver); probed once per process.
     pub fn cuda_device_count() -> usize {
         cuda_probe().device_count

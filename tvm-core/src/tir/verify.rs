@@ -234,7 +234,9 @@ impl<'f> Verifier<'f> {
         for v in &k.scalar_args {
             if !self.func_vars.contains(v) && !host_defined.contains(v) {
                 let n = self.var_name(v);
-                self.error(format!("scalar argument `{n}` is not a scalar parameter, a dim or a host variable of the function"));
+                self.error(format!(
+                    "scalar argument `{n}` is not a scalar parameter, a dim or a host variable of the function"
+                ));
             }
             scope_add(&mut self.vars, v);
         }

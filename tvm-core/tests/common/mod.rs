@@ -80,24 +80,94 @@ pub fn scalar_f32(v: f32) -> ArgValue {
     ArgValue::Scalar(ScalarValue::F32(v))
 }
 
-/// Deterministic values in [-1, 1).
-pub fn rand_vec(n: usize, seed: u64) -> Vec<f32> {
-    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-    (0..n)
-        .map(|_| {
-            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
-        })
-        .collect()
-}
+#[path = "../support/reference.rs"]
+pub mod reference;
+#[allow(unused_imports)]
+pub use reference::rand_vec;
 
-/// Relative tolerance of every comparison with a reference.
+/// Relative tolerance of every comparison with a reference (unless a test says otherwise).
 pub const RTOL: f32 = 1e-5;
 
 pub fn assert_close(got: &[f32], want: &[f32], what: &str) {
-    assert_eq!(got.len(), want.len(), "{what}: length");
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let tol = RTOL * w.abs().max(1.0);
-        assert!((g - w).abs() <= tol, "{what}: element {i}: got {g}, want {w} (tolerance {tol})");
+    reference::assert_close(got, want, RTOL, what)
+}
+
+/// Runs `src` with `variant` on every backend of this level and compares each result with
+/// `want` (relative tolerance `rtol`): the interpreter always; for a GPU variant also every
+/// OpenCL device (the kernel lowered for `Target::opencl()`, which takes the GPU schedule,
+/// printed as OpenCL C and run by the OpenCL runtime), when the `opencl` feature is on.
+/// Outputs start poisoned (NaN), so an element a backend never writes fails.
+#[allow(clippy::too_many_arguments)]
+pub fn check(
+    src: &str,
+    variant: Variant,
+    inputs: Vec<ArgValue>,
+    scalars: Vec<ArgValue>,
+    out: &[usize],
+    want: &[f32],
+    rtol: f32,
+    what: &str,
+) {
+    let got = run_f32(src, variant, inputs.clone(), scalars.clone(), out);
+    reference::assert_close(&got, want, rtol, &format!("{what} {variant:?} on the interpreter"));
+    #[cfg(feature = "opencl")]
+    if matches!(variant, Variant::DefaultGpu | Variant::Gpu) {
+        for dev in opencl::devices() {
+            let got = opencl::run_f32(dev, src, variant, inputs.clone(), scalars.clone(), out);
+            reference::assert_close(&got, want, rtol, &format!("{what} {variant:?} on opencl:{dev}"));
+        }
+    }
+}
+
+#[cfg(feature = "opencl")]
+pub mod opencl {
+    use super::*;
+    use std::sync::OnceLock;
+    use tvm_core::runtime::opencl::{run_primfunc, OpenClRuntime};
+
+    /// Every usable OpenCL device. With none, prints why once, or panics under
+    /// `TVM_REQUIRE_TOOLS=1` (CI), where OpenCL (PoCL) must be there.
+    pub fn devices() -> std::ops::Range<usize> {
+        static N: OnceLock<usize> = OnceLock::new();
+        0..*N.get_or_init(|| {
+            let rt = OpenClRuntime::global();
+            match rt.check_device(0) {
+                Ok(()) => rt.device_count(),
+                Err(e) if std::env::var("TVM_REQUIRE_TOOLS").as_deref() == Ok("1") => {
+                    panic!("TVM_REQUIRE_TOOLS=1 but no usable OpenCL device: {e}")
+                }
+                Err(e) => {
+                    eprintln!("the OpenCL backend is skipped: {e}");
+                    0
+                }
+            }
+        })
+    }
+
+    /// [`super::run_f32`] on OpenCL device `dev`, the GPU variant lowered for OpenCL.
+    pub fn run_f32(
+        dev: usize,
+        src: &str,
+        variant: Variant,
+        inputs: Vec<ArgValue>,
+        scalars: Vec<ArgValue>,
+        out: &[usize],
+    ) -> Vec<f32> {
+        let k = parse(src);
+        let target = Target::opencl();
+        let s = match variant {
+            Variant::DefaultGpu => Schedule::default_for(k.graph.clone(), target),
+            _ => build_schedule(&k, &target).unwrap_or_else(|e| panic!("schedule rejected: {}", show(&e))),
+        };
+        let f = tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)));
+        let source = tvm_core::codegen::opencl::emit_opencl(&f).unwrap_or_else(|e| panic!("emit_opencl: {e}"));
+        let mut args = inputs;
+        args.extend(scalars);
+        let n: usize = out.iter().product();
+        args.push(ArgValue::Tensor(HostTensor::f32(out.to_vec(), vec![f32::NAN; n])));
+        if let Err(e) = run_primfunc(dev, &f, &source, &mut args) {
+            panic!("opencl:{dev}: {e}\n{source}");
+        }
+        args.last().and_then(|a| a.as_tensor()).and_then(|t| t.as_f32()).expect("an f32 output").to_vec()
     }
 }

@@ -322,7 +322,8 @@ impl Checker<'_> {
             return Err(Poisoned);
         };
         if indices.len() != t.shape.len() {
-            let example: Vec<&str> = ["i", "j", "k", "l", "m", "n", "o", "p"].into_iter().cycle().take(t.shape.len()).collect();
+            let example: Vec<&str> =
+                ["i", "j", "k", "l", "m", "n", "o", "p"].into_iter().cycle().take(t.shape.len()).collect();
             self.error_help(
                 loc,
                 format!(

@@ -486,7 +486,8 @@ impl<'a> Checker<'a> {
         let name = &st.name;
         self.stage = name.name.clone();
         if st.axes.len() != target.shape.len() {
-            let example: Vec<&str> = ["i", "j", "k", "l", "m", "n", "o", "p"].into_iter().cycle().take(target.shape.len()).collect();
+            let example: Vec<&str> =
+                ["i", "j", "k", "l", "m", "n", "o", "p"].into_iter().cycle().take(target.shape.len()).collect();
             self.error_help(
                 name.loc,
                 format!(

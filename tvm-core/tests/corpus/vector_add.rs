@@ -1,4 +1,5 @@
-    fn vector_add(a: f32[n], b: f32[n]) -> c: f32[n] {
+tvm::compute! {
+    pub fn vector_add(a: f32[n], b: f32[n]) -> c: f32[n] {
         c[i] = a[i] + b[i];
     }
     schedule!(cpu) {
@@ -17,3 +18,4 @@
         let [ax] = a_s.axes();
         a_s.bind(ax, thread.x);
     }
+}

@@ -1,4 +1,5 @@
-    fn row_sum(x: f32[M, N]) -> r: f32[M] {
+tvm::compute! {
+    pub fn row_sum(x: f32[M, N]) -> r: f32[M] {
         r[i] = sum(x[i, j] for j in 0..N);
     }
     schedule!(cuda) {
@@ -9,3 +10,4 @@
         r.bind(r.i, block.x);
         rf.compute_at(r, t);
     }
+}

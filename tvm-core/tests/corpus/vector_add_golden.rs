@@ -1,4 +1,5 @@
-    fn vector_add(a: f32[n], b: f32[n]) -> c: f32[n] { c[i] = a[i] + b[i]; }
+tvm::compute! {
+    pub fn vector_add(a: f32[n], b: f32[n]) -> c: f32[n] { c[i] = a[i] + b[i]; }
     schedule!(cpu) {
         let (o, v) = c.split(c.i, 16);
         c.parallel(o);
@@ -9,3 +10,4 @@
         c.bind(bx, block.x);
         c.bind(tx, thread.x);
     }
+}

@@ -1,4 +1,5 @@
-    fn transpose(a: f32[M, N]) -> b: f32[N, M] {
+tvm::compute! {
+    pub fn transpose(a: f32[M, N]) -> b: f32[N, M] {
         b[i, j] = a[j, i];
     }
     schedule!(cpu) {
@@ -19,3 +20,4 @@
         a_s.bind(ay, thread.y);
         a_s.bind(ax, thread.x);
     }
+}

@@ -1,9 +1,10 @@
-    fn matmul(a: f32[64, 64], b: f32[64, 64]) -> c: f32[64, 64] {
-        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..64);
+tvm::compute! {
+    pub fn matmul(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] {
+        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..K);
     }
     schedule!(cpu) {
         let cl = c.cache_write(local);
-        let (io, jo, ii, ji) = c.tile(c.i, c.j, 8, 8);
+        let (io, jo, ii, ji) = c.tile(c.i, c.j, 32, 16);
         c.parallel(io);
         c.vectorize(ji);
         cl.compute_at(c, jo);
@@ -31,3 +32,4 @@
         b_s.bind(by, thread.y);
         b_s.bind(bx, thread.x);
     }
+}

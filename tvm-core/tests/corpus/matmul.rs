@@ -1,25 +1,26 @@
+tvm::compute! {
     pub fn matmul(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] {
         c[i, j] = sum(a[i, k] * b[k, j] for k in 0..K);
     }
     schedule!(cpu) {
         let cl = c.cache_write(local);
-        let (io, jo, ii, ji) = c.tile(c.i, c.j, 32, 16);
+        let (io, jo, ii, ji) = c.tile(c.i, c.j, 8, 8);
         c.parallel(io);
         c.vectorize(ji);
         cl.compute_at(c, jo);
         let (ko, ki) = cl.split(cl.k, 4);
         let [ci, cj] = cl.axes();
-        cl.reorder(ko, ci, ki, cj);
+        cl.reorder(ko, ki, ci, cj);
         cl.unroll(ki);
         cl.vectorize(cj);
     }
     schedule!(cuda) {
-        let (bi, bj, ti, tj) = c.tile(c.i, c.j, 16, 16);
+        let (bi, bj, ti, tj) = c.tile(c.i, c.j, 8, 8);
         c.bind(bi, block.y);
         c.bind(bj, block.x);
         c.bind(ti, thread.y);
         c.bind(tj, thread.x);
-        let (ko, ki) = c.split(c.k, 16);
+        let (ko, ki) = c.split(c.k, 8);
         let a_s = a.cache_read(shared, [c]);
         let b_s = b.cache_read(shared, [c]);
         a_s.compute_at(c, ko);
@@ -31,3 +32,4 @@
         b_s.bind(by, thread.y);
         b_s.bind(bx, thread.x);
     }
+}

@@ -1,4 +1,5 @@
-    fn max_pool(data: f32[N, C, H, W]) -> out: f32[N, C, H, W] {
+tvm::compute! {
+    pub fn max_pool(data: f32[N, C, H, W]) -> out: f32[N, C, H, W] {
         out[n, c, y, x] = max(
             if y + r >= 1 && y + r <= H && x + s >= 1 && x + s <= W {
                 data[n, c, y + r - 1, x + s - 1]
@@ -28,3 +29,4 @@
         d_s.bind(dy, thread.y);
         d_s.bind(dx, thread.x);
     }
+}

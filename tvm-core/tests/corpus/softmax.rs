@@ -1,4 +1,5 @@
-    fn softmax(x: f32[M, 40]) -> y: f32[M, 40] {
+tvm::compute! {
+    pub fn softmax(x: f32[M, 40]) -> y: f32[M, 40] {
         let m[i]: f32[M] = max(x[i, j] for j in 0..40);
         let e[i, j]: f32[M, 40] = exp(x[i, j] - m[i]);
         let s[i]: f32[M] = sum(e[i, j] for j in 0..40);
@@ -28,3 +29,4 @@
         let (so, si) = s.split(s.j, 16);
         s.bind(si, thread.x);
     }
+}

@@ -1,4 +1,5 @@
-    fn sum_two_axes(x: f32[A, 4, 8]) -> s: f32[A] {
+tvm::compute! {
+    pub fn sum_two_axes(x: f32[A, 4, 8]) -> s: f32[A] {
         s[i] = sum(x[i, j, k] for j in 0..4, k in 0..8);
     }
     schedule!(cpu) {
@@ -20,3 +21,4 @@
         let [xa, xb, xc] = x_s.axes();
         x_s.bind(xc, thread.x);
     }
+}

@@ -1,4 +1,5 @@
-    fn conv2d(data: f32[N, 3, H, W], w: f32[F, 3, 3, 3]) -> out: f32[N, F, H, W] {
+tvm::compute! {
+    pub fn conv2d(data: f32[N, 3, H, W], w: f32[F, 3, 3, 3]) -> out: f32[N, F, H, W] {
         out[n, f, y, x] = sum(
             if y + r >= 1 && y + r <= H && x + s >= 1 && x + s <= W {
                 data[n, c, y + r - 1, x + s - 1]
@@ -28,3 +29,4 @@
         w_s.bind(wcr, thread.y);
         w_s.bind(ws, thread.x);
     }
+}

@@ -1,4 +1,5 @@
-    fn vector_add(a: f32[1024], b: f32[1024]) -> c: f32[1024] { c[i] = a[i] + b[i]; }
+tvm::compute! {
+    pub fn vector_add(a: f32[1024], b: f32[1024]) -> c: f32[1024] { c[i] = a[i] + b[i]; }
     schedule!(cpu) {
         let (o, v) = c.split(c.i, 16);
         let (oo, oi) = c.split(o, 4);
@@ -6,3 +7,4 @@
         c.unroll(oi);
         c.vectorize(v);
     }
+}

@@ -1,0 +1,45 @@
+//! A dense layer with bias and ReLU, `out = relu(x · wᵀ + bias)`, 256 x 1024 x 1024, with
+//! a CPU schedule (w packed into 16-row panels, an 8 x 16 register tile with the epilogue
+//! fused) and a GPU schedule (16 x 16 output tiles per block, x staged through shared
+//! memory 16 columns of k at a time). Shared by the example of the same name and
+//! by the backend suite (`tests/backends/`).
+
+use tvm::compute;
+
+compute! {
+    pub fn dense_bias_relu(x: f32[256, 1024], w: f32[1024, 1024], bias: f32[1024]) -> out: f32[256, 1024] {
+        let wp[p, k, q]: f32[64, 1024, 16] = w[p * 16 + q, k];
+        let d[i, j]: f32[256, 1024] = sum(x[i, k] * wp[j / 16, k, j % 16] for k in 0..1024);
+        out[i, j] = max(d[i, j] + bias[j], 0.0);
+    }
+    schedule!(cpu) {
+        let [pp, pk, pq] = wp.axes();
+        wp.parallel(pp);
+        let (io, jo, ii, ji) = out.tile(out.i, out.j, 8, 16);
+        out.parallel(io);
+        out.vectorize(ji);
+        d.compute_at(out, jo);
+        let [di, dj] = d.axes();
+        let (ko, ki) = d.split(d.k, 4);
+        d.reorder(ko, ki, di, dj);
+        d.unroll(ki);
+        d.unroll(di);
+        d.vectorize(dj);
+    }
+    schedule!(cuda) {
+        // The packing is for CPU registers: on the GPU d reads w directly.
+        wp.compute_inline();
+        let (bi, bj, ti, tj) = out.tile(out.i, out.j, 16, 16);
+        out.bind(bi, block.y);
+        out.bind(bj, block.x);
+        out.bind(ti, thread.y);
+        out.bind(tj, thread.x);
+        d.compute_at(out, tj);
+        let (ko, ki) = d.split(d.k, 16);
+        let x_s = x.cache_read(shared, [d]);
+        x_s.compute_at(d, ko);
+        let [xy, xk] = x_s.axes();
+        x_s.bind(xy, thread.y);
+        x_s.bind(xk, thread.x);
+    }
+}

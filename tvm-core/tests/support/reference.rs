@@ -1,0 +1,151 @@
+//! Plain Rust references of the kernels every suite runs (the corpus kernels, the example
+//! kernels), the deterministic inputs they run on and the one comparison they share.
+//! Included by `tvm-core/tests/kernels.rs` (the interpreter and OpenCL at the TIR level)
+//! and by the root `tests/backends/` suite (the generated API on every backend), so both
+//! check against the same code.
+#![allow(dead_code)]
+
+/// Deterministic values in [-1, 1).
+pub fn rand_vec(n: usize, seed: u64) -> Vec<f32> {
+    let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    (0..n)
+        .map(|_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+        })
+        .collect()
+}
+
+/// The relative tolerance of a result that sums `terms` f32 products in an order the
+/// schedule chooses: 1e-5 for up to 64 terms, growing with the square root of the count
+/// beyond (the expected rounding error of a sum in a different order).
+pub fn rtol_for_sum(terms: usize) -> f32 {
+    1e-5 * ((terms as f32) / 64.0).sqrt().max(1.0)
+}
+
+/// Panics naming the first element where `|got - want| > rtol * max(|want|, 1)`; NaN
+/// anywhere (an element never written, for poisoned outputs) fails.
+pub fn assert_close(got: &[f32], want: &[f32], rtol: f32, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: length");
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        let tol = rtol * w.abs().max(1.0);
+        assert!((g - w).abs() <= tol, "{what}: element {i}: got {g}, want {w} (tolerance {tol})");
+    }
+}
+
+pub fn vector_add(a: &[f32], b: &[f32]) -> Vec<f32> {
+    a.iter().zip(b).map(|(x, y)| x + y).collect()
+}
+
+/// `c[m, n] = a[m, k] · b[k, n]`.
+pub fn matmul(a: &[f32], b: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    let mut c = vec![0f32; m * n];
+    for i in 0..m {
+        for p in 0..k {
+            let x = a[i * k + p];
+            for j in 0..n {
+                c[i * n + j] += x * b[p * n + j];
+            }
+        }
+    }
+    c
+}
+
+/// `relu(x[m, k] · w[n, k]ᵀ + bias[n])`.
+pub fn dense_bias_relu(x: &[f32], w: &[f32], bias: &[f32], m: usize, k: usize, n: usize) -> Vec<f32> {
+    let mut out = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let s: f32 = (0..k).map(|p| x[i * k + p] * w[j * k + p]).sum();
+            out[i * n + j] = (s + bias[j]).max(0.0);
+        }
+    }
+    out
+}
+
+/// Softmax of every row of `x[rows, cols]`.
+pub fn softmax(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut y = vec![0f32; rows * cols];
+    for i in 0..rows {
+        let r = &x[i * cols..(i + 1) * cols];
+        let m = r.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+        let e: Vec<f32> = r.iter().map(|v| (v - m).exp()).collect();
+        let s: f32 = e.iter().sum();
+        for j in 0..cols {
+            y[i * cols + j] = e[j] / s;
+        }
+    }
+    y
+}
+
+/// A 3x3 convolution with zero padding 1, NCHW: `data[nb, c, h, w]`, `wt[f, c, 3, 3]`,
+/// giving `[nb, f, h, w]`.
+pub fn conv2d_3x3(data: &[f32], wt: &[f32], nb: usize, c: usize, f: usize, h: usize, w: usize) -> Vec<f32> {
+    let mut out = vec![0f32; nb * f * h * w];
+    for n in 0..nb {
+        for o in 0..f {
+            for y in 0..h {
+                for x in 0..w {
+                    let mut acc = 0f32;
+                    for ch in 0..c {
+                        for r in 0..3 {
+                            for s in 0..3 {
+                                let (yy, xx) = (y + r, x + s);
+                                if yy >= 1 && yy <= h && xx >= 1 && xx <= w {
+                                    acc += data[((n * c + ch) * h + yy - 1) * w + xx - 1]
+                                        * wt[((o * c + ch) * 3 + r) * 3 + s];
+                                }
+                            }
+                        }
+                    }
+                    out[((n * f + o) * h + y) * w + x] = acc;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `b[n, m] = a[m, n]ᵀ`.
+pub fn transpose(a: &[f32], m: usize, n: usize) -> Vec<f32> {
+    let mut b = vec![0f32; n * m];
+    for i in 0..n {
+        for j in 0..m {
+            b[i * m + j] = a[j * n + i];
+        }
+    }
+    b
+}
+
+/// A 3x3 max pool with stride 1 and padding 1 (padding never wins), NCHW.
+pub fn max_pool_3x3(data: &[f32], nb: usize, c: usize, h: usize, w: usize) -> Vec<f32> {
+    let mut out = vec![0f32; nb * c * h * w];
+    for n in 0..nb {
+        for ch in 0..c {
+            for y in 0..h {
+                for x in 0..w {
+                    let mut m = f32::NEG_INFINITY;
+                    for r in 0..3 {
+                        for s in 0..3 {
+                            let (yy, xx) = (y + r, x + s);
+                            if yy >= 1 && yy <= h && xx >= 1 && xx <= w {
+                                m = m.max(data[((n * c + ch) * h + yy - 1) * w + xx - 1]);
+                            }
+                        }
+                    }
+                    out[((n * c + ch) * h + y) * w + x] = m;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The sum of every row of `x[rows, cols]`.
+pub fn row_sum(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    (0..rows).map(|i| x[i * cols..(i + 1) * cols].iter().sum()).collect()
+}
+
+pub fn scale(x: &[f32], alpha: f32) -> Vec<f32> {
+    x.iter().map(|v| alpha * v).collect()
+}
