@@ -2,10 +2,14 @@
 //! local accumulator, vectorized and unrolled inner loops, parallel rows), checked
 //! against a plain reference; prints the max error, the time and GFLOP/s.
 //!
-//! Run: `cargo run --release --example matmul`
+//! Run: `cargo run --release --example matmul` (on the CPU), or
+//! `TVM_DEVICE=opencl cargo run --release --features opencl --example matmul` (on the
+//! first OpenCL device; the time includes the copies to and from the device)
 
 use std::time::Instant;
-use tvm::{Device, Tensor};
+use tvm::Tensor;
+
+mod support;
 
 #[path = "kernels/matmul.rs"]
 mod kernel;
@@ -16,7 +20,7 @@ fn main() -> Result<(), tvm::Error> {
     let a = Tensor::from_vec((0..n * n).map(|i| ((i * 7) % 13) as f32 / 13.0 - 0.5).collect(), [n, n])?;
     let b = Tensor::from_vec((0..n * n).map(|i| ((i * 5) % 11) as f32 / 11.0 - 0.5).collect(), [n, n])?;
     let mut c = Tensor::<f32, 2>::zeros([n, n]);
-    let device = Device::Cpu;
+    let device = support::device()?;
     matmul::run(&device, &a, &b, &mut c)?; // warm up
     let runs = 5;
     let t = Instant::now();

@@ -110,56 +110,92 @@ pub fn erf_f64(x: f64) -> f64 {
 
 // ---- OpenCL: the generated `run` hands tensors to the OpenCL runtime ----
 
-use tvm_core::interp::{ArgValue, HostTensor, ScalarValue};
-use tvm_core::runtime::Element;
+use tvm_core::interp::ScalarValue;
+use tvm_core::runtime::{DeviceArg, Element};
 use tvm_core::tir::PrimFunc;
 use tvm_core::Tensor;
 
-/// Element types that cross to the device runtimes as host tensors.
+/// Element types whose tensors a device runtime reads and writes in place, as bytes.
 pub trait HostElement: Element {
-    fn to_host(shape: Vec<usize>, data: Vec<Self>) -> HostTensor;
-    fn from_host(t: &HostTensor) -> Option<&[Self]>;
+    /// The elements' bytes (native endianness; bool as 0/1).
+    fn bytes(s: &[Self]) -> &[u8];
+    /// Where the device writes elements of this type.
+    fn out_slot(s: &mut [Self]) -> OutSlot<'_>;
 }
 
-macro_rules! host_element {
-    ($($t:ty => $new:ident, $get:ident;)*) => {$(
+macro_rules! plain_element {
+    ($($t:ty),*) => {$(
         impl HostElement for $t {
-            fn to_host(shape: Vec<usize>, data: Vec<Self>) -> HostTensor {
-                HostTensor::$new(shape, data)
+            fn bytes(s: &[Self]) -> &[u8] {
+                bytemuck::cast_slice(s)
             }
-            fn from_host(t: &HostTensor) -> Option<&[Self]> {
-                t.$get()
+            fn out_slot(s: &mut [Self]) -> OutSlot<'_> {
+                OutSlot::Bytes(bytemuck::cast_slice_mut(s))
             }
         }
     )*};
 }
-host_element! {
-    f32 => f32, as_f32; f64 => f64, as_f64;
-    i8 => i8, as_i8; i16 => i16, as_i16; i32 => i32, as_i32; i64 => i64, as_i64;
-    u8 => u8, as_u8; u16 => u16, as_u16; u32 => u32, as_u32; u64 => u64, as_u64;
-    bool => bool, as_bool;
+plain_element!(f32, f64, i8, i16, i32, i64, u8, u16, u32, u64);
+
+impl HostElement for bool {
+    fn bytes(s: &[Self]) -> &[u8] {
+        bytemuck::cast_slice(s)
+    }
+    fn out_slot(s: &mut [Self]) -> OutSlot<'_> {
+        // A device could write a byte other than 0 or 1, which is not a `bool`: it writes
+        // into bytes, converted afterwards.
+        let staging = vec![0u8; s.len()];
+        OutSlot::Bools(s, staging)
+    }
 }
 
-/// A copy of `t` for a device runtime.
-pub fn tensor_arg<T: HostElement, const R: usize>(t: &Tensor<T, R>) -> ArgValue {
-    ArgValue::Tensor(T::to_host(t.shape().to_vec(), t.as_slice().to_vec()))
+/// An output tensor's memory while a device runtime writes it.
+pub enum OutSlot<'a> {
+    /// The tensor's own memory.
+    Bytes(&'a mut [u8]),
+    /// Bytes converted into the tensor's bools by [`OutBuf::finish`].
+    Bools(&'a mut [bool], Vec<u8>),
+}
+
+/// An output tensor handed to a device runtime: [`OutBuf::arg`] while it runs, then
+/// [`OutBuf::finish`].
+pub struct OutBuf<'a> {
+    dtype: tvm_core::DType,
+    shape: Vec<usize>,
+    slot: OutSlot<'a>,
+}
+
+impl<'a> OutBuf<'a> {
+    pub fn new<T: HostElement, const R: usize>(t: &'a mut Tensor<T, R>) -> Self {
+        OutBuf { dtype: T::DTYPE, shape: t.shape().to_vec(), slot: T::out_slot(t.as_mut_slice()) }
+    }
+
+    pub fn arg(&mut self) -> DeviceArg<'_> {
+        let bytes: &mut [u8] = match &mut self.slot {
+            OutSlot::Bytes(b) => b,
+            OutSlot::Bools(_, staging) => staging,
+        };
+        DeviceArg::Output { dtype: self.dtype, shape: self.shape.clone(), bytes }
+    }
+
+    /// Moves staged bytes into the tensor (nonzero is `true`).
+    pub fn finish(self) {
+        if let OutSlot::Bools(out, staging) = self.slot {
+            for (o, b) in out.iter_mut().zip(staging) {
+                *o = b != 0;
+            }
+        }
+    }
+}
+
+/// An input tensor for a device runtime, borrowed.
+pub fn input_arg<T: HostElement, const R: usize>(t: &Tensor<T, R>) -> DeviceArg<'_> {
+    DeviceArg::Input { dtype: T::DTYPE, shape: t.shape().to_vec(), bytes: T::bytes(t.as_slice()) }
 }
 
 /// A scalar argument for a device runtime.
-pub fn scalar_arg(v: impl Into<ScalarValue>) -> ArgValue {
-    ArgValue::Scalar(v.into())
-}
-
-/// Copies an output computed by a device runtime back into `out`.
-pub fn copy_back<T: HostElement, const R: usize>(arg: &ArgValue, out: &mut Tensor<T, R>) -> Result<(), Error> {
-    let data = arg.as_tensor().and_then(T::from_host).filter(|d| d.len() == out.len());
-    match data {
-        Some(d) => {
-            out.as_mut_slice().copy_from_slice(d);
-            Ok(())
-        }
-        None => Err(Error::Internal { message: "a device runtime returned an output of another type or size".into() }),
-    }
+pub fn scalar_arg(v: impl Into<ScalarValue>) -> DeviceArg<'static> {
+    DeviceArg::Scalar(v.into())
 }
 
 /// The kernel in `src` (the text of a `compute!` body) lowered for OpenCL, by the same
@@ -174,13 +210,13 @@ pub fn lower_opencl(src: &str) -> Result<PrimFunc, Error> {
 
 /// Runs a lowered function on OpenCL device `n`.
 #[cfg(feature = "opencl")]
-pub fn run_opencl(n: usize, f: &PrimFunc, source: &str, args: &mut [ArgValue]) -> Result<(), Error> {
-    tvm_core::runtime::opencl::run_primfunc(n, f, source, args)
+pub fn run_opencl(n: usize, f: &PrimFunc, source: &str, args: &mut [DeviceArg<'_>]) -> Result<(), Error> {
+    tvm_core::runtime::opencl::run(n, f, source, args)
 }
 
 /// Without the `opencl` feature no OpenCL device is available.
 #[cfg(not(feature = "opencl"))]
-pub fn run_opencl(n: usize, _f: &PrimFunc, _source: &str, _args: &mut [ArgValue]) -> Result<(), Error> {
+pub fn run_opencl(n: usize, _f: &PrimFunc, _source: &str, _args: &mut [DeviceArg<'_>]) -> Result<(), Error> {
     Device::OpenCl(n).check_available()?;
     Err(Error::DeviceUnavailable {
         device: format!("opencl:{n}"),

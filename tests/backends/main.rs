@@ -99,6 +99,20 @@ mod own {
     }
 }
 
+mod own_mask {
+    tvm::compute! {
+        /// A bool output (bytes on devices, converted back to `bool`).
+        pub fn in_range(x: f32[n], lo: f32, hi: f32) -> m: bool[n] {
+            m[i] = x[i] >= lo && x[i] <= hi;
+        }
+        schedule!(cuda) {
+            let (b, t) = m.split(m.i, 32);
+            m.bind(b, block.x);
+            m.bind(t, thread.x);
+        }
+    }
+}
+
 /// The devices this run tests, decided once and printed.
 fn backends() -> &'static [Device] {
     static BACKENDS: OnceLock<Vec<Device>> = OnceLock::new();
@@ -394,6 +408,66 @@ fn clamp_affine_i32() {
             let mut out = Tensor::full([n], i32::MIN);
             own::clamp_affine_i32::run(d, &tx, -20, 25, &mut out).unwrap_or_else(|e| panic!("clamp on {d}: {e}"));
             assert_eq!(out.as_slice(), &want[..], "clamp_affine_i32 n={n} on {d}");
+        }
+    }
+}
+
+#[test]
+fn in_range_bool_output() {
+    for n in [100usize, 1] {
+        let x = rand_vec(n, 32);
+        let want: Vec<bool> = x.iter().map(|&v| (-0.25..=0.5).contains(&v)).collect();
+        let tx = tensor(&x, [n]);
+        for d in backends() {
+            // Start from the opposite of the answer, so every element must be written.
+            let mut out = Tensor::from_vec(want.iter().map(|b| !b).collect(), [n]).unwrap();
+            own_mask::in_range::run(d, &tx, -0.25, 0.5, &mut out).unwrap_or_else(|e| panic!("in_range on {d}: {e}"));
+            assert_eq!(out.as_slice(), &want[..], "in_range n={n} on {d}");
+        }
+    }
+}
+
+/// Every kernel's OpenCL program builds on every OpenCL backend with warnings as errors
+/// (the runtime builds them without `-Werror`, since a user's driver may warn about
+/// anything).
+#[cfg(feature = "opencl")]
+#[test]
+fn opencl_programs_build_without_warnings() {
+    type Source = fn(&str) -> Result<&'static str, tvm::Error>;
+    let kernels: &[(&str, Source)] = &[
+        ("vector_add", corpus::vector_add::vector_add::source),
+        ("vector_add_1024", corpus::vector_add_1024::vector_add::source),
+        ("vector_add_golden", corpus::vector_add_golden::vector_add::source),
+        ("matmul", corpus::matmul::matmul::source),
+        ("matmul_64", corpus::matmul_64::matmul::source),
+        ("matmul_tiled", corpus::matmul_tiled::matmul::source),
+        ("dense_bias_relu", corpus::dense_bias_relu::dense_bias_relu::source),
+        ("softmax", corpus::softmax::softmax::source),
+        ("softmax_default", corpus::softmax_default::softmax::source),
+        ("conv2d", corpus::conv2d::conv2d::source),
+        ("transpose", corpus::transpose::transpose::source),
+        ("max_pool", corpus::max_pool::max_pool::source),
+        ("sum_two_axes", corpus::sum_two_axes::sum_two_axes::source),
+        ("row_sum_rfactor", corpus::row_sum_rfactor::row_sum::source),
+        ("row_sum_golden", corpus::row_sum_golden::row_sum::source),
+        ("scale", corpus::scale::scale::source),
+        ("example matmul", example_matmul::matmul::source),
+        ("example dense_bias_relu", example_dense::dense_bias_relu::source),
+        ("example softmax", example_softmax::softmax::source),
+        ("example conv2d", example_conv2d::conv2d::source),
+        ("example vector_add", example_vector_add::vector_add::source),
+        ("row_dot_f64", own::row_dot_f64::source),
+        ("clamp_affine_i32", own::clamp_affine_i32::source),
+        ("in_range", own_mask::in_range::source),
+    ];
+    let rt = tvm::runtime::opencl::OpenClRuntime::global();
+    for d in backends() {
+        let Device::OpenCl(n) = *d else { continue };
+        for (name, source) in kernels {
+            let text = source("opencl").unwrap_or_else(|e| panic!("{name}: no OpenCL source: {e}"));
+            if let Err(e) = rt.build_uncached(n, text, "-Werror") {
+                panic!("{name} on {d}: {e}\n--- source ---\n{text}");
+            }
         }
     }
 }

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use tvm_core::codegen::opencl::emit_opencl;
 use tvm_core::frontend::{build_schedule, parse_str};
 use tvm_core::interp::{self, ArgValue, HostTensor, ScalarValue};
-use tvm_core::runtime::opencl::{run_primfunc, OpenClRuntime};
+use tvm_core::runtime::opencl::{run_primfunc, Caps, OpenClRuntime};
 use tvm_core::tir::{Buffer, Expr, Kernel, Param, PrimFunc, Scope, Stmt, ThreadTag, Var};
 use tvm_core::{DType, Error, Target};
 
@@ -306,4 +306,87 @@ fn corpus_softmax() {
 #[test]
 fn corpus_row_sum_rfactor() {
     corpus_matches_interpreter("row_sum_rfactor", include_str!("corpus/row_sum_rfactor.rs"), &[7, 45]);
+}
+
+/// The OpenCL C of an f64 row reduction (a cross-thread tree in local memory).
+fn f64_program() -> String {
+    let k = parse_str(
+        "fn dot(x: f64[M, N], y: f64[M, N]) -> d: f64[M] { d[i] = sum(x[i, j] * y[i, j] for j in 0..N); }
+         schedule!(opencl) { d.bind(d.i, block.x); let (jo, ji) = d.split(d.j, 32); d.bind(ji, thread.x); }",
+    )
+    .unwrap();
+    let f = tvm_core::frontend::lower_for(&k, &Target::opencl()).unwrap();
+    emit_opencl(&f).unwrap()
+}
+
+fn caps(fp64: bool, local_mem_bytes: u64) -> Caps {
+    Caps { label: "opencl:9 (test: device)".into(), fp64, fp16: false, local_mem_bytes }
+}
+
+/// f64 is used only when the device reports it: a program that enables cl_khr_fp64 is
+/// refused (before the driver sees it) on a device without it, with a clear error.
+#[test]
+fn f64_needs_a_device_that_reports_it() {
+    let f64_src = f64_program();
+    assert!(f64_src.contains("#pragma OPENCL EXTENSION cl_khr_fp64 : enable"), "{f64_src}");
+    assert_eq!(caps(true, 1 << 16).check_program(&f64_src), Ok(()));
+    let e = caps(false, 1 << 16).check_program(&f64_src).unwrap_err();
+    assert!(matches!(e, Error::DeviceUnsupported { .. }), "{e:?}");
+    assert_eq!(
+        e.to_string(),
+        "device `opencl:9 (test: device)` cannot run this kernel: the kernel computes in f64, and the device does not \
+         report cl_khr_fp64"
+    );
+    // An f32 program needs nothing.
+    let k = parse_str("fn add(a: f32[n], b: f32[n]) -> c: f32[n] { c[i] = a[i] + b[i]; }").unwrap();
+    let f32_src = emit_opencl(&tvm_core::frontend::lower_for(&k, &Target::opencl()).unwrap()).unwrap();
+    assert!(!f32_src.contains("cl_khr_fp64"));
+    assert_eq!(caps(false, 1 << 16).check_program(&f32_src), Ok(()));
+}
+
+#[test]
+fn local_memory_beyond_the_device_is_refused() {
+    assert_eq!(caps(true, 4096).check_local_memory("k0", 4096), Ok(()));
+    let e = caps(true, 4096).check_local_memory("k0", 4100).unwrap_err();
+    assert_eq!(
+        e.to_string(),
+        "device `opencl:9 (test: device)` cannot run this kernel: kernel `k0` uses 4100 bytes of local memory, more \
+         than the device's 4096 bytes"
+    );
+}
+
+/// The real device's capabilities, and the f64 program on it: run if it reports fp64,
+/// refused with `DeviceUnsupported` if not (PoCL reports it).
+#[test]
+fn f64_program_on_the_device() {
+    if !have_device("f64_program_on_the_device") {
+        return;
+    }
+    let rt = OpenClRuntime::global();
+    let c = rt.caps(0).unwrap();
+    assert!(c.local_mem_bytes >= 16 * 1024, "OpenCL requires at least 16 KiB of local memory: {c:?}");
+    let src = f64_program();
+    match rt.build_uncached(0, &src, "-Werror") {
+        Ok(log) => assert!(c.fp64, "built an f64 program on a device without fp64 ({c:?}): {log}"),
+        Err(e) => {
+            assert!(!c.fp64, "the f64 program does not build: {e}");
+            assert!(matches!(e, Error::DeviceUnsupported { .. }), "{e:?}");
+        }
+    }
+}
+
+/// `build_uncached` returns the compiler's diagnostics: `-Werror` turns a warning into a
+/// failed build whose log names it.
+#[test]
+fn build_options_and_log() {
+    if !have_device("build_options_and_log") {
+        return;
+    }
+    let rt = OpenClRuntime::global();
+    let src = "__kernel void k(__global int* a) { int unused; a[0] = 1; if ((a[0] == 1)) { a[1] = 2; } }";
+    assert!(rt.build_uncached(0, src, "").is_ok());
+    match rt.build_uncached(0, src, "-Werror") {
+        Err(Error::CompilationFailed { log, .. }) => assert!(log.contains("error"), "{log}"),
+        other => panic!("expected a failed build, got {other:?}"),
+    }
 }

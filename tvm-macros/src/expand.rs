@@ -250,23 +250,16 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered, src: &str) -> Result<TokenStre
     for p in &params {
         let i = &p.ident;
         cl_args.push(match p.kind {
-            ParamKind::Tensor { .. } => quote!(#rt::tensor_arg(#i)),
+            ParamKind::Tensor { .. } => quote!(#rt::input_arg(#i)),
             ParamKind::Scalar { is_usize: true } => quote!(#rt::scalar_arg(#i as u64)),
             ParamKind::Scalar { is_usize: false } => quote!(#rt::scalar_arg(#i)),
         });
     }
-    for i in &out_idents {
-        cl_args.push(quote!(#rt::tensor_arg(&*#i)));
+    // Outputs are written in place through one `OutBuf` each.
+    let out_bufs: Vec<syn::Ident> = (0..out_idents.len()).map(|k| format_ident!("__out{}", k)).collect();
+    for b in &out_bufs {
+        cl_args.push(quote!(#b.arg()));
     }
-    let n_in = params.len();
-    let copy_back: Vec<TokenStream> = out_idents
-        .iter()
-        .enumerate()
-        .map(|(k, i)| {
-            let at = n_in + k;
-            quote!(#rt::copy_back(&__args[#at], #i)?;)
-        })
-        .collect();
     let lowered_cpu = tvm_core::tir::printer::print_func(&lowered.cpu);
     let lowered_cuda = tvm_core::tir::printer::print_func(&lowered.cuda);
     let lowered_opencl = tvm_core::tir::printer::print_func(&lowered.opencl);
@@ -342,9 +335,12 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered, src: &str) -> Result<TokenStre
                     #device_t::OpenCl(__n) => {
                         static __FUNC: ::std::sync::OnceLock<#result_t<::tvm::tir::PrimFunc, #error_t>> = ::std::sync::OnceLock::new();
                         let __f = __FUNC.get_or_init(|| #rt::lower_opencl(#src)).as_ref().map_err(|e| e.clone())?;
-                        let mut __args = ::std::vec![#(#cl_args),*];
-                        #rt::run_opencl(*__n, __f, #opencl_text, &mut __args)?;
-                        #(#copy_back)*
+                        #(let mut #out_bufs = #rt::OutBuf::new(#out_idents);)*
+                        {
+                            let mut __args = [#(#cl_args),*];
+                            #rt::run_opencl(*__n, __f, #opencl_text, &mut __args)?;
+                        }
+                        #(#out_bufs.finish();)*
                         Ok(())
                     }
                     other => {

@@ -40,6 +40,9 @@ pub enum Error {
     /// The device cannot run anything: no driver, no such device index, or its runtime is
     /// not built.
     DeviceUnavailable { device: String, reason: String },
+    /// The device exists but lacks what the kernel needs (f64 on an OpenCL device without
+    /// `cl_khr_fp64`, more local memory than it has); `reason` says what.
+    DeviceUnsupported { device: String, reason: String },
     /// A device name that does not parse (from `TVM_DEVICE` or `Device::from_str`).
     InvalidDevice { text: String },
     /// Compiling generated code for `target` (`cuda`, `opencl`) failed; `log` is the
@@ -112,6 +115,9 @@ impl fmt::Display for Error {
                 write!(f, "shape {} is too large: its size overflows the address space", ShapeDisplay(shape))
             }
             Error::DeviceUnavailable { device, reason } => write!(f, "device `{device}` is unavailable: {reason}"),
+            Error::DeviceUnsupported { device, reason } => {
+                write!(f, "device `{device}` cannot run this kernel: {reason}")
+            }
             Error::InvalidDevice { text } => write!(
                 f,
                 "invalid device `{text}`: expected `cpu`, `cuda`, `cuda:N`, `opencl` or `opencl:N` (as in TVM_DEVICE)"

@@ -13,6 +13,7 @@
 //!   (`Tensor::from_ndarray`, `Tensor::into_ndarray`, `From` both ways), and the
 //!   `ndarray` crate re-exported as `runtime::ndarray` so users can name the matching version.
 
+mod args;
 mod device;
 mod element;
 mod error;
@@ -22,6 +23,7 @@ mod ndarray_interop;
 pub mod opencl;
 mod tensor;
 
+pub use args::DeviceArg;
 pub use device::{decide_default, Device};
 pub use element::{Element, BF16, F16};
 pub use error::Error;

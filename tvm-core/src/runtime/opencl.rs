@@ -18,6 +18,7 @@
 //! extent launches nothing.
 
 use super::error::Error;
+use super::DeviceArg;
 use crate::dtype::{DType, ScalarKind};
 use crate::interp::{ArgValue, HostData, HostTensor, ScalarValue};
 use crate::tir::{BinOp, CmpOp, Expr, Kernel, Param, PrimFunc, Scope, Stmt, VarId};
@@ -52,6 +53,93 @@ struct DeviceState {
     queue: CommandQueue,
     max_work_group_size: usize,
     max_work_item_sizes: Vec<usize>,
+    caps: Caps,
+    /// Device buffers of finished runs, by size in bytes, for the next runs to reuse
+    /// (allocating and first touching device memory costs more than the copies).
+    pool: Mutex<Vec<(usize, ClBuffer<u8>)>>,
+}
+
+/// At most this many buffers, and this many bytes, wait in a device's pool.
+const POOL_BUFFERS: usize = 16;
+const POOL_BYTES: usize = 1 << 30;
+
+impl DeviceState {
+    /// A device buffer of `bytes` (at least 1) bytes: one of the pool's if it has that
+    /// size, else a new one. Its contents are unspecified.
+    fn alloc(&self, bytes: usize) -> Result<ClBuffer<u8>, opencl3::error_codes::ClError> {
+        let size = bytes.max(1); // OpenCL rejects empty buffers
+        {
+            let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(i) = pool.iter().position(|(n, _)| *n == size) {
+                return Ok(pool.swap_remove(i).1);
+            }
+        }
+        // SAFETY: no host pointer is passed.
+        unsafe { ClBuffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, size, std::ptr::null_mut()) }
+    }
+
+    /// Gives a buffer of `bytes` bytes (as passed to `alloc`) back to the pool, dropping
+    /// the oldest ones past the pool's limits.
+    fn release(&self, bytes: usize, b: ClBuffer<u8>) {
+        let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
+        pool.push((bytes.max(1), b));
+        while pool.len() > POOL_BUFFERS || pool.iter().map(|(n, _)| n).sum::<usize>() > POOL_BYTES {
+            pool.remove(0);
+        }
+    }
+}
+
+/// What a device supports of what generated programs may use.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Caps {
+    /// `opencl:N (platform: device)`, for messages.
+    pub label: String,
+    /// Double precision (`cl_khr_fp64`, or a non-zero `CL_DEVICE_DOUBLE_FP_CONFIG`).
+    pub fp64: bool,
+    /// Half precision arithmetic (`cl_khr_fp16`).
+    pub fp16: bool,
+    /// `CL_DEVICE_LOCAL_MEM_SIZE` in bytes.
+    pub local_mem_bytes: u64,
+}
+
+impl Caps {
+    /// `Ok` if the device can build `source`, judged by the extension pragmas the OpenCL
+    /// printer puts first in a program that uses f64 or f16; else
+    /// `Err(DeviceUnsupported)` naming the type and the extension.
+    pub fn check_program(&self, source: &str) -> Result<(), Error> {
+        let pragma = |ext: &str| {
+            source.lines().any(|l| {
+                let w: Vec<&str> = l.split_whitespace().collect();
+                w.len() >= 4 && w[0] == "#pragma" && w[1] == "OPENCL" && w[2] == "EXTENSION" && w[3] == ext
+            })
+        };
+        for (used, have, ty, ext) in [
+            (pragma("cl_khr_fp64"), self.fp64, "f64", "cl_khr_fp64"),
+            (pragma("cl_khr_fp16"), self.fp16, "f16", "cl_khr_fp16"),
+        ] {
+            if used && !have {
+                return Err(Error::DeviceUnsupported {
+                    device: self.label.clone(),
+                    reason: format!("the kernel computes in {ty}, and the device does not report {ext}"),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// `Ok` if a kernel using `bytes` of local (shared) memory fits the device.
+    pub fn check_local_memory(&self, kernel: &str, bytes: u64) -> Result<(), Error> {
+        if bytes > self.local_mem_bytes {
+            return Err(Error::DeviceUnsupported {
+                device: self.label.clone(),
+                reason: format!(
+                    "kernel `{kernel}` uses {bytes} bytes of local memory, more than the device's {} bytes",
+                    self.local_mem_bytes
+                ),
+            });
+        }
+        Ok(())
+    }
 }
 
 /// The process-wide OpenCL state: the devices of every platform, one context and queue per
@@ -148,10 +236,45 @@ impl OpenClRuntime {
                     CommandQueue::create_default(&context, 0).map_err(|e| fail("creating a command queue", e))?;
                 let max_work_group_size = dev.max_work_group_size().map_err(|e| fail("querying the device", e))?;
                 let max_work_item_sizes = dev.max_work_item_sizes().unwrap_or_default();
-                Ok(DeviceState { context, queue, max_work_group_size, max_work_item_sizes })
+                let extensions = dev.extensions().unwrap_or_default();
+                let has = |ext: &str| extensions.split_whitespace().any(|e| e == ext);
+                let caps = Caps {
+                    label: format!("opencl:{n} ({}: {})", slot.platform_name, slot.name),
+                    fp64: has("cl_khr_fp64") || dev.double_fp_config().unwrap_or(0) != 0,
+                    fp16: has("cl_khr_fp16"),
+                    local_mem_bytes: dev.local_mem_size().map_err(|e| fail("querying the device", e))?,
+                };
+                let pool = Mutex::new(Vec::new());
+                Ok(DeviceState { context, queue, max_work_group_size, max_work_item_sizes, caps, pool })
             })
             .as_ref()
             .map_err(Clone::clone)
+    }
+
+    /// What device `n` supports (f64, f16, local memory).
+    pub fn caps(&self, n: usize) -> Result<Caps, Error> {
+        self.state(n).map(|s| s.caps.clone())
+    }
+
+    /// Builds `source` for device `n` with the OpenCL compiler `options` (say
+    /// `-Werror`), without the cache, and returns the build log (empty when the compiler
+    /// said nothing); `Err(CompilationFailed)` with the log when it does not build.
+    pub fn build_uncached(&self, n: usize, source: &str, options: &str) -> Result<String, Error> {
+        let state = self.state(n)?;
+        let slot = self.slot(n)?;
+        state.caps.check_program(source)?;
+        let failed = |log: String| Error::CompilationFailed { target: "opencl".to_string(), log };
+        if source.contains('\0') || options.contains('\0') {
+            return Err(failed("the source or the options contain a NUL character".to_string()));
+        }
+        let mut program = Program::create_from_source(&state.context, source)
+            .map_err(|e| failed(format!("creating the program failed: {e}")))?;
+        let built = program.build(&[slot.id], options);
+        let log = program.get_build_log(slot.id).unwrap_or_default();
+        match built {
+            Ok(()) => Ok(log.trim().to_string()),
+            Err(e) => Err(failed(format!("{e}\n{log}"))),
+        }
     }
 
     /// Builds `source` for device `n` (or returns the program built before);
@@ -174,6 +297,7 @@ impl OpenClRuntime {
                 return Ok(p.clone());
             }
         }
+        state.caps.check_program(source)?;
         let failed = |log: String| Error::CompilationFailed { target: "opencl".to_string(), log };
         if source.contains('\0') {
             return Err(failed("the source contains a NUL character".to_string()));
@@ -192,9 +316,55 @@ impl OpenClRuntime {
 
 /// Runs `f` (a lowered function with kernels) on OpenCL device `device`, the kernels taken
 /// from `source` (the OpenCL C of `f`'s kernels). `args` are in the order of `f.params`,
-/// as for [`crate::interp::run`]: output tensors come with their shapes and are
-/// overwritten, only when the whole run succeeds.
+/// as for [`crate::interp::run`], with the outputs as host tensors of the right shape,
+/// overwritten only when the whole run succeeds. Copies each tensor once more than
+/// [`run`]; tests and tools use it, generated code calls [`run`].
 pub fn run_primfunc(device: usize, f: &PrimFunc, source: &str, args: &mut [ArgValue]) -> Result<(), Error> {
+    let mut outputs: Vec<(usize, Vec<u8>)> = Vec::new();
+    for (i, p) in f.params.iter().enumerate() {
+        if let (Param::Tensor { is_output: true, .. }, Some(ArgValue::Tensor(t))) = (p, args.get(i)) {
+            outputs.push((i, vec![0u8; t.numel() * t.dtype().bytes()]));
+        }
+    }
+    {
+        let output_at: Vec<usize> = outputs.iter().map(|(i, _)| *i).collect();
+        let mut staged = outputs.iter_mut();
+        let mut dargs = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            dargs.push(match a {
+                ArgValue::Scalar(s) => DeviceArg::Scalar(*s),
+                ArgValue::Tensor(t) if output_at.contains(&i) => {
+                    let (_, bytes) = staged.next().ok_or_else(|| Error::Internal { message: "staging".into() })?;
+                    DeviceArg::Output { dtype: t.dtype(), shape: t.shape.clone(), bytes }
+                }
+                ArgValue::Tensor(t) => {
+                    DeviceArg::Input { dtype: t.dtype(), shape: t.shape.clone(), bytes: host_bytes(&t.data) }
+                }
+            });
+        }
+        run(device, f, source, &mut dargs)?;
+    }
+    let mut results = Vec::new();
+    for (i, bytes) in &outputs {
+        if let ArgValue::Tensor(t) = &args[*i] {
+            results.push((*i, from_bytes(t.dtype(), bytes)?));
+        }
+    }
+    for (i, data) in results {
+        if let ArgValue::Tensor(t) = &mut args[i] {
+            *t = HostTensor { shape: t.shape.clone(), data };
+        }
+    }
+    Ok(())
+}
+
+/// Runs `f` on OpenCL device `device` with the kernels of `source` (its OpenCL C), on
+/// borrowed arguments in the order of `f.params`: binds the dims from the shapes (as the
+/// interpreter does, with the same errors), uploads the inputs, allocates the outputs and
+/// the host body's global intermediates on the device, walks the host body launching the
+/// kernels, and reads the outputs back into their `bytes`. When it fails after the
+/// kernels ran (a failed read back), the outputs' contents are unspecified.
+pub fn run(device: usize, f: &PrimFunc, source: &str, args: &mut [DeviceArg<'_>]) -> Result<(), Error> {
     let rt = OpenClRuntime::global();
     let state = rt.state(device)?;
     let fail = |reason: String| Error::LaunchFailed { kernel: f.name.clone(), reason };
@@ -208,14 +378,14 @@ pub fn run_primfunc(device: usize, f: &PrimFunc, source: &str, args: &mut [ArgVa
     for (i, p) in f.params.iter().enumerate() {
         if let Param::Scalar(v) = p {
             match &args[i] {
-                ArgValue::Scalar(s) if s.dtype() == v.dtype() => {
+                DeviceArg::Scalar(s) if s.dtype() == v.dtype() => {
                     env.insert(v.id(), *s);
                     bound_by.insert(v.id(), v.name().to_string());
                 }
                 other => {
                     let got = match other {
-                        ArgValue::Scalar(s) => format!("a scalar of type {}", s.dtype()),
-                        ArgValue::Tensor(_) => "a tensor".to_string(),
+                        DeviceArg::Scalar(s) => format!("a scalar of type {}", s.dtype()),
+                        _ => "a tensor".to_string(),
                     };
                     return Err(fail(format!(
                         "argument {i} (`{}`): expected a scalar of type {}, got {got}",
@@ -227,30 +397,31 @@ pub fn run_primfunc(device: usize, f: &PrimFunc, source: &str, args: &mut [ArgVa
         }
     }
     for (i, p) in f.params.iter().enumerate() {
-        let Param::Tensor { buffer, shape, .. } = p else { continue };
-        let t = match &args[i] {
-            ArgValue::Tensor(t) => t,
-            ArgValue::Scalar(_) => {
-                return Err(fail(format!("argument {i} (`{}`): expected a tensor, got a scalar", buffer.name())))
-            }
+        let Param::Tensor { buffer, shape, is_output } = p else { continue };
+        let Some((dtype, tshape, nbytes)) = args[i].tensor() else {
+            return Err(fail(format!("argument {i} (`{}`): expected a tensor, got a scalar", buffer.name())));
         };
-        if t.dtype() != buffer.dtype() {
+        if matches!(args[i], DeviceArg::Output { .. }) != *is_output {
+            let want = if *is_output { "an output" } else { "an input" };
+            return Err(fail(format!("argument {i} (`{}`): expected {want} tensor", buffer.name())));
+        }
+        if dtype != buffer.dtype() {
             return Err(fail(format!(
-                "argument {i} (`{}`): expected a tensor of {}, got a tensor of {}",
+                "argument {i} (`{}`): expected a tensor of {}, got a tensor of {dtype}",
                 buffer.name(),
-                buffer.dtype(),
-                t.dtype()
+                buffer.dtype()
             )));
         }
-        if t.shape.len() != shape.len() {
-            return Err(Error::RankMismatch { expected: shape.len(), got: t.shape.len() });
+        if tshape.len() != shape.len() {
+            return Err(Error::RankMismatch { expected: shape.len(), got: tshape.len() });
         }
-        if t.shape.iter().try_fold(1usize, |a, &d| a.checked_mul(d)) != Some(t.numel()) {
-            return Err(Error::LengthMismatch { len: t.numel(), shape: t.shape.clone() });
+        let numel = tshape.iter().try_fold(1usize, |a, &d| a.checked_mul(d));
+        if numel.and_then(|n| n.checked_mul(dtype.bytes())) != Some(nbytes) {
+            return Err(Error::LengthMismatch { len: nbytes / dtype.bytes().max(1), shape: tshape.to_vec() });
         }
         for (d, e) in shape.iter().enumerate() {
             let Expr::Var(v) = e else { continue };
-            let size = t.shape[d];
+            let size = tshape[d];
             match env.get(&v.id()).and_then(|s| s.as_i128()) {
                 Some(have) if have == size as i128 => {}
                 Some(have) => {
@@ -281,15 +452,15 @@ pub fn run_primfunc(device: usize, f: &PrimFunc, source: &str, args: &mut [ArgVa
     }
     // Every dim against the actual shape.
     for (i, p) in f.params.iter().enumerate() {
-        let (Param::Tensor { buffer, shape, .. }, ArgValue::Tensor(t)) = (p, &args[i]) else { continue };
+        let (Param::Tensor { buffer, shape, .. }, Some((_, tshape, _))) = (p, args[i].tensor()) else { continue };
         for (d, e) in shape.iter().enumerate() {
             let want = eval_int(&env, e).map_err(&fail)?;
-            if want != t.shape[d] as i128 {
+            if want != tshape[d] as i128 {
                 return Err(Error::ShapeMismatch {
                     kernel: f.name.clone(),
                     param: buffer.name().to_string(),
                     dim: d,
-                    got: t.shape[d],
+                    got: tshape[d],
                     expected: usize::try_from(want).unwrap_or(0),
                     symbol: e.as_var().map(|v| v.name().to_string()),
                     bound_by: e.as_var().and_then(|v| bound_by.get(&v.id()).cloned()),
@@ -298,52 +469,46 @@ pub fn run_primfunc(device: usize, f: &PrimFunc, source: &str, args: &mut [ArgVa
         }
     }
 
-    // Device buffers of the parameters.
-    let mut bufs: HashMap<u32, ClBuffer<u8>> = HashMap::new();
+    // Device buffers of the parameters; inputs uploaded.
+    let mut bufs: HashMap<u32, (usize, ClBuffer<u8>)> = HashMap::new();
     for (i, p) in f.params.iter().enumerate() {
-        let (Param::Tensor { buffer, is_output, .. }, ArgValue::Tensor(t)) = (p, &args[i]) else { continue };
-        let bytes = to_bytes(&t.data);
-        let mut b = alloc(state, bytes.len()).map_err(|e| fail(format!("allocating `{}`: {e}", buffer.name())))?;
-        if !bytes.is_empty() && !*is_output {
-            // SAFETY: `b` holds at least `bytes.len()` bytes; the write is blocking.
-            unsafe { state.queue.enqueue_write_buffer(&mut b, BLOCKING, 0, &bytes, &[]) }
-                .map_err(|e| fail(format!("uploading `{}`: {e}", buffer.name())))?;
+        let Param::Tensor { buffer, .. } = p else { continue };
+        let Some((_, _, nbytes)) = args[i].tensor() else { continue };
+        let mut b = state.alloc(nbytes).map_err(|e| fail(format!("allocating `{}`: {e}", buffer.name())))?;
+        if let DeviceArg::Input { bytes, .. } = &args[i] {
+            if !bytes.is_empty() {
+                // SAFETY: `b` holds at least `bytes.len()` bytes; the write is blocking, so
+                // `bytes` is not used after the call returns.
+                unsafe { state.queue.enqueue_write_buffer(&mut b, BLOCKING, 0, bytes, &[]) }
+                    .map_err(|e| fail(format!("uploading `{}`: {e}", buffer.name())))?;
+            }
         }
-        bufs.insert(buffer.id().0, b);
+        bufs.insert(buffer.id().0, (nbytes, b));
     }
 
     let program = rt.program(device, source)?;
-    let mut exec = Exec { f, state, program: &program, device_id: rt.slot(device)?.id, env, bufs };
+    let shared_bytes = crate::passes::verify_gpu_memory::verify_gpu_memory(f).1;
+    let mut exec = Exec { f, state, program: &program, device_id: rt.slot(device)?.id, env, bufs, shared_bytes };
     exec.stmt(&f.body)?;
     state.queue.finish().map_err(|e| fail(format!("waiting for the kernels: {e}")))?;
 
-    // Read the outputs back; write them into `args` only when all reads succeeded.
-    let mut results = Vec::new();
+    // Read the outputs back.
     for (i, p) in f.params.iter().enumerate() {
-        let (Param::Tensor { buffer, is_output: true, .. }, ArgValue::Tensor(t)) = (p, &args[i]) else { continue };
-        let mut bytes = vec![0u8; t.numel() * buffer.dtype().bytes()];
-        if !bytes.is_empty() {
-            let Some(b) = exec.bufs.get(&buffer.id().0) else {
-                return Err(Error::Internal { message: format!("output `{}` has no device buffer", buffer.name()) });
-            };
-            // SAFETY: the buffer holds `bytes.len()` bytes; the read is blocking.
-            unsafe { state.queue.enqueue_read_buffer(b, BLOCKING, 0, &mut bytes, &[]) }
-                .map_err(|e| fail(format!("reading back `{}`: {e}", buffer.name())))?;
+        let (Param::Tensor { buffer, .. }, DeviceArg::Output { bytes, .. }) = (p, &mut args[i]) else { continue };
+        if bytes.is_empty() {
+            continue;
         }
-        results.push((i, from_bytes(t.dtype(), &bytes)?));
+        let Some((_, b)) = exec.bufs.get(&buffer.id().0) else {
+            return Err(Error::Internal { message: format!("output `{}` has no device buffer", buffer.name()) });
+        };
+        // SAFETY: the device buffer holds `bytes.len()` bytes; the read is blocking.
+        unsafe { state.queue.enqueue_read_buffer(b, BLOCKING, 0, bytes, &[]) }
+            .map_err(|e| fail(format!("reading back `{}`: {e}", buffer.name())))?;
     }
-    for (i, data) in results {
-        if let ArgValue::Tensor(t) = &mut args[i] {
-            *t = HostTensor { shape: t.shape.clone(), data };
-        }
+    for (_, (n, b)) in exec.bufs.drain() {
+        state.release(n, b);
     }
     Ok(())
-}
-
-fn alloc(state: &DeviceState, bytes: usize) -> Result<ClBuffer<u8>, opencl3::error_codes::ClError> {
-    // OpenCL rejects empty buffers: an empty tensor gets one unused byte.
-    // SAFETY: no host pointer is passed.
-    unsafe { ClBuffer::<u8>::create(&state.context, CL_MEM_READ_WRITE, bytes.max(1), std::ptr::null_mut()) }
 }
 
 struct Exec<'a> {
@@ -352,7 +517,10 @@ struct Exec<'a> {
     program: &'a Program,
     device_id: cl_device_id,
     env: HashMap<VarId, ScalarValue>,
-    bufs: HashMap<u32, ClBuffer<u8>>,
+    /// Device buffers by buffer id, with their sizes in bytes.
+    bufs: HashMap<u32, (usize, ClBuffer<u8>)>,
+    /// The local memory of each kernel, in bytes.
+    shared_bytes: Vec<u64>,
 }
 
 impl Exec<'_> {
@@ -409,10 +577,12 @@ impl Exec<'_> {
                     .and_then(|n| n.checked_mul(buffer.dtype().bytes()))
                     .ok_or_else(|| self.fail(format!("allocation `{}` of {n} elements is invalid", buffer.name())))?;
                 let b =
-                    alloc(self.state, bytes).map_err(|e| self.fail(format!("allocating `{}`: {e}", buffer.name())))?;
-                self.bufs.insert(buffer.id().0, b);
+                    self.state.alloc(bytes).map_err(|e| self.fail(format!("allocating `{}`: {e}", buffer.name())))?;
+                self.bufs.insert(buffer.id().0, (bytes, b));
                 let r = self.stmt(body);
-                self.bufs.remove(&buffer.id().0);
+                if let Some((n, b)) = self.bufs.remove(&buffer.id().0) {
+                    self.state.release(n, b);
+                }
                 r
             }
             Stmt::Launch { kernel } => {
@@ -421,7 +591,7 @@ impl Exec<'_> {
                         message: format!("launch of kernel {kernel}, which does not exist"),
                     });
                 };
-                self.launch(k)
+                self.launch(*kernel, k)
             }
             other => Err(Error::Internal {
                 message: format!("unsupported statement in the host body of `{}`: {other:?}", self.f.name),
@@ -429,7 +599,7 @@ impl Exec<'_> {
         }
     }
 
-    fn launch(&mut self, k: &Kernel) -> Result<(), Error> {
+    fn launch(&mut self, index: usize, k: &Kernel) -> Result<(), Error> {
         let fail = |reason: String| Error::LaunchFailed { kernel: k.name.clone(), reason };
         let mut grid = [0usize; 3];
         let mut block = [0usize; 3];
@@ -462,6 +632,8 @@ impl Exec<'_> {
                 .checked_mul(block[d])
                 .ok_or_else(|| fail(format!("grid {grid:?} times block {block:?} overflows")))?;
         }
+        let bytes = self.shared_bytes.get(index).copied().unwrap_or(0);
+        self.state.caps.check_local_memory(&k.name, bytes)?;
         let kern = ClKernel::create(self.program, &k.name)
             .map_err(|e| fail(format!("the program has no kernel `{}` ({e})", k.name)))?;
         let limit = kern.get_work_group_size(self.device_id).map_err(|e| fail(format!("querying the kernel: {e}")))?;
@@ -474,7 +646,7 @@ impl Exec<'_> {
         }
         let mut idx = 0u32;
         for b in &k.buffer_args {
-            let Some(buf) = self.bufs.get(&b.id().0) else {
+            let Some((_, buf)) = self.bufs.get(&b.id().0) else {
                 return Err(Error::Internal {
                     message: format!("kernel `{}` reads `{}`, which has no device buffer", k.name, b.name()),
                 });
@@ -627,24 +799,21 @@ fn eval(env: &HashMap<VarId, ScalarValue>, e: &Expr) -> Result<ScalarValue, Stri
 
 // ---- Host data <-> device bytes (native endianness; bool as one byte 0/1). ----
 
-fn to_bytes(d: &HostData) -> Vec<u8> {
-    macro_rules! ne {
-        ($v:expr) => {
-            $v.iter().flat_map(|x| x.to_ne_bytes()).collect()
-        };
-    }
+/// The bytes of host data, borrowed (native endianness; bool as one byte 0/1).
+fn host_bytes(d: &HostData) -> &[u8] {
+    use bytemuck::cast_slice as b;
     match d {
-        HostData::Bool(v) => v.iter().map(|&b| b as u8).collect(),
-        HostData::I8(v) => ne!(v),
-        HostData::I16(v) => ne!(v),
-        HostData::I32(v) => ne!(v),
-        HostData::I64(v) => ne!(v),
-        HostData::U8(v) => v.clone(),
-        HostData::U16(v) | HostData::F16(v) | HostData::BF16(v) => ne!(v),
-        HostData::U32(v) => ne!(v),
-        HostData::U64(v) => ne!(v),
-        HostData::F32(v) => ne!(v),
-        HostData::F64(v) => ne!(v),
+        HostData::Bool(v) => b(v),
+        HostData::I8(v) => b(v),
+        HostData::I16(v) => b(v),
+        HostData::I32(v) => b(v),
+        HostData::I64(v) => b(v),
+        HostData::U8(v) => v,
+        HostData::U16(v) | HostData::F16(v) | HostData::BF16(v) => b(v),
+        HostData::U32(v) => b(v),
+        HostData::U64(v) => b(v),
+        HostData::F32(v) => b(v),
+        HostData::F64(v) => b(v),
     }
 }
 
