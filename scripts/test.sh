@@ -29,5 +29,10 @@ else
 fi
 
 cargo test --workspace --all-targets "${features[@]}" 2>&1
+# DSL.md's programs once more with the default device set to OpenCL: the typed functions
+# then run their GPU schedules on PoCL.
+if [ "${features[0]}" = --all-features ]; then
+  TVM_DEVICE=opencl cargo test --all-features --test dsl_contract 2>&1
+fi
 # The API docs of the compiler must build without warnings.
 RUSTDOCFLAGS="-D warnings" cargo doc -p tvm-core --no-deps 2>&1

@@ -99,6 +99,28 @@ mod own {
     }
 }
 
+mod own_vectors {
+    tvm::compute! {
+        /// `y = a * x + b * x²` with float4 loads and stores on OpenCL (a thread handles 4
+        /// consecutive elements) and 16 lanes on the CPU.
+        pub fn poly_vec4(x: f32[n], a: f32, b: f32) -> y: f32[n] {
+            y[i] = a * x[i] + b * x[i] * x[i];
+        }
+        schedule!(cpu) {
+            let (o, v) = y.split(y.i, 16);
+            y.parallel(o);
+            y.vectorize(v);
+        }
+        schedule!(cuda) {
+            let (o, v) = y.split(y.i, 4);
+            let (bx, tx) = y.split(o, 64);
+            y.bind(bx, block.x);
+            y.bind(tx, thread.x);
+            y.vectorize(v);
+        }
+    }
+}
+
 mod own_mask {
     tvm::compute! {
         /// A bool output (bytes on devices, converted back to `bool`).
@@ -413,6 +435,21 @@ fn clamp_affine_i32() {
 }
 
 #[test]
+fn poly_vec4() {
+    for n in [4096usize, 1000, 6, 1] {
+        let x = rand_vec(n, 33);
+        let want: Vec<f32> = x.iter().map(|&v| 1.5 * v + -0.5 * v * v).collect();
+        let tx = tensor(&x, [n]);
+        on_every_backend(&format!("poly_vec4 n={n}"), [n], &want, RTOL, |d, y| {
+            own_vectors::poly_vec4::run(d, &tx, 1.5, -0.5, y)
+        });
+    }
+    // The OpenCL program uses vector types.
+    let text = own_vectors::poly_vec4::source("opencl").unwrap();
+    assert!(text.contains("vload4") && text.contains("vstore4") && text.contains("float4"), "{text}");
+}
+
+#[test]
 fn in_range_bool_output() {
     for n in [100usize, 1] {
         let x = rand_vec(n, 32);
@@ -459,6 +496,7 @@ fn opencl_programs_build_without_warnings() {
         ("row_dot_f64", own::row_dot_f64::source),
         ("clamp_affine_i32", own::clamp_affine_i32::source),
         ("in_range", own_mask::in_range::source),
+        ("poly_vec4", own_vectors::poly_vec4::source),
     ];
     let rt = tvm::runtime::opencl::OpenClRuntime::global();
     for d in backends() {
