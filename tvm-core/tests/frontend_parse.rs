@@ -364,3 +364,30 @@ fn schedule_primitives_from_the_contract() {
     let s = build_schedule(&k, &Target::cuda()).unwrap();
     assert_eq!(s.stages.len(), 3);
 }
+
+/// `parse_str` takes the macro's input or a whole invocation, however the macro is named.
+#[test]
+fn whole_invocations_parse_like_their_input() {
+    use tvm_core::frontend::unwrap_invocation;
+    let inner = "pub fn add(a: f32[n], b: f32[n]) -> c: f32[n] { c[i] = a[i] + b[i]; }";
+    for wrapped in [
+        format!("compute! {{ {inner} }}"),
+        format!("tvm::compute! {{ {inner} }}"),
+        format!("::tvm::compute! {{ {inner} }}"),
+        format!("compute!( {inner} );"),
+    ] {
+        let k = parse_str(&wrapped).unwrap_or_else(|e| panic!("{wrapped}: {e:?}"));
+        assert_eq!(k.name, "add");
+        let tokens: proc_macro2::TokenStream = wrapped.parse().unwrap();
+        assert_eq!(
+            unwrap_invocation(tokens).to_string(),
+            inner.parse::<proc_macro2::TokenStream>().unwrap().to_string()
+        );
+    }
+    // Not an invocation: returned as it is (and reported by the parser as usual).
+    for other in [inner.to_string(), format!("other! {{ {inner} }}"), format!("compute! {{ {inner} }} extra")] {
+        let tokens: proc_macro2::TokenStream = other.parse().unwrap();
+        assert_eq!(unwrap_invocation(tokens.clone()).to_string(), tokens.to_string(), "{other}");
+    }
+    assert!(parse_str(&format!("other! {{ {inner} }}")).is_err());
+}

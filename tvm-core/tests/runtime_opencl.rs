@@ -390,3 +390,34 @@ fn build_options_and_log() {
         other => panic!("expected a failed build, got {other:?}"),
     }
 }
+
+/// Runs from several threads at once share the device's queue and buffer pool: each
+/// gets its own buffers, and every result is right, also when sizes repeat (pooled
+/// buffers are reused) and change (they are not).
+#[test]
+fn concurrent_runs_with_pooled_buffers() {
+    if !have_device("concurrent_runs_with_pooled_buffers") {
+        return;
+    }
+    let k = axpy(BLOCK);
+    std::thread::scope(|s| {
+        for t in 0..4usize {
+            let k = &k;
+            s.spawn(move || {
+                for round in 0..6usize {
+                    let n = [1000usize, 1000, 77, 4096, 1000, 77][(round + t) % 6];
+                    let mut args = axpy_args(n, n);
+                    // Distinct data per thread and round.
+                    if let ArgValue::Tensor(a) = &mut args[0] {
+                        let v: Vec<f32> = (0..n).map(|i| (i * (t + 1) + round) as f32).collect();
+                        *a = HostTensor::f32(vec![n], v);
+                    }
+                    let mut want = args.clone();
+                    interp::run(&k.f, &mut want).unwrap();
+                    run_primfunc(0, &k.f, &k.source, &mut args).unwrap();
+                    close(&args[3].as_tensor().unwrap().to_f64_vec(), &want[3].as_tensor().unwrap().to_f64_vec());
+                }
+            });
+        }
+    });
+}
