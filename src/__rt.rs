@@ -175,7 +175,7 @@ impl<'a> OutBuf<'a> {
             OutSlot::Bytes(b) => b,
             OutSlot::Bools(_, staging) => staging,
         };
-        DeviceArg::Output { dtype: self.dtype, shape: self.shape.clone(), bytes }
+        DeviceArg::Output { dtype: self.dtype, shape: self.shape.clone(), bytes, upload: false }
     }
 
     /// Moves staged bytes into the tensor (nonzero is `true`).

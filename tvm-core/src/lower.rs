@@ -80,6 +80,9 @@ fn shared_memory_error(sch: &Schedule, p: SharedMemoryProblem) -> ScheduleError 
         SharedMemoryProblem::UnknownSize { buffer } => {
             ScheduleError::new(loc_of(&buffer), ScheduleErrorKind::SharedSizeUnknown { stage: buffer })
         }
+        SharedMemoryProblem::LocalUnknownSize { buffer } => {
+            ScheduleError::new(loc_of(&buffer), ScheduleErrorKind::LocalSizeUnknown { stage: buffer })
+        }
         SharedMemoryProblem::TooLarge { bytes, limit, largest } => {
             ScheduleError::new(loc_of(&largest), ScheduleErrorKind::SharedMemoryExceeded { bytes, limit })
         }

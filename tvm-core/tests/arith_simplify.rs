@@ -527,7 +527,28 @@ fn statements() {
         ForKind::Serial,
         Stmt::if_then(g.clone(), Stmt::if_then(Expr::le(v(&x), v(&n) - 1), store(&out, v(&x)))),
     );
-    let want = Stmt::for_loop(x.clone(), v(&n) + 3, ForKind::Serial, Stmt::if_then(g, store(&out, v(&x))));
+    // (The loop's own bound then stops at the guard's: `x < n` ends the loop at `n`.)
+    let want = Stmt::for_loop(x.clone(), v(&n), ForKind::Serial, store(&out, v(&x)));
+    assert_eq!(an.simplify_stmt(s), want);
+    // A guard that is not an upper bound of the loop variable stays.
+    let s = Stmt::for_loop(
+        x.clone(),
+        v(&n) + 3,
+        ForKind::Serial,
+        Stmt::if_then(Expr::lt(v(&n), v(&x)), store(&out, v(&x))),
+    );
+    assert_eq!(an.simplify_stmt(s.clone()), s);
+    // An upper bound beyond the loop's end does not extend it.
+    let s = Stmt::for_loop(x.clone(), c(4), ForKind::Serial, Stmt::if_then(g.clone(), store(&out, v(&x))));
+    assert_eq!(an.simplify_stmt(s.clone()), s);
+    // A constant bound inside a constant loop, with a further condition kept.
+    let s = Stmt::for_loop(
+        x.clone(),
+        c(3),
+        ForKind::Serial,
+        Stmt::if_then(Expr::and(lt(v(&x), c(2)), g.clone()), store(&out, v(&x))),
+    );
+    let want = Stmt::for_loop(x.clone(), c(2), ForKind::Serial, Stmt::if_then(g, store(&out, v(&x))));
     assert_eq!(an.simplify_stmt(s), want);
 
     // Conditions that read memory are not assumed past a store.

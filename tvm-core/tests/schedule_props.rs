@@ -1183,6 +1183,7 @@ fn legit_rejection(k: &ScheduleErrorKind) -> bool {
             | VectorizeUnknownExtent { .. }
             | BlockTooLarge { .. }
             | SharedSizeUnknown { .. }
+            | LocalSizeUnknown { .. }
             | SharedMemoryExceeded { .. }
             | LaunchExtentVaries { .. }
     )
@@ -1311,9 +1312,9 @@ fn run_and_compare(
     Ok(None)
 }
 
-fn check_case(case: &Case, gpu: bool) -> Result<(Outcome, Vec<String>), TestCaseError> {
+fn check_case(case: &Case, gpu: bool, opencl: bool) -> Result<(Outcome, Vec<String>), TestCaseError> {
     let stmts = schedule_text(case, gpu);
-    Ok((check(&case.spec, gpu, &stmts)?, stmts))
+    Ok((check(&case.spec, gpu, &stmts, opencl)?, stmts))
 }
 
 /// What a schedule exercises, by the text of its statements.
@@ -1339,8 +1340,9 @@ const FEATURES: &[(&str, &str)] = &[
 ];
 
 /// Runs `spec` with the schedule `stmts` for a target; compares with the reference,
-/// after checking the default schedule against it too.
-fn check(spec: &Spec, gpu: bool, stmts: &[String]) -> Result<Outcome, TestCaseError> {
+/// after checking the default schedule against it too. With `opencl`, an accepted GPU
+/// schedule also runs on OpenCL device 0 (lowered for OpenCL, printed as OpenCL C).
+fn check(spec: &Spec, gpu: bool, stmts: &[String], opencl: bool) -> Result<Outcome, TestCaseError> {
     let tpl = &TEMPLATES[spec.template];
     let r = render(spec, gpu, stmts);
     let desc = describe(spec, &r);
@@ -1380,8 +1382,64 @@ fn check(spec: &Spec, gpu: bool, stmts: &[String]) -> Result<Outcome, TestCaseEr
     };
     match run_and_compare(spec, &sch, &inputs, &want, "the schedule", &desc)? {
         Some(k) => Ok(Outcome::Rejected(k)),
-        None => Ok(Outcome::Accepted),
+        None => {
+            if opencl {
+                run_on_opencl(spec, &kernel, &inputs, &want, &desc)?;
+            }
+            Ok(Outcome::Accepted)
+        }
     }
+}
+
+/// The kernel with its GPU schedule lowered for OpenCL, printed as OpenCL C and run on
+/// OpenCL device 0 (PoCL in CI) from a poisoned output: every element must equal the
+/// reference.
+#[cfg(feature = "opencl")]
+fn run_on_opencl(
+    spec: &Spec,
+    kernel: &tvm_core::frontend::Kernel,
+    inputs: &[ArgValue],
+    want: &[i64],
+    desc: &str,
+) -> Result<(), TestCaseError> {
+    let tpl = &TEMPLATES[spec.template];
+    let fail = |what: String| TestCaseError::fail(format!("opencl: {what}\n{desc}"));
+    let f = tvm_core::frontend::lower_for(kernel, &Target::opencl())
+        .map_err(|e| fail(format!("the schedule the CUDA target accepts fails for OpenCL:\n{}", show(&e))))?;
+    let src = tvm_core::codegen::opencl::emit_opencl(&f).map_err(|e| fail(format!("emit_opencl: {e}")))?;
+    let shape: Vec<usize> = tpl.output.iter().map(|&d| spec.sizes[d]).collect();
+    let len: usize = shape.iter().product();
+    let mut args = inputs.to_vec();
+    args.push(ArgValue::Tensor(match spec.ty {
+        Ty::F32 => HostTensor::f32(shape, vec![f32::NAN; len]),
+        Ty::I32 => HostTensor::i32(shape, vec![POISON_I32; len]),
+    }));
+    tvm_core::runtime::opencl::run_primfunc(0, &f, &src, &mut args)
+        .map_err(|e| fail(format!("the run failed: {e}\n{src}")))?;
+    let got = output_values(spec.ty, args.last().expect("the output"));
+    let bad: Vec<String> = got
+        .iter()
+        .zip(want)
+        .enumerate()
+        .filter(|(_, (g, w))| **g != Some(**w))
+        .take(8)
+        .map(|(i, (g, w))| format!("element {i}: got {g:?}, want {w}"))
+        .collect();
+    if !bad.is_empty() {
+        return Err(fail(format!("wrong result:\n  {}\n{src}", bad.join("\n  "))));
+    }
+    Ok(())
+}
+
+#[cfg(not(feature = "opencl"))]
+fn run_on_opencl(
+    _: &Spec,
+    _: &tvm_core::frontend::Kernel,
+    _: &[ArgValue],
+    _: &[i64],
+    _: &str,
+) -> Result<(), TestCaseError> {
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------
@@ -1403,13 +1461,19 @@ fn runner(cases: u32, salt: u64) -> TestRunner {
     TestRunner::new_with_rng(config, TestRng::from_seed(RngAlgorithm::ChaCha, &bytes))
 }
 
-/// Runs the property for one target; asserts that most cases are accepted.
-fn property(gpu: bool, cases: u32) {
+/// Runs the property for one target (and, with `opencl`, the accepted GPU schedules on
+/// OpenCL too); asserts that most cases are accepted.
+fn property(gpu: bool, cases: u32, opencl: bool) {
     let stats: RefCell<(usize, BTreeMap<String, usize>)> = RefCell::new((0, BTreeMap::new()));
     let features: RefCell<BTreeMap<&str, usize>> = RefCell::new(BTreeMap::new());
-    let mut runner = runner(cases, if gpu { 0x6770 } else { 0xc0 });
+    let salt = match (gpu, opencl) {
+        (false, _) => 0xc0,
+        (true, false) => 0x6770,
+        (true, true) => 0x0c1,
+    };
+    let mut runner = runner(cases, salt);
     let result = runner.run(&case(), |c| {
-        let (outcome, stmts) = check_case(&c, gpu)?;
+        let (outcome, stmts) = check_case(&c, gpu, opencl)?;
         let mut st = stats.borrow_mut();
         match outcome {
             Outcome::Accepted => {
@@ -1442,7 +1506,13 @@ fn property(gpu: bool, cases: u32) {
     );
     let features = features.into_inner();
     println!("accepted schedules using each primitive: {features:?}");
-    assert!(accepted * 10 >= total * 6, "only {accepted} of {total} random schedules were accepted: {rejected:?}");
+    // GPU buffers (shared, and each thread's local ones) must have constant sizes, and half
+    // the cases have symbolic dims: more GPU schedules are rejected for that reason alone.
+    let min_percent = if gpu { 50 } else { 60 };
+    assert!(
+        accepted * 100 >= total * min_percent,
+        "only {accepted} of {total} random schedules were accepted: {rejected:?}"
+    );
     let avoid = Avoid::from_env();
     for (name, _) in FEATURES {
         let expected = match *name {
@@ -1458,12 +1528,28 @@ fn property(gpu: bool, cases: u32) {
 
 #[test]
 fn random_cpu_schedules_preserve_results() {
-    property(false, 512);
+    property(false, 512, false);
 }
 
 #[test]
 fn random_cuda_schedules_preserve_results() {
-    property(true, 384);
+    property(true, 384, false);
+}
+
+/// Random legal GPU schedules, run for real on OpenCL (PoCL in CI), against the same
+/// references: the printer and the runtime on schedules no one wrote by hand.
+#[cfg(feature = "opencl")]
+#[test]
+fn random_gpu_schedules_run_on_opencl() {
+    use tvm_core::runtime::opencl::OpenClRuntime;
+    if let Err(e) = OpenClRuntime::global().check_device(0) {
+        if std::env::var("TVM_REQUIRE_TOOLS").as_deref() == Ok("1") {
+            panic!("TVM_REQUIRE_TOOLS=1 but no usable OpenCL device: {e}");
+        }
+        eprintln!("skipping random_gpu_schedules_run_on_opencl: {e}");
+        return;
+    }
+    property(true, 128, true);
 }
 
 // ---------------------------------------------------------------------------------
@@ -1476,7 +1562,7 @@ fn reproduce(template: &str, ty: Ty, sizes: Sizes, literal: [bool; 3], gpu: bool
     let t = TEMPLATES.iter().position(|t| t.name == template).expect("a template");
     let spec = Spec { template: t, ty, sizes, literal };
     let stmts: Vec<String> = schedule.lines().map(str::trim).filter(|l| !l.is_empty()).map(String::from).collect();
-    match check(&spec, gpu, &stmts) {
+    match check(&spec, gpu, &stmts, false) {
         Ok(Outcome::Accepted) => {}
         Ok(Outcome::Rejected(k)) => panic!("the schedule is rejected ({k})"),
         Err(e) => panic!("{e}"),

@@ -48,6 +48,26 @@ impl Analyzer {
                 if matches!(body, Stmt::NoOp) {
                     return Stmt::NoOp;
                 }
+                // `for v in [min, min + e) { if v < x && rest { .. } }` with
+                // `x - min <= e` proved: the loop stops at `x` instead.
+                if matches!(kind, ForKind::Serial | ForKind::Unrolled) {
+                    if let Some((x, rest, then)) = leading_upper_bound(&var, &body) {
+                        let new_extent = self.simplify(&(x - min.clone()));
+                        if self.can_prove(&Expr::cmp(CmpOp::Le, new_extent.clone(), extent.clone())) {
+                            let body = match rest {
+                                Some(c) => Stmt::If { cond: c, then: Box::new(then), otherwise: None },
+                                None => then,
+                            };
+                            return self.simplify_stmt(Stmt::For {
+                                var,
+                                min,
+                                extent: new_extent,
+                                kind,
+                                body: Box::new(body),
+                            });
+                        }
+                    }
+                }
                 Stmt::For { var, min, extent, kind, body: Box::new(body) }
             }
             Stmt::ThreadBinding { tag, var, extent, body } => {
@@ -148,4 +168,19 @@ impl Analyzer {
 
 fn le_zero(e: &Expr) -> Expr {
     Expr::cmp(CmpOp::Le, e.clone(), Expr::typed_int(0, e.dtype()))
+}
+
+/// `body` as `if v < x && rest { then }` (no `else`), with `x` free of `v` and of memory
+/// reads: `(x, rest, then)`.
+fn leading_upper_bound(v: &Var, body: &Stmt) -> Option<(Expr, Option<Expr>, Stmt)> {
+    let Stmt::If { cond, then, otherwise: None } = body else { return None };
+    let (first, rest) = match cond {
+        Expr::And(a, b) => (&**a, Some((**b).clone())),
+        c => (c, None),
+    };
+    let Expr::Cmp { op: CmpOp::Lt, a, b } = first else { return None };
+    if a.as_var() != Some(v) || crate::tir::visit::uses_var(b, v) || reads_memory(b) || !b.dtype().is_integer() {
+        return None;
+    }
+    Some(((**b).clone(), rest, (**then).clone()))
 }

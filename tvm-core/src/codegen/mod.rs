@@ -31,7 +31,7 @@ impl fmt::Display for CodegenError {
                  `{buffer}`: access at `{index}` is not `{loop_var} * S + r` with `0 <= r < S` for a single chunk \
                  size `S`"
             ),
-            CodegenError::Unsupported { what } => write!(f, "the cpu backend does not support {what}"),
+            CodegenError::Unsupported { what } => write!(f, "code generation does not support {what}"),
         }
     }
 }

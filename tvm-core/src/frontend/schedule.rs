@@ -157,6 +157,7 @@ fn stages_of(k: &K) -> Vec<&str> {
         | K::VectorizeNotInnermost { stage, .. }
         | K::VectorizeUnknownExtent { stage, .. }
         | K::SharedSizeUnknown { stage }
+        | K::LocalSizeUnknown { stage }
         | K::SharedOnCpu { stage }
         | K::DuplicateThreadTag { stage, .. } => vec![stage],
         _ => Vec::new(),

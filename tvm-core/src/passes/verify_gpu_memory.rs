@@ -1,5 +1,6 @@
 //! Measures the shared memory of every kernel: each shared allocation must have a
-//! compile-time constant size, and their total must fit the target's limit.
+//! compile-time constant size, and their total must fit the target's limit. Local
+//! (per-thread) allocations inside kernels must have a constant size too.
 
 use crate::tir::visit::{walk_stmt, Visitor};
 use crate::tir::{PrimFunc, Scope, Stmt};
@@ -7,8 +8,10 @@ use crate::tir::{PrimFunc, Scope, Stmt};
 /// A shared-memory problem of one kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum SharedMemoryProblem {
-    /// The named buffer's size is not a constant.
+    /// The named shared buffer's size is not a constant.
     UnknownSize { buffer: String },
+    /// The named local buffer's size is not a constant.
+    LocalUnknownSize { buffer: String },
     /// The kernel needs `bytes`, over the target's limit.
     TooLarge { bytes: u64, limit: u32, largest: String },
 }
@@ -18,10 +21,13 @@ pub fn verify_gpu_memory(f: &PrimFunc) -> (Vec<SharedMemoryProblem>, Vec<u64>) {
     let mut problems = Vec::new();
     let mut sizes = Vec::new();
     for k in &f.kernels {
-        let mut c = Count { bytes: 0, largest: (0, String::new()), unknown: Vec::new() };
+        let mut c = Count { bytes: 0, largest: (0, String::new()), unknown: Vec::new(), local_unknown: Vec::new() };
         c.visit_stmt(&k.body);
         for b in c.unknown {
             problems.push(SharedMemoryProblem::UnknownSize { buffer: b });
+        }
+        for b in c.local_unknown {
+            problems.push(SharedMemoryProblem::LocalUnknownSize { buffer: b });
         }
         let limit = f.target.max_shared_memory_per_block;
         if c.bytes > limit as u64 {
@@ -36,6 +42,7 @@ struct Count {
     bytes: u64,
     largest: (u64, String),
     unknown: Vec<String>,
+    local_unknown: Vec<String>,
 }
 
 impl Visitor for Count {
@@ -52,6 +59,9 @@ impl Visitor for Count {
                     }
                     None => self.unknown.push(buffer.name().to_string()),
                 }
+            }
+            if buffer.scope() == Scope::Local && extent.as_int().is_none() {
+                self.local_unknown.push(buffer.name().to_string());
             }
         }
         walk_stmt(self, s)

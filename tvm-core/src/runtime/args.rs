@@ -10,7 +10,9 @@ pub enum DeviceArg<'a> {
     /// An input tensor of element type `dtype` and shape `shape`.
     Input { dtype: DType, shape: Vec<usize>, bytes: &'a [u8] },
     /// An output tensor: read back from the device into `bytes` after the kernels ran.
-    Output { dtype: DType, shape: Vec<usize>, bytes: &'a mut [u8] },
+    /// With `upload`, its device memory starts as `bytes` (tests poison outputs so that
+    /// an element a kernel never writes shows); without, its start is unspecified.
+    Output { dtype: DType, shape: Vec<usize>, bytes: &'a mut [u8], upload: bool },
     /// A scalar parameter.
     Scalar(ScalarValue),
 }
@@ -20,7 +22,7 @@ impl DeviceArg<'_> {
     pub fn tensor(&self) -> Option<(DType, &[usize], usize)> {
         match self {
             DeviceArg::Input { dtype, shape, bytes } => Some((*dtype, shape, bytes.len())),
-            DeviceArg::Output { dtype, shape, bytes } => Some((*dtype, shape, bytes.len())),
+            DeviceArg::Output { dtype, shape, bytes, .. } => Some((*dtype, shape, bytes.len())),
             DeviceArg::Scalar(_) => None,
         }
     }

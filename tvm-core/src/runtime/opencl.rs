@@ -317,13 +317,14 @@ impl OpenClRuntime {
 /// Runs `f` (a lowered function with kernels) on OpenCL device `device`, the kernels taken
 /// from `source` (the OpenCL C of `f`'s kernels). `args` are in the order of `f.params`,
 /// as for [`crate::interp::run`], with the outputs as host tensors of the right shape,
-/// overwritten only when the whole run succeeds. Copies each tensor once more than
+/// overwritten only when the whole run succeeds. The outputs' device memory starts as
+/// their given contents (poison them to see elements a kernel never writes). Copies each tensor once more than
 /// [`run`]; tests and tools use it, generated code calls [`run`].
 pub fn run_primfunc(device: usize, f: &PrimFunc, source: &str, args: &mut [ArgValue]) -> Result<(), Error> {
     let mut outputs: Vec<(usize, Vec<u8>)> = Vec::new();
     for (i, p) in f.params.iter().enumerate() {
         if let (Param::Tensor { is_output: true, .. }, Some(ArgValue::Tensor(t))) = (p, args.get(i)) {
-            outputs.push((i, vec![0u8; t.numel() * t.dtype().bytes()]));
+            outputs.push((i, host_bytes(&t.data).to_vec()));
         }
     }
     {
@@ -335,7 +336,7 @@ pub fn run_primfunc(device: usize, f: &PrimFunc, source: &str, args: &mut [ArgVa
                 ArgValue::Scalar(s) => DeviceArg::Scalar(*s),
                 ArgValue::Tensor(t) if output_at.contains(&i) => {
                     let (_, bytes) = staged.next().ok_or_else(|| Error::Internal { message: "staging".into() })?;
-                    DeviceArg::Output { dtype: t.dtype(), shape: t.shape.clone(), bytes }
+                    DeviceArg::Output { dtype: t.dtype(), shape: t.shape.clone(), bytes, upload: true }
                 }
                 ArgValue::Tensor(t) => {
                     DeviceArg::Input { dtype: t.dtype(), shape: t.shape.clone(), bytes: host_bytes(&t.data) }
@@ -475,7 +476,12 @@ pub fn run(device: usize, f: &PrimFunc, source: &str, args: &mut [DeviceArg<'_>]
         let Param::Tensor { buffer, .. } = p else { continue };
         let Some((_, _, nbytes)) = args[i].tensor() else { continue };
         let mut b = state.alloc(nbytes).map_err(|e| fail(format!("allocating `{}`: {e}", buffer.name())))?;
-        if let DeviceArg::Input { bytes, .. } = &args[i] {
+        let upload: Option<&[u8]> = match &args[i] {
+            DeviceArg::Input { bytes, .. } => Some(bytes),
+            DeviceArg::Output { bytes, upload: true, .. } => Some(bytes),
+            _ => None,
+        };
+        if let Some(bytes) = upload {
             if !bytes.is_empty() {
                 // SAFETY: `b` holds at least `bytes.len()` bytes; the write is blocking, so
                 // `bytes` is not used after the call returns.

@@ -68,6 +68,9 @@ pub enum ScheduleErrorKind {
     LaunchExtentVaries { tag: &'static str },
     /// A shared buffer whose size is not a compile-time constant.
     SharedSizeUnknown { stage: String },
+    /// A per-thread (`local`) buffer inside a GPU kernel whose size is not a
+    /// compile-time constant: each thread's registers and local memory are fixed.
+    LocalSizeUnknown { stage: String },
     /// `shared` scope on a CPU target.
     SharedOnCpu { stage: String },
     /// A scope name other than `shared`, `local`, `global`.
@@ -167,6 +170,9 @@ impl ScheduleError {
                 format!("the shared buffer of `{stage}` has no compile-time constant size")
             }
             LaunchExtentVaries { tag } => format!("the extent bound to `{tag}` varies from block to block"),
+            LocalSizeUnknown { stage } => {
+                format!("each GPU thread would need a buffer of `{stage}` with no compile-time constant size")
+            }
             SharedOnCpu { stage } => format!("`shared` scope for `{stage}` on a CPU target"),
             UnknownScope { name } => format!("unknown memory scope `{name}`"),
             UnknownTarget { target, reason } => format!("unknown target `{target}`: {reason}"),
@@ -235,6 +241,9 @@ impl ScheduleError {
             InlineOutput { .. } | InlineReduction { .. } => "use `compute_at` or `compute_root()`".into(),
             SharedMemoryExceeded { .. } => "use smaller tiles".into(),
             SharedSizeUnknown { .. } => "compute the shared stage at an axis whose tile has a constant size".into(),
+            LocalSizeUnknown { .. } => {
+                "compute the stage at an inner axis, so each thread holds a constant-size part of it".into()
+            }
             LaunchExtentVaries { .. } => {
                 "bind axes whose extents are compile-time constants, e.g. split by a constant and bind the inner part".into()
             }
