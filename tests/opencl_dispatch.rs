@@ -6,29 +6,12 @@
 
 use tvm::{compute, Device, Tensor};
 
-compute! {
-    pub fn matmul(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] {
-        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..K);
-    }
-    schedule!(cuda) {
-        let (bi, bj, ti, tj) = c.tile(c.i, c.j, 8, 8);
-        c.bind(bi, block.y);
-        c.bind(bj, block.x);
-        c.bind(ti, thread.y);
-        c.bind(tj, thread.x);
-        let (ko, ki) = c.split(c.k, 8);
-        let a_s = a.cache_read(shared, [c]);
-        let b_s = b.cache_read(shared, [c]);
-        a_s.compute_at(c, ko);
-        b_s.compute_at(c, ko);
-        let [ay, ax] = a_s.axes();
-        a_s.bind(ay, thread.y);
-        a_s.bind(ax, thread.x);
-        let [by, bx] = b_s.axes();
-        b_s.bind(by, thread.y);
-        b_s.bind(bx, thread.x);
-    }
+// The corpus matmul: shared tiles of a and b, barriers (its `schedule!(cuda)` also
+// schedules OpenCL).
+mod corpus_matmul {
+    include!("../tvm-core/tests/corpus/matmul.rs");
 }
+use corpus_matmul::matmul;
 
 compute! {
     pub fn row_sum(x: f32[M, N]) -> r: f32[M] {
