@@ -30,26 +30,8 @@ fn main() -> Result<(), tvm::Error> {
         conv2d::run(&device, &data, &w, &mut out)?;
     }
     let secs = t.elapsed().as_secs_f64() / runs as f64;
-    let (dv, wv) = (data.as_slice(), w.as_slice());
-    let mut max_err = 0f32;
-    for f in 0..ch {
-        for y in 0..h {
-            for x in 0..wd {
-                let mut acc = 0f32;
-                for c in 0..ch {
-                    for r in 0..3 {
-                        for s in 0..3 {
-                            let (yy, xx) = (y + r, x + s);
-                            if yy >= 1 && yy <= h && xx >= 1 && xx <= wd {
-                                acc += dv[(c * h + yy - 1) * wd + xx - 1] * wv[((f * ch + c) * 3 + r) * 3 + s];
-                            }
-                        }
-                    }
-                }
-                max_err = max_err.max((out.as_slice()[(f * h + y) * wd + x] - acc).abs() / acc.abs().max(1.0));
-            }
-        }
-    }
+    let want = support::reference::conv2d_3x3(data.as_slice(), w.as_slice(), 1, ch, ch, h, wd);
+    let max_err = support::max_relative_error(out.as_slice(), &want);
     let flops = 2.0 * (ch * ch * 9 * h * wd) as f64;
     println!("conv2d 1x{ch}x{h}x{wd}, {ch} filters 3x3, f32 on {device}: max relative error {max_err:.2e}, {:.2} ms, {:.1} GFLOP/s", secs * 1e3, flops / secs / 1e9);
     assert!(max_err < 1e-4);

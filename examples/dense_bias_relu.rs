@@ -30,15 +30,8 @@ fn main() -> Result<(), tvm::Error> {
         dense_bias_relu::run(&device, &x, &w, &bias, &mut out)?;
     }
     let secs = t.elapsed().as_secs_f64() / runs as f64;
-    let (xv, wv) = (x.as_slice(), w.as_slice());
-    let mut max_err = 0f32;
-    for i in 0..m {
-        for j in 0..n {
-            let d: f32 = (0..k).map(|p| xv[i * k + p] * wv[j * k + p]).sum();
-            let want = (d + bias.as_slice()[j]).max(0.0);
-            max_err = max_err.max((out.as_slice()[i * n + j] - want).abs() / want.abs().max(1.0));
-        }
-    }
+    let want = support::reference::dense_bias_relu(x.as_slice(), w.as_slice(), bias.as_slice(), m, k, n);
+    let max_err = support::max_relative_error(out.as_slice(), &want);
     println!(
         "dense_bias_relu {m}x{k}x{n} f32 on {device}: max relative error {max_err:.2e}, {:.2} ms, {:.1} GFLOP/s",
         secs * 1e3,

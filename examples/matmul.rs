@@ -29,18 +29,8 @@ fn main() -> Result<(), tvm::Error> {
     }
     let secs = t.elapsed().as_secs_f64() / runs as f64;
 
-    // Reference: a plain i-k-j loop.
-    let (av, bv) = (a.as_slice(), b.as_slice());
-    let mut want = vec![0f32; n * n];
-    for i in 0..n {
-        for k in 0..n {
-            let x = av[i * n + k];
-            for j in 0..n {
-                want[i * n + j] += x * bv[k * n + j];
-            }
-        }
-    }
-    let max_err = c.as_slice().iter().zip(&want).map(|(g, w)| (g - w).abs() / w.abs().max(1.0)).fold(0f32, f32::max);
+    let want = support::reference::matmul(a.as_slice(), b.as_slice(), n, n, n);
+    let max_err = support::max_relative_error(c.as_slice(), &want);
     println!(
         "matmul {n}x{n}x{n} f32 on {device}: max relative error {max_err:.2e}, {:.2} ms, {:.1} GFLOP/s",
         secs * 1e3,

@@ -18,7 +18,9 @@ if ! dpkg -s pocl-opencl-icd ocl-icd-opencl-dev >/dev/null 2>&1; then
 fi
 
 # Every feature (ndarray, opencl) when libOpenCL is there to link against.
-if ldconfig -p 2>/dev/null | grep -q 'libOpenCL\.so\b'; then
+# (grep reads all of ldconfig's output: with -q it could exit first, and pipefail would
+# count ldconfig's SIGPIPE as "no libOpenCL".)
+if ldconfig -p 2>/dev/null | grep 'libOpenCL\.so\b' >/dev/null; then
   features=(--all-features)
 else
   if [ "${TVM_REQUIRE_TOOLS:-}" = 1 ]; then

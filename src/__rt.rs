@@ -1,21 +1,25 @@
 //! What generated kernels call: shape binding and checking with errors that name the
 //! parameter, the dimension and both sizes; rayon; math helpers.
 
+use std::sync::OnceLock;
+use tvm_core::runtime::decide_default;
 pub use tvm_core::runtime::rayon;
 use tvm_core::{Device, Error};
 
-/// The device a kernel's typed function runs on: `TVM_DEVICE` when set (an unavailable
-/// device is then an error, never a silent fallback), else CUDA when a device is
-/// present and the kernel has CUDA code, else the CPU.
-pub fn default_device(has_cuda_code: bool) -> Result<Device, Error> {
-    let requested = std::env::var("TVM_DEVICE").map(|v| !v.trim().is_empty()).unwrap_or(false);
-    if requested {
-        return Device::try_default();
-    }
-    match Device::try_default()? {
-        Device::Cuda(n) if has_cuda_code => Ok(Device::Cuda(n)),
-        _ => Ok(Device::Cpu),
-    }
+/// The device a kernel's typed function runs on, decided on the first call (then fixed)
+/// by [`decide_default`]: `TVM_DEVICE` when set and not blank (an unavailable device is
+/// then an error when the kernel runs, never a silent fallback; an unparseable one is
+/// `Err(InvalidDevice)` on every call), else the CPU. No kernel has CUDA code yet, so a
+/// CUDA device that is present does not make it the default here, unlike
+/// [`Device::try_default`].
+pub fn default_device() -> Result<Device, Error> {
+    static DEFAULT: OnceLock<Result<Device, Error>> = OnceLock::new();
+    DEFAULT
+        .get_or_init(|| {
+            let env = std::env::var_os("TVM_DEVICE");
+            decide_default(env.as_ref().map(|v| v.to_string_lossy()).as_deref(), false)
+        })
+        .clone()
 }
 
 /// Binds dim slot `slot` (named `symbol`) to dimension `dim` of parameter `param`, or
@@ -143,8 +147,9 @@ impl HostElement for bool {
     }
     fn out_slot(s: &mut [Self]) -> OutSlot<'_> {
         // A device could write a byte other than 0 or 1, which is not a `bool`: it writes
-        // into bytes, converted afterwards.
-        let staging = vec![0u8; s.len()];
+        // into bytes, converted afterwards. They start as the tensor's values, for the
+        // elements a kernel leaves unwritten (see [`OutBuf::arg`]).
+        let staging = s.iter().map(|&b| b as u8).collect();
         OutSlot::Bools(s, staging)
     }
 }
@@ -170,12 +175,23 @@ impl<'a> OutBuf<'a> {
         OutBuf { dtype: T::DTYPE, shape: t.shape().to_vec(), slot: T::out_slot(t.as_mut_slice()) }
     }
 
+    /// The output as a device argument; call it once (it hands over the shape).
+    ///
+    /// In debug builds the device buffer starts as the tensor's contents (`upload`), so an
+    /// element the kernel never writes keeps its value, as on the CPU, instead of stale
+    /// bytes of an earlier run in a pooled device buffer: a test that starts an output as
+    /// NaN sees the elements a kernel misses. Release builds skip that copy.
     pub fn arg(&mut self) -> DeviceArg<'_> {
         let bytes: &mut [u8] = match &mut self.slot {
             OutSlot::Bytes(b) => b,
             OutSlot::Bools(_, staging) => staging,
         };
-        DeviceArg::Output { dtype: self.dtype, shape: self.shape.clone(), bytes, upload: false }
+        DeviceArg::Output {
+            dtype: self.dtype,
+            shape: std::mem::take(&mut self.shape),
+            bytes,
+            upload: cfg!(debug_assertions),
+        }
     }
 
     /// Moves staged bytes into the tensor (nonzero is `true`).

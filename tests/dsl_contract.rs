@@ -160,3 +160,25 @@ fn generated_functions_are_called_from_many_threads() {
         }
     });
 }
+
+/// `scripts/test.sh` reruns this file with `TVM_DEVICE` set (`opencl`): the typed
+/// functions above then run on that device, the one `TVM_DEVICE` names, not on the CPU.
+/// (Without `TVM_DEVICE` there is nothing to check here: §1 runs on the default device.)
+#[test]
+fn typed_functions_run_on_tvm_device() -> Result<(), tvm::Error> {
+    let Some(text) = std::env::var("TVM_DEVICE").ok().filter(|t| !t.trim().is_empty()) else {
+        return Ok(());
+    };
+    let requested: tvm::Device = text.parse()?;
+    // The decision every typed function makes (`vector_add(&a, &b)` above).
+    assert_eq!(tvm::__rt::default_device()?, requested, "TVM_DEVICE={text}");
+    // It is usable, so the typed calls of the other tests ran there; and they agree with
+    // `run` on it.
+    requested.check_available()?;
+    let a = Tensor::from_vec(values(1000, 11), [1000])?;
+    let b = Tensor::from_vec(values(1000, 12), [1000])?;
+    let mut c = Tensor::<f32, 1>::zeros([1000]);
+    vector_add::run(&requested, &a, &b, &mut c)?;
+    assert_eq!(vector_add(&a, &b)?.as_slice(), c.as_slice());
+    Ok(())
+}

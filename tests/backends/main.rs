@@ -10,7 +10,9 @@
 //! `tvm-core/tests/corpus/` (the same files the compiler's own tests parse), the example
 //! kernels from `examples/kernels/`.
 //!
-//! Outputs start as NaN, so an element the CPU backend never writes fails the comparison.
+//! Outputs start as NaN, so an element a backend never writes fails the comparison (in
+//! debug builds an OpenCL output starts as the tensor's contents, as on the CPU; release
+//! builds skip that copy).
 
 use std::sync::OnceLock;
 use tvm::{Device, Tensor};
@@ -95,6 +97,29 @@ mod own {
             let (b, t) = y.split(y.i, 64);
             y.bind(b, block.x);
             y.bind(t, thread.x);
+        }
+    }
+}
+
+/// Kernels that only this suite schedules for OpenCL, or that pass a `usize` scalar.
+mod own_opencl {
+    tvm::compute! {
+        /// Row sums with a schedule of its own for OpenCL (not the CUDA one): a block per
+        /// row, 32 threads reducing across it.
+        pub fn row_sum(x: f32[M, N]) -> r: f32[M] {
+            r[i] = sum(x[i, j] for j in 0..N);
+        }
+        schedule!(opencl) {
+            r.bind(r.i, block.x);
+            let (jo, ji) = r.split(r.j, 32);
+            r.bind(ji, thread.x);
+        }
+    }
+
+    tvm::compute! {
+        /// A `usize` scalar used as a value (kernels take it as `u64`).
+        pub fn scale_shift(x: f32[n], alpha: f32, k: usize) -> y: f32[n] {
+            y[i] = alpha * x[i] + k as f32;
         }
     }
 }
@@ -225,6 +250,7 @@ fn matmul() {
             corpus::matmul_tiled::matmul::run(d, &ta, &tb, c)
         });
     }
+    assert!(corpus::matmul::matmul::source("opencl").unwrap().contains("__kernel"));
     let (a, b) = (rand_vec(64 * 64, 7), rand_vec(64 * 64, 8));
     let want = reference::matmul(&a, &b, 64, 64, 64);
     let (ta, tb) = (tensor(&a, [64, 64]), tensor(&b, [64, 64]));
@@ -450,6 +476,47 @@ fn poly_vec4() {
 }
 
 #[test]
+fn row_sum_with_an_opencl_schedule() {
+    for (m, n) in [(5usize, 77usize), (4, 32), (3, 1)] {
+        let x = rand_vec(m * n, 34);
+        let want = reference::row_sum(&x, m, n);
+        let tx = tensor(&x, [m, n]);
+        on_every_backend(&format!("row_sum {m}x{n}"), [m], &want, rtol_for_sum(n), |d, r| {
+            own_opencl::row_sum::run(d, &tx, r)
+        });
+    }
+    // OpenCL lowers with its own schedule block, not the default GPU schedule.
+    let (opencl, cuda) =
+        (own_opencl::row_sum::lowered("opencl").unwrap(), own_opencl::row_sum::lowered("cuda").unwrap());
+    assert_ne!(opencl, cuda, "the OpenCL schedule block is not used");
+}
+
+#[test]
+fn scale_shift_usize_scalar() {
+    for (n, k) in [(1000usize, 3usize), (7, 0), (1, 1 << 20)] {
+        let x = rand_vec(n, 35);
+        let want: Vec<f32> = reference::scale(&x, 1.5).iter().map(|v| v + k as f32).collect();
+        let tx = tensor(&x, [n]);
+        on_every_backend(&format!("scale_shift n={n} k={k}"), [n], &want, RTOL, |d, y| {
+            own_opencl::scale_shift::run(d, &tx, 1.5, k, y)
+        });
+    }
+}
+
+/// Shapes are checked before anything reaches a device: a wrong input shape is
+/// `ShapeMismatch` on every backend, and the output is left untouched.
+#[test]
+fn shape_errors_on_every_backend() {
+    let bad = tensor(&rand_vec(6, 36), [2, 3]);
+    for d in backends() {
+        let mut out = Tensor::<f32, 2>::full([16, 16], 7.0);
+        let r = corpus::matmul::matmul::run(d, &bad, &bad, &mut out);
+        assert!(matches!(r, Err(tvm::Error::ShapeMismatch { .. })), "matmul of [2, 3] by [2, 3] on {d}: {r:?}");
+        assert!(out.as_slice().iter().all(|&v| v == 7.0), "the output changed on {d}");
+    }
+}
+
+#[test]
 fn in_range_bool_output() {
     for n in [100usize, 1] {
         let x = rand_vec(n, 32);
@@ -497,6 +564,8 @@ fn opencl_programs_build_without_warnings() {
         ("clamp_affine_i32", own::clamp_affine_i32::source),
         ("in_range", own_mask::in_range::source),
         ("poly_vec4", own_vectors::poly_vec4::source),
+        ("row_sum", own_opencl::row_sum::source),
+        ("scale_shift", own_opencl::scale_shift::source),
     ];
     let rt = tvm::runtime::opencl::OpenClRuntime::global();
     for d in backends() {

@@ -4,7 +4,7 @@
 //! `TVM_DUMP_TIR=DIR` when set, and timed with `TVM_TIME_PASSES=1`.
 
 use crate::passes::dump::{dump, time_pass};
-use crate::passes::verify_gpu_memory::SharedMemoryProblem;
+use crate::passes::verify_gpu_memory::GpuMemoryProblem;
 use crate::passes::*;
 use crate::schedule::{Schedule, ScheduleError, ScheduleErrorKind};
 use crate::tir::verify::Phase;
@@ -67,23 +67,23 @@ pub fn lower(sch: &Schedule) -> Result<PrimFunc, Vec<ScheduleError>> {
         check(&f, "inject_thread_sync", Phase::Flattened);
         let (problems, _) = verify_gpu_memory::verify_gpu_memory(&f);
         if !problems.is_empty() {
-            return Err(problems.into_iter().map(|p| shared_memory_error(&sch, p)).collect());
+            return Err(problems.into_iter().map(|p| gpu_memory_error(&sch, p)).collect());
         }
     }
     Ok(f)
 }
 
-fn shared_memory_error(sch: &Schedule, p: SharedMemoryProblem) -> ScheduleError {
+fn gpu_memory_error(sch: &Schedule, p: GpuMemoryProblem) -> ScheduleError {
     let loc_of =
         |buffer: &str| sch.graph.find(buffer).map(|t| sch.graph.tensor(t).loc).unwrap_or(crate::loc::Loc::NONE);
     match p {
-        SharedMemoryProblem::UnknownSize { buffer } => {
+        GpuMemoryProblem::UnknownSize { buffer } => {
             ScheduleError::new(loc_of(&buffer), ScheduleErrorKind::SharedSizeUnknown { stage: buffer })
         }
-        SharedMemoryProblem::LocalUnknownSize { buffer } => {
+        GpuMemoryProblem::LocalUnknownSize { buffer } => {
             ScheduleError::new(loc_of(&buffer), ScheduleErrorKind::LocalSizeUnknown { stage: buffer })
         }
-        SharedMemoryProblem::TooLarge { bytes, limit, largest } => {
+        GpuMemoryProblem::TooLarge { bytes, limit, largest } => {
             ScheduleError::new(loc_of(&largest), ScheduleErrorKind::SharedMemoryExceeded { bytes, limit })
         }
     }

@@ -548,7 +548,19 @@ fn statements() {
         ForKind::Serial,
         Stmt::if_then(Expr::and(lt(v(&x), c(2)), g.clone()), store(&out, v(&x))),
     );
-    let want = Stmt::for_loop(x.clone(), c(2), ForKind::Serial, Stmt::if_then(g, store(&out, v(&x))));
+    let want = Stmt::for_loop(x.clone(), c(2), ForKind::Serial, Stmt::if_then(g.clone(), store(&out, v(&x))));
+    assert_eq!(an.simplify_stmt(s), want);
+    // Three conjuncts, folded to the left: the bound is the last one, after an upper bound
+    // that does not hold (`x < n`) and an unrelated condition; both of those are kept.
+    let m = Var::index("m");
+    let other = lt(v(&m), v(&n));
+    let s = Stmt::for_loop(
+        x.clone(),
+        c(3),
+        ForKind::Serial,
+        Stmt::if_then(Expr::and(Expr::and(g.clone(), other.clone()), lt(v(&x), c(2))), store(&out, v(&x))),
+    );
+    let want = Stmt::for_loop(x.clone(), c(2), ForKind::Serial, Stmt::if_then(Expr::and(g, other), store(&out, v(&x))));
     assert_eq!(an.simplify_stmt(s), want);
 
     // Conditions that read memory are not assumed past a store.

@@ -1,7 +1,10 @@
 //! OpenCL C code generation: every corpus kernel, with its GPU schedule and with the
 //! default one, lowered for `Target::opencl()` and printed. Structural checks for all,
-//! goldens for two (bless with `UPDATE_EXPECT=1`), and, where an OpenCL platform is
-//! installed (PoCL), a build of every program by the OpenCL compiler.
+//! goldens for two (bless with `UPDATE_EXPECT=1`), and, with the `opencl` feature where
+//! an OpenCL device exists (PoCL; required under `TVM_REQUIRE_TOOLS=1`), a build of every
+//! program by the OpenCL compiler on every device, warnings as errors.
+
+mod common;
 
 use expect_test::expect;
 use tvm_core::codegen::opencl::emit_opencl;
@@ -186,40 +189,31 @@ fn golden_matmul_shared() {
     "#]].assert_eq(&text);
 }
 
-/// The first OpenCL device found, or why there is none.
-fn opencl_context() -> Result<opencl3::context::Context, String> {
-    use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
-    let platforms = opencl3::platform::get_platforms().map_err(|e| format!("no OpenCL platform: {e}"))?;
-    for p in platforms {
-        let Ok(ids) = p.get_devices(CL_DEVICE_TYPE_ALL) else { continue };
-        if let Some(id) = ids.first() {
-            let device = Device::new(*id);
-            return opencl3::context::Context::from_device(&device).map_err(|e| format!("cannot make a context: {e}"));
-        }
+/// Builds `text` on every OpenCL device with warnings as errors; `Err` with the log and
+/// the source for each device where it does not build.
+#[cfg(feature = "opencl")]
+fn build_werror(label: &str, text: &str) -> Result<(), String> {
+    let rt = tvm_core::runtime::opencl::OpenClRuntime::global();
+    let failures: Vec<String> = common::opencl::devices()
+        .filter_map(|dev| rt.build_uncached(dev, text, "-Werror").err().map(|e| format!("opencl:{dev}: {e}")))
+        .collect();
+    if failures.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{label}: build failed:\n{}\n--- source ---\n{text}", failures.join("\n")))
     }
-    Err("no OpenCL device on any platform".into())
 }
 
 /// Builds every emitted program with the installed OpenCL compiler (PoCL here), warnings
-/// as errors. Skips when there is none, unless `TVM_REQUIRE_TOOLS=1`.
+/// as errors. Skips when there is no device, unless `TVM_REQUIRE_TOOLS=1`.
+#[cfg(feature = "opencl")]
 #[test]
 fn corpus_builds_with_opencl_compiler() {
-    let ctx = match opencl_context() {
-        Ok(c) => c,
-        Err(why) => {
-            if std::env::var("TVM_REQUIRE_TOOLS").as_deref() == Ok("1") {
-                panic!("TVM_REQUIRE_TOOLS=1 but OpenCL is unavailable: {why}");
-            }
-            eprintln!("skipping corpus_builds_with_opencl_compiler: {why}");
-            return;
-        }
-    };
-    let mut failures = Vec::new();
-    for (label, _, text) in all_programs() {
-        if let Err(log) = opencl3::program::Program::create_and_build_from_source(&ctx, &text, "-Werror") {
-            failures.push(format!("{label}: build failed:\n{log}\n--- source ---\n{text}"));
-        }
+    if !common::opencl::device_or_skip("corpus_builds_with_opencl_compiler") {
+        return;
     }
+    let failures: Vec<String> =
+        all_programs().into_iter().filter_map(|(label, _, text)| build_werror(&label, &text).err()).collect();
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
@@ -282,9 +276,10 @@ fn golden_vectors_and_f64() {
           }
         }
     "#]].assert_eq(&text);
-    if let Ok(ctx) = opencl_context() {
-        if let Err(log) = opencl3::program::Program::create_and_build_from_source(&ctx, &text, "-Werror") {
-            panic!("build failed:\n{log}\n{text}");
+    #[cfg(feature = "opencl")]
+    if common::opencl::device_or_skip("golden_vectors_and_f64 (OpenCL build)") {
+        if let Err(e) = build_werror("vec", &text) {
+            panic!("{e}");
         }
     }
 }

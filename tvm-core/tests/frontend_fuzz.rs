@@ -5,7 +5,7 @@
 
 #[path = "support/atoms.rs"]
 mod atoms;
-use atoms::atoms;
+use atoms::{atoms, Rng};
 use proc_macro2::TokenStream;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use tvm_core::frontend::{build_schedule, check_schedules, parse_kernel, parse_str, Kernel};
@@ -13,24 +13,6 @@ use tvm_core::Target;
 
 mod frontend_kernels;
 use frontend_kernels::ALL;
-
-/// xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len())]
-    }
-}
 
 const VOCAB: &[&str] = &[
     ";",

@@ -375,6 +375,7 @@ fn whole_invocations_parse_like_their_input() {
         format!("tvm::compute! {{ {inner} }}"),
         format!("::tvm::compute! {{ {inner} }}"),
         format!("compute!( {inner} );"),
+        format!("tvm::compute! [ {inner} ]"),
     ] {
         let k = parse_str(&wrapped).unwrap_or_else(|e| panic!("{wrapped}: {e:?}"));
         assert_eq!(k.name, "add");
@@ -385,7 +386,13 @@ fn whole_invocations_parse_like_their_input() {
         );
     }
     // Not an invocation: returned as it is (and reported by the parser as usual).
-    for other in [inner.to_string(), format!("other! {{ {inner} }}"), format!("compute! {{ {inner} }} extra")] {
+    for other in [
+        inner.to_string(),
+        format!("other! {{ {inner} }}"),
+        format!("compute::other! {{ {inner} }}"),
+        format!("compute! {{ {inner} }} extra"),
+        format!("compute! {{ {inner} }};;"),
+    ] {
         let tokens: proc_macro2::TokenStream = other.parse().unwrap();
         assert_eq!(unwrap_invocation(tokens.clone()).to_string(), tokens.to_string(), "{other}");
     }

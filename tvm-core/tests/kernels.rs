@@ -19,16 +19,7 @@ fn vector_add() {
         let b = rand_vec(n, 2);
         let want = r::vector_add(&a, &b);
         for v in Variant::CPU_GPU {
-            check(
-                VECTOR_ADD,
-                v,
-                vec![t(&[n], &a), t(&[n], &b)],
-                vec![],
-                &[n],
-                &want,
-                RTOL,
-                &format!("vector_add n={n}"),
-            );
+            check(VECTOR_ADD, v, vec![t(&[n], &a), t(&[n], &b)], vec![], &[n], &want, &format!("vector_add n={n}"));
         }
     }
 }
@@ -43,7 +34,7 @@ fn matmul() {
         let want = r::matmul(&a, &b, m, k, n);
         for v in Variant::CPU_GPU {
             let inputs = vec![t(&[m, k], &a), t(&[k, n], &b)];
-            check(MATMUL, v, inputs, vec![], &[m, n], &want, RTOL, &format!("matmul {m}x{k}x{n}"));
+            check(MATMUL, v, inputs, vec![], &[m, n], &want, &format!("matmul {m}x{k}x{n}"));
         }
     }
 }
@@ -59,7 +50,7 @@ fn dense_bias_relu() {
         let want = r::dense_bias_relu(&x, &w, &bias, m, k, n);
         for v in Variant::CPU_GPU {
             let inputs = vec![t(&[m, k], &x), t(&[n, k], &w), t(&[n], &bias)];
-            check(DENSE, v, inputs, vec![], &[m, n], &want, RTOL, &format!("dense {m}x{k}x{n}"));
+            check(DENSE, v, inputs, vec![], &[m, n], &want, &format!("dense {m}x{k}x{n}"));
         }
     }
 }
@@ -72,16 +63,7 @@ fn softmax() {
         let x = rand_vec(rows * 40, 8);
         let want = r::softmax(&x, rows, 40);
         for v in Variant::CPU_GPU {
-            check(
-                SOFTMAX,
-                v,
-                vec![t(&[rows, 40], &x)],
-                vec![],
-                &[rows, 40],
-                &want,
-                RTOL,
-                &format!("softmax rows={rows}"),
-            );
+            check(SOFTMAX, v, vec![t(&[rows, 40], &x)], vec![], &[rows, 40], &want, &format!("softmax rows={rows}"));
         }
     }
 }
@@ -96,7 +78,7 @@ fn conv2d() {
         let want = r::conv2d_3x3(&data, &wt, nb, 3, f, h, w);
         for v in Variant::CPU_GPU {
             let inputs = vec![t(&[nb, 3, h, w], &data), t(&[f, 3, 3, 3], &wt)];
-            check(CONV2D, v, inputs, vec![], &[nb, f, h, w], &want, RTOL, &format!("conv2d {nb}x{f}x{h}x{w}"));
+            check(CONV2D, v, inputs, vec![], &[nb, f, h, w], &want, &format!("conv2d {nb}x{f}x{h}x{w}"));
         }
     }
 }
@@ -109,7 +91,7 @@ fn transpose() {
         let a = rand_vec(m * n, 11);
         let want = r::transpose(&a, m, n);
         for v in Variant::CPU_GPU {
-            check(TRANSPOSE, v, vec![t(&[m, n], &a)], vec![], &[n, m], &want, RTOL, &format!("transpose {m}x{n}"));
+            check(TRANSPOSE, v, vec![t(&[m, n], &a)], vec![], &[n, m], &want, &format!("transpose {m}x{n}"));
         }
     }
 }
@@ -123,7 +105,7 @@ fn max_pool() {
         let want = r::max_pool_3x3(&data, nb, c, h, w);
         for v in Variant::CPU_GPU {
             let what = format!("max_pool {nb}x{c}x{h}x{w}");
-            check(MAXPOOL, v, vec![t(&[nb, c, h, w], &data)], vec![], &[nb, c, h, w], &want, RTOL, &what);
+            check(MAXPOOL, v, vec![t(&[nb, c, h, w], &data)], vec![], &[nb, c, h, w], &want, &what);
         }
     }
 }
@@ -136,7 +118,7 @@ fn sum_two_axes() {
         let x = rand_vec(a * b * c, 13);
         let want = r::row_sum(&x, a, b * c);
         for v in Variant::CPU_GPU {
-            check(SUM2, v, vec![t(&[a, b, c], &x)], vec![], &[a], &want, RTOL, &format!("sum_two_axes {a}x{b}x{c}"));
+            check(SUM2, v, vec![t(&[a, b, c], &x)], vec![], &[a], &want, &format!("sum_two_axes {a}x{b}x{c}"));
         }
     }
 }
@@ -149,7 +131,7 @@ fn row_sum_cross_thread_with_rfactor() {
         let x = rand_vec(m * n, 14);
         let want = r::row_sum(&x, m, n);
         for v in Variant::CPU_GPU {
-            check(ROW_SUM_RFACTOR, v, vec![t(&[m, n], &x)], vec![], &[m], &want, RTOL, &format!("row_sum {m}x{n}"));
+            check(ROW_SUM_RFACTOR, v, vec![t(&[m, n], &x)], vec![], &[m], &want, &format!("row_sum {m}x{n}"));
         }
     }
 }
@@ -161,6 +143,6 @@ fn scalar_parameter() {
     let x = rand_vec(10, 15);
     let want = r::scale(&x, 2.5);
     for v in Variant::CPU_GPU {
-        check(SCALE, v, vec![t(&[10], &x)], vec![scalar_f32(2.5)], &[10], &want, RTOL, "scale");
+        check(SCALE, v, vec![t(&[10], &x)], vec![scalar_f32(2.5)], &[10], &want, "scale");
     }
 }

@@ -2,39 +2,24 @@
 //! interpreter. Skips (printing why) when no OpenCL device exists, unless
 //! `TVM_REQUIRE_TOOLS=1`, which turns the skip into a failure.
 //!
-//! Two kinds of programs: hand-written OpenCL C with hand-built PrimFuncs (testing the
-//! runtime alone: scalars, intermediates, errors), and corpus kernels lowered for
-//! `Target::opencl()` and printed by `emit_opencl`.
+//! Hand-written OpenCL C with hand-built PrimFuncs test the runtime alone (scalars,
+//! intermediates, errors, the program cache, concurrency); the corpus kernels run on
+//! OpenCL in `kernels.rs` (through `common::check`), here only the empty-tensor case.
 #![cfg(feature = "opencl")]
 
-use std::collections::HashMap;
+mod common;
+
+use common::opencl::device_or_skip;
 use tvm_core::codegen::opencl::emit_opencl;
-use tvm_core::frontend::{build_schedule, parse_str};
+use tvm_core::frontend::parse_str;
 use tvm_core::interp::{self, ArgValue, HostTensor, ScalarValue};
 use tvm_core::runtime::opencl::{run_primfunc, Caps, OpenClRuntime};
 use tvm_core::tir::{Buffer, Expr, Kernel, Param, PrimFunc, Scope, Stmt, ThreadTag, Var};
 use tvm_core::{DType, Error, Target};
 
-/// Whether an OpenCL device exists; panics instead of skipping under TVM_REQUIRE_TOOLS=1.
-fn have_device(test: &str) -> bool {
-    let rt = OpenClRuntime::global();
-    let reason = match rt.check_device(0) {
-        Ok(()) => return true,
-        Err(e) => e.to_string(),
-    };
-    if std::env::var("TVM_REQUIRE_TOOLS").as_deref() == Ok("1") {
-        panic!("{test}: TVM_REQUIRE_TOOLS=1 but no usable OpenCL device: {reason}");
-    }
-    eprintln!("skipping {test}: no usable OpenCL device: {reason}");
-    false
-}
-
-fn close(got: &[f64], want: &[f64]) {
-    assert_eq!(got.len(), want.len());
-    for (i, (g, w)) in got.iter().zip(want).enumerate() {
-        let tol = 1e-5 * w.abs().max(1.0);
-        assert!((g - w).abs() <= tol, "element {i}: got {g}, want {w}");
-    }
+/// The f32 output (argument 3) of an axpy run.
+fn out_f32(args: &[ArgValue]) -> &[f32] {
+    args[3].as_tensor().and_then(|t| t.as_f32()).expect("an f32 output")
 }
 
 const BLOCK: i64 = 64;
@@ -116,7 +101,7 @@ fn axpy_args(n: usize, m: usize) -> Vec<ArgValue> {
 
 #[test]
 fn axpy_matches_the_interpreter() {
-    if !have_device("axpy_matches_the_interpreter") {
+    if !device_or_skip("axpy_matches_the_interpreter") {
         return;
     }
     eprintln!("opencl:0 is {}", OpenClRuntime::global().device_name(0).unwrap_or_default());
@@ -126,7 +111,7 @@ fn axpy_matches_the_interpreter() {
         interp::run(&k.f, &mut want).unwrap();
         let mut got = axpy_args(n, n);
         run_primfunc(0, &k.f, &k.source, &mut got).unwrap();
-        close(&got[3].as_tensor().unwrap().to_f64_vec(), &want[3].as_tensor().unwrap().to_f64_vec());
+        common::assert_close(out_f32(&got), out_f32(&want), &format!("axpy n={n}"));
         // Inputs are untouched.
         assert_eq!(got[0], want[0]);
     }
@@ -134,7 +119,7 @@ fn axpy_matches_the_interpreter() {
 
 #[test]
 fn empty_tensor_launches_nothing() {
-    if !have_device("empty_tensor_launches_nothing") {
+    if !device_or_skip("empty_tensor_launches_nothing") {
         return;
     }
     let k = axpy(BLOCK);
@@ -145,7 +130,7 @@ fn empty_tensor_launches_nothing() {
 
 #[test]
 fn shape_mismatch_is_reported() {
-    if !have_device("shape_mismatch_is_reported") {
+    if !device_or_skip("shape_mismatch_is_reported") {
         return;
     }
     let k = axpy(BLOCK);
@@ -162,7 +147,7 @@ fn shape_mismatch_is_reported() {
 
 #[test]
 fn build_failure_carries_the_log() {
-    if !have_device("build_failure_carries_the_log") {
+    if !device_or_skip("build_failure_carries_the_log") {
         return;
     }
     let k = axpy(BLOCK);
@@ -179,7 +164,7 @@ fn build_failure_carries_the_log() {
 
 #[test]
 fn missing_kernel_is_a_launch_failure() {
-    if !have_device("missing_kernel_is_a_launch_failure") {
+    if !device_or_skip("missing_kernel_is_a_launch_failure") {
         return;
     }
     let k = axpy(BLOCK);
@@ -190,7 +175,7 @@ fn missing_kernel_is_a_launch_failure() {
 
 #[test]
 fn oversized_block_is_a_clear_error() {
-    if !have_device("oversized_block_is_a_clear_error") {
+    if !device_or_skip("oversized_block_is_a_clear_error") {
         return;
     }
     let k = axpy(1 << 20);
@@ -200,21 +185,36 @@ fn oversized_block_is_a_clear_error() {
     assert!(msg.contains("1048576") && msg.contains("maximum"), "{msg}");
 }
 
+/// The cache returns the same program for the same source (also when built from several
+/// threads at once), and keeps failed builds too. The sources are this test's own, so
+/// other tests (running at the same time) cannot have cached them.
 #[test]
 fn programs_are_cached() {
-    if !have_device("programs_are_cached") {
+    if !device_or_skip("programs_are_cached") {
         return;
     }
-    let k = axpy(BLOCK);
-    let t0 = std::time::Instant::now();
-    OpenClRuntime::global().build(0, &k.source).unwrap();
-    let first = t0.elapsed();
-    let t1 = std::time::Instant::now();
+    let rt = OpenClRuntime::global();
+    let src = "__kernel void programs_are_cached_k(__global int* a) { a[0] = 7; }";
+    assert!(!rt.is_cached(0, src));
+    let first = rt.program(0, src).unwrap();
+    assert!(rt.is_cached(0, src));
     for _ in 0..10 {
-        OpenClRuntime::global().build(0, &k.source).unwrap();
+        let again = rt.program(0, src).unwrap();
+        assert!(std::sync::Arc::ptr_eq(&first, &again), "the program was built again");
+        rt.build(0, src).unwrap();
     }
-    let cached = t1.elapsed();
-    assert!(cached < first.max(std::time::Duration::from_millis(50)), "first {first:?}, 10 cached {cached:?}");
+    let src2 = "__kernel void programs_are_cached_k2(__global int* a) { a[0] = 8; }";
+    let built: Vec<_> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..4).map(|_| s.spawn(|| rt.program(0, src2).unwrap())).collect();
+        handles.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert!(built.iter().all(|p| std::sync::Arc::ptr_eq(p, &built[0])), "concurrent builds made several programs");
+
+    let bad = "__kernel void programs_are_cached_bad(__global int* a) { not C; }";
+    let e1 = rt.build(0, bad).unwrap_err();
+    assert!(rt.is_cached(0, bad));
+    assert_eq!(rt.build(0, bad).unwrap_err(), e1);
+    assert!(matches!(e1, Error::CompilationFailed { .. }), "{e1:?}");
 }
 
 #[test]
@@ -225,87 +225,21 @@ fn missing_device_is_unavailable() {
     assert!(matches!(&e, Error::DeviceUnavailable { device, .. } if *device == format!("opencl:{n}")), "{e:?}");
 }
 
-/// Lowers a corpus kernel with its GPU schedule for OpenCL.
-fn lower_opencl(src: &str) -> PrimFunc {
-    let k = parse_str(src).unwrap_or_else(|e| panic!("kernel does not parse: {e:#?}"));
-    let s = build_schedule(&k, &Target::opencl()).unwrap_or_else(|e| panic!("schedule rejected: {e:?}"));
-    tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {e:?}"))
-}
-
-/// Arguments for `f`: each dim variable gets the next of `sizes` (in order of first
-/// appearance), inputs deterministic values in [-1, 1], outputs zeros.
-fn corpus_args(f: &PrimFunc, sizes: &[usize]) -> Vec<ArgValue> {
-    let mut dims: HashMap<Var, usize> = HashMap::new();
-    let mut state = 12345u64;
-    let mut next = move || {
-        state = state.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-        ((state >> 33) as f64 / (1u64 << 31) as f64) * 2.0 - 1.0
-    };
-    f.params
-        .iter()
-        .map(|p| match p {
-            Param::Tensor { buffer, shape, is_output } => {
-                let shape: Vec<usize> = shape
-                    .iter()
-                    .map(|e| match e {
-                        Expr::Var(v) => {
-                            let k = dims.len();
-                            *dims.entry(v.clone()).or_insert_with(|| sizes[k % sizes.len()])
-                        }
-                        e => e.as_int().unwrap_or_else(|| panic!("dim {e:?} is neither a variable nor a constant"))
-                            as usize,
-                    })
-                    .collect();
-                if *is_output {
-                    ArgValue::Tensor(HostTensor::zeros(buffer.dtype(), shape))
-                } else {
-                    let n: usize = shape.iter().product();
-                    let values: Vec<f64> = (0..n).map(|_| next()).collect();
-                    ArgValue::Tensor(HostTensor::from_f64(buffer.dtype(), shape, &values).unwrap())
-                }
-            }
-            Param::Scalar(v) => panic!("corpus kernel with scalar parameter `{}`", v.name()),
-        })
-        .collect()
-}
-
-fn corpus_matches_interpreter(name: &str, src: &str, sizes: &[usize]) {
-    if !have_device(name) {
+/// A corpus kernel on empty tensors: the grid is empty, nothing is launched, and the run
+/// succeeds (the cases with data are in `kernels.rs`).
+#[test]
+fn corpus_vector_add_empty() {
+    if !device_or_skip("corpus_vector_add_empty") {
         return;
     }
-    let f = lower_opencl(src);
-    let text = emit_opencl(&f).unwrap_or_else(|e| panic!("{name}: codegen failed: {e}"));
-    let mut want = corpus_args(&f, sizes);
-    interp::run(&f, &mut want).unwrap_or_else(|e| panic!("{name}: interpreter: {e:?}"));
-    let mut got = corpus_args(&f, sizes);
-    run_primfunc(0, &f, &text, &mut got).unwrap_or_else(|e| panic!("{name}: opencl: {e}\n{text}"));
-    for (i, p) in f.params.iter().enumerate() {
-        if let Param::Tensor { is_output: true, .. } = p {
-            close(&got[i].as_tensor().unwrap().to_f64_vec(), &want[i].as_tensor().unwrap().to_f64_vec());
+    use common::{opencl::run_f32, t, Variant};
+    for dev in common::opencl::devices() {
+        for v in [Variant::Gpu, Variant::DefaultGpu] {
+            let inputs = vec![t(&[0], &[]), t(&[0], &[])];
+            let got = run_f32(dev, include_str!("corpus/vector_add.rs"), v, inputs, vec![], &[0]);
+            assert!(got.is_empty(), "{v:?} on opencl:{dev}: {got:?}");
         }
     }
-}
-
-#[test]
-fn corpus_vector_add() {
-    corpus_matches_interpreter("vector_add", include_str!("corpus/vector_add.rs"), &[1000]);
-    corpus_matches_interpreter("vector_add", include_str!("corpus/vector_add.rs"), &[0]);
-}
-
-#[test]
-fn corpus_matmul() {
-    corpus_matches_interpreter("matmul", include_str!("corpus/matmul.rs"), &[37, 23, 19]);
-    corpus_matches_interpreter("matmul", include_str!("corpus/matmul.rs"), &[16, 16, 16]);
-}
-
-#[test]
-fn corpus_softmax() {
-    corpus_matches_interpreter("softmax", include_str!("corpus/softmax.rs"), &[13]);
-}
-
-#[test]
-fn corpus_row_sum_rfactor() {
-    corpus_matches_interpreter("row_sum_rfactor", include_str!("corpus/row_sum_rfactor.rs"), &[7, 45]);
 }
 
 /// The OpenCL C of an f64 row reduction (a cross-thread tree in local memory).
@@ -359,7 +293,7 @@ fn local_memory_beyond_the_device_is_refused() {
 /// refused with `DeviceUnsupported` if not (PoCL reports it).
 #[test]
 fn f64_program_on_the_device() {
-    if !have_device("f64_program_on_the_device") {
+    if !device_or_skip("f64_program_on_the_device") {
         return;
     }
     let rt = OpenClRuntime::global();
@@ -379,7 +313,7 @@ fn f64_program_on_the_device() {
 /// failed build whose log names it.
 #[test]
 fn build_options_and_log() {
-    if !have_device("build_options_and_log") {
+    if !device_or_skip("build_options_and_log") {
         return;
     }
     let rt = OpenClRuntime::global();
@@ -396,7 +330,7 @@ fn build_options_and_log() {
 /// buffers are reused) and change (they are not).
 #[test]
 fn concurrent_runs_with_pooled_buffers() {
-    if !have_device("concurrent_runs_with_pooled_buffers") {
+    if !device_or_skip("concurrent_runs_with_pooled_buffers") {
         return;
     }
     let k = axpy(BLOCK);
@@ -415,7 +349,7 @@ fn concurrent_runs_with_pooled_buffers() {
                     let mut want = args.clone();
                     interp::run(&k.f, &mut want).unwrap();
                     run_primfunc(0, &k.f, &k.source, &mut args).unwrap();
-                    close(&args[3].as_tensor().unwrap().to_f64_vec(), &want[3].as_tensor().unwrap().to_f64_vec());
+                    common::assert_close(out_f32(&args), out_f32(&want), &format!("axpy n={n}, thread {t}"));
                 }
             });
         }

@@ -210,12 +210,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered, src: &str) -> Result<TokenStre
     // The CPU kernel call: PrimFunc params in order, then its dim variables.
     let cpu = &lowered.cpu;
     let cpu_fn = tvm_core::codegen::rust::emit_rust(cpu).map_err(|e| vec![syn::Error::new(span, e.to_string())])?;
-    // The name `codegen::rust::emit_rust` gives it (non-identifier characters, such as
-    // the `#` of a raw identifier, become `_`).
-    let cpu_fn_name = format_ident!(
-        "__tvm_cpu_{}",
-        kname.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect::<String>()
-    );
+    let cpu_fn_name = tvm_core::codegen::rust::fn_ident(cpu);
     let mut cpu_args = Vec::new();
     for p in &cpu.params {
         match p {
@@ -239,13 +234,18 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered, src: &str) -> Result<TokenStre
     let empty_checks = out_idents.iter().map(|i| quote!(#i.is_empty()));
 
     // OpenCL: the program text is generated now; the host side runs the lowered function
-    // (lowered again from the kernel's text on first use, by the same pipeline).
-    let opencl_src = tvm_core::codegen::opencl::emit_opencl(&lowered.opencl).ok();
+    // (lowered again from the kernel's text on first use, by the same pipeline). When the
+    // OpenCL code generator fails, `source("opencl")` and every OpenCL launch return its
+    // message as `CompilationFailed`, without lowering anything.
+    let opencl_src = tvm_core::codegen::opencl::emit_opencl(&lowered.opencl).map_err(|e| e.to_string());
+    let opencl_failed = |log: &str| quote!(#error_t::CompilationFailed { target: "opencl".into(), log: #log.into() });
     let opencl_source_arm = match &opencl_src {
-        Some(text) => quote!(Ok(#text)),
-        None => quote!(Err(#rt::not_built(target))),
+        Ok(text) => quote!(Ok(#text)),
+        Err(log) => {
+            let e = opencl_failed(log);
+            quote!(Err(#e))
+        }
     };
-    let opencl_text = opencl_src.clone().unwrap_or_default();
     let mut cl_args = Vec::new();
     for p in &params {
         let i = &p.ident;
@@ -260,6 +260,23 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered, src: &str) -> Result<TokenStre
     for b in &out_bufs {
         cl_args.push(quote!(#b.arg()));
     }
+    let opencl_launch = match &opencl_src {
+        Ok(text) => quote! {
+            static __FUNC: ::std::sync::OnceLock<#result_t<::tvm::tir::PrimFunc, #error_t>> = ::std::sync::OnceLock::new();
+            let __f = __FUNC.get_or_init(|| #rt::lower_opencl(#src)).as_ref().map_err(|e| e.clone())?;
+            #(let mut #out_bufs = #rt::OutBuf::new(#out_idents);)*
+            {
+                let mut __args = [#(#cl_args),*];
+                #rt::run_opencl(*__n, __f, #text, &mut __args)?;
+            }
+            #(#out_bufs.finish();)*
+            Ok(())
+        },
+        Err(log) => {
+            let e = opencl_failed(log);
+            quote!(Err(#e))
+        }
+    };
     let lowered_cpu = tvm_core::tir::printer::print_func(&lowered.cpu);
     let lowered_cuda = tvm_core::tir::printer::print_func(&lowered.cuda);
     let lowered_opencl = tvm_core::tir::printer::print_func(&lowered.opencl);
@@ -271,7 +288,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered, src: &str) -> Result<TokenStre
         #vis fn #name(#(#p_decls),*) -> #result_t<#ret_ty, #error_t> {
             // No kernel has CUDA code yet: the default device is the CPU unless
             // TVM_DEVICE asks for another.
-            let __device = #rt::default_device(false)?;
+            let __device = #rt::default_device()?;
             #name::__call(&__device, #(#p_idents),*)
         }
 
@@ -333,15 +350,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered, src: &str) -> Result<TokenStre
                             .map_err(|reason| #error_t::LaunchFailed { kernel: #kname.to_string(), reason: reason.to_string() })
                     }
                     #device_t::OpenCl(__n) => {
-                        static __FUNC: ::std::sync::OnceLock<#result_t<::tvm::tir::PrimFunc, #error_t>> = ::std::sync::OnceLock::new();
-                        let __f = __FUNC.get_or_init(|| #rt::lower_opencl(#src)).as_ref().map_err(|e| e.clone())?;
-                        #(let mut #out_bufs = #rt::OutBuf::new(#out_idents);)*
-                        {
-                            let mut __args = [#(#cl_args),*];
-                            #rt::run_opencl(*__n, __f, #opencl_text, &mut __args)?;
-                        }
-                        #(#out_bufs.finish();)*
-                        Ok(())
+                        #opencl_launch
                     }
                     other => {
                         other.check_available()?;
@@ -357,4 +366,38 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered, src: &str) -> Result<TokenStre
 
 fn b_name(b: &tvm_core::frontend::DimBinding) -> String {
     b.dim.name().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const VECTOR_ADD: &str = "fn vector_add(a: f32[n], b: f32[n]) -> c: f32[n] { c[i] = a[i] + b[i]; }";
+
+    /// The expansion of `VECTOR_ADD` after `edit` changed its lowered functions, as text,
+    /// and the OpenCL code generator's error on the edited OpenCL function.
+    fn expand_with(edit: impl FnOnce(&mut Lowered)) -> (String, Option<String>) {
+        let kernel = tvm_core::frontend::parse_kernel(VECTOR_ADD.parse().unwrap()).unwrap_or_else(|_| panic!("parses"));
+        let mut lowered = lower_all(&kernel).unwrap_or_else(|_| panic!("lowers"));
+        edit(&mut lowered);
+        let error = tvm_core::codegen::opencl::emit_opencl(&lowered.opencl).err().map(|e| e.to_string());
+        let out = expand(&kernel, &lowered, VECTOR_ADD).unwrap_or_else(|_| panic!("expands"));
+        syn::parse2::<syn::File>(out.clone()).expect("the expansion parses as items");
+        (out.to_string(), error)
+    }
+
+    #[test]
+    fn opencl_codegen_failure_keeps_its_message() {
+        let (ok, error) = expand_with(|_| {});
+        assert!(error.is_none());
+        assert!(ok.contains("lower_opencl") && ok.contains("run_opencl") && !ok.contains("CompilationFailed"), "{ok}");
+        // A kernel launch inside a kernel, which the OpenCL code generator rejects.
+        let (bad, error) = expand_with(|l| l.opencl.kernels[0].body = tvm_core::tir::Stmt::Launch { kernel: 0 });
+        let message = error.expect("the OpenCL code generator fails");
+        // `source("opencl")` and the OpenCL launch arm both return it, and nothing is
+        // lowered or run on OpenCL.
+        let failed = format!("CompilationFailed {{ target : \"opencl\" . into () , log : {message:?} . into () }}");
+        assert_eq!(bad.matches(&failed).count(), 2, "{failed}\n---\n{bad}");
+        assert!(!bad.contains("lower_opencl") && !bad.contains("run_opencl") && !bad.contains("OutBuf"), "{bad}");
+    }
 }

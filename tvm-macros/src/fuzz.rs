@@ -9,7 +9,7 @@
 use crate::expand_tokens;
 #[path = "../../tvm-core/tests/support/atoms.rs"]
 mod atoms;
-use atoms::atoms;
+use atoms::{atoms, Rng};
 use proc_macro2::TokenStream;
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
@@ -83,24 +83,6 @@ const CORPUS: &[(&str, &str)] = &[
 // ---------------------------------------------------------------------------------------
 // Running one input.
 // ---------------------------------------------------------------------------------------
-
-/// xorshift64*.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-    fn pick<'a, T>(&mut self, v: &'a [T]) -> &'a T {
-        &v[self.below(v.len())]
-    }
-}
 
 thread_local! {
     /// Set while this thread expands fuzzed input: the hook records panics silently.
@@ -627,13 +609,8 @@ fn mutated_kernels_never_panic() {
         panics.len(),
         invalid.len()
     );
-    let strict = std::env::var_os("TVM_MACROS_FUZZ_STRICT").is_some();
     let mut report = String::new();
     for (p, (count, input, kinds)) in &panics {
-        if !strict && KNOWN_PANICS.iter().any(|k| p.contains(k)) {
-            eprintln!("compute! fuzz: known panic (see the ignored tests) x{count}: {p}");
-            continue;
-        }
         report += &format!(
             "\n=== panic x{count} at {p}\n--- mutations {kinds:?}; minimised input ---\n{}\n",
             minimise(input, p)
@@ -647,11 +624,6 @@ fn mutated_kernels_never_panic() {
     assert!(code >= n / 50, "only {code} of {n} mutations expanded to code: the mutations are too destructive");
     assert!(errors >= n / 4, "only {errors} of {n} mutations were errors: the mutations are too mild");
 }
-
-/// Panics the fuzzer finds in tvm-core, for the compiler to fix: each has an ignored test
-/// below with a minimal input. Matched against the panic report, `file:line:col: message
-/// (in function)`; `TVM_MACROS_FUZZ_STRICT=1` fails on them too.
-const KNOWN_PANICS: &[&str] = &[];
 
 #[test]
 fn raw_and_unicode_identifiers_expand() {

@@ -3,6 +3,7 @@
 
 use super::{reads_memory, Analyzer};
 use crate::tir::mutate::substitute_stmt;
+use crate::tir::visit::conjuncts;
 use crate::tir::{CmpOp, Expr, ForKind, Range, Stmt, Var};
 use std::collections::HashMap;
 
@@ -18,17 +19,7 @@ impl Analyzer {
     /// - `Seq`: flattened, without `NoOp`s.
     pub fn simplify_stmt(&mut self, s: Stmt) -> Stmt {
         match s {
-            Stmt::Seq(ss) => {
-                let mut out = Vec::with_capacity(ss.len());
-                for s in ss {
-                    match self.simplify_stmt(s) {
-                        Stmt::Seq(inner) => out.extend(inner),
-                        Stmt::NoOp => {}
-                        x => out.push(x),
-                    }
-                }
-                Stmt::seq(out)
-            }
+            Stmt::Seq(ss) => Stmt::seq(ss.into_iter().map(|s| self.simplify_stmt(s)).collect()),
             Stmt::For { var, min, extent, kind, body } => {
                 let min = self.simplify(&min);
                 let extent = self.simplify(&extent);
@@ -48,15 +39,16 @@ impl Analyzer {
                 if matches!(body, Stmt::NoOp) {
                     return Stmt::NoOp;
                 }
-                // `for v in [min, min + e) { if v < x && rest { .. } }` with
+                // `for v in [min, min + e) { if .. && v < x && .. { .. } }` with
                 // `x - min <= e` proved: the loop stops at `x` instead.
                 if matches!(kind, ForKind::Serial | ForKind::Unrolled) {
-                    if let Some((x, rest, then)) = leading_upper_bound(&var, &body) {
+                    for (x, rest) in upper_bound_guards(&var, &body) {
                         let new_extent = self.simplify(&(x - min.clone()));
                         if self.can_prove(&Expr::cmp(CmpOp::Le, new_extent.clone(), extent.clone())) {
+                            let Stmt::If { then, .. } = body else { unreachable!("matched by upper_bound_guards") };
                             let body = match rest {
-                                Some(c) => Stmt::If { cond: c, then: Box::new(then), otherwise: None },
-                                None => then,
+                                Some(c) => Stmt::if_then(c, *then),
+                                None => *then,
                             };
                             return self.simplify_stmt(Stmt::For {
                                 var,
@@ -170,17 +162,24 @@ fn le_zero(e: &Expr) -> Expr {
     Expr::cmp(CmpOp::Le, e.clone(), Expr::typed_int(0, e.dtype()))
 }
 
-/// `body` as `if v < x && rest { then }` (no `else`), with `x` free of `v` and of memory
-/// reads: `(x, rest, then)`.
-fn leading_upper_bound(v: &Var, body: &Stmt) -> Option<(Expr, Option<Expr>, Stmt)> {
-    let Stmt::If { cond, then, otherwise: None } = body else { return None };
-    let (first, rest) = match cond {
-        Expr::And(a, b) => (&**a, Some((**b).clone())),
-        c => (c, None),
+/// Each way to read `body` as `if c1 && .. && v < x && .. && cn { .. }` (no `else`; the
+/// `&&`s nested in any way), with `x` free of `v` and of memory reads: `(x, the other
+/// conjuncts)`, in the order of the conjuncts.
+fn upper_bound_guards(v: &Var, body: &Stmt) -> Vec<(Expr, Option<Expr>)> {
+    let Stmt::If { cond, otherwise: None, .. } = body else { return Vec::new() };
+    let is_bound = |c: &Expr| match c {
+        Expr::Cmp { op: CmpOp::Lt, a, b } => {
+            a.as_var() == Some(v) && !crate::tir::visit::uses_var(b, v) && !reads_memory(b) && b.dtype().is_integer()
+        }
+        _ => false,
     };
-    let Expr::Cmp { op: CmpOp::Lt, a, b } = first else { return None };
-    if a.as_var() != Some(v) || crate::tir::visit::uses_var(b, v) || reads_memory(b) || !b.dtype().is_integer() {
-        return None;
-    }
-    Some(((**b).clone(), rest, (**then).clone()))
+    let cs = conjuncts(cond.clone());
+    (0..cs.len())
+        .filter(|&i| is_bound(&cs[i]))
+        .map(|i| {
+            let mut rest = cs.clone();
+            let Expr::Cmp { b, .. } = rest.remove(i) else { unreachable!("matched by is_bound") };
+            (*b, rest.into_iter().reduce(Expr::and))
+        })
+        .collect()
 }

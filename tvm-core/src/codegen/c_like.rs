@@ -9,7 +9,8 @@
 
 use super::CodegenError;
 use crate::dtype::{DType, ScalarKind};
-use crate::tir::{BinOp, Buffer, CmpOp, Expr, Intrinsic, Kernel, Scope, Stmt, ThreadTag, Var, VarId};
+use crate::tir::visit::{walk_stmt, Visitor};
+use crate::tir::{BinOp, Buffer, Expr, Intrinsic, Kernel, Scope, Stmt, ThreadTag, Var, VarId};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
@@ -50,8 +51,6 @@ pub trait Dialect {
     fn min_max(&self, is_max: bool, d: DType) -> String;
     /// A saturating float-to-integer conversion of `x` to `to`, if the dialect has one.
     fn saturating_cast(&self, to: &str, x: &str) -> Option<String>;
-    /// `restrict` keyword spelling.
-    fn restrict(&self) -> &'static str;
 }
 
 /// Identifiers no variable may take.
@@ -282,9 +281,7 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
             self.line(&format!("{t} {n} = ({t})({idx});"));
         }
         // Shared arrays live at kernel scope.
-        let mut shared = Vec::new();
-        collect_shared(&k.body, &mut shared);
-        for (b, extent) in shared {
+        for (b, extent) in collect_shared(&k.body) {
             let n = extent
                 .as_int()
                 .ok_or_else(|| unsupported(format!("shared allocation `{}` of non-constant size", b.name())))?;
@@ -598,15 +595,7 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
             Expr::Cmp { op, a, b } => {
                 let x = self.scalar(a, lane)?;
                 let y = self.scalar(b, lane)?;
-                let sym = match op {
-                    CmpOp::Lt => "<",
-                    CmpOp::Le => "<=",
-                    CmpOp::Gt => ">",
-                    CmpOp::Ge => ">=",
-                    CmpOp::Eq => "==",
-                    CmpOp::Ne => "!=",
-                };
-                format!("({x} {sym} {y})")
+                format!("({x} {} {y})", op.symbol())
             }
             Expr::And(a, b) => format!("({} && {})", self.scalar(a, lane)?, self.scalar(b, lane)?),
             Expr::Or(a, b) => format!("({} || {})", self.scalar(a, lane)?, self.scalar(b, lane)?),
@@ -696,28 +685,23 @@ fn fully_parenthesized(s: &str) -> bool {
     false
 }
 
-/// The shared allocations of a kernel body, in order.
-fn collect_shared(s: &Stmt, out: &mut Vec<(Buffer, Expr)>) {
-    match s {
-        Stmt::Seq(v) => v.iter().for_each(|s| collect_shared(s, out)),
-        Stmt::For { body, .. }
-        | Stmt::ThreadBinding { body, .. }
-        | Stmt::Let { body, .. }
-        | Stmt::Realize { body, .. } => collect_shared(body, out),
-        Stmt::If { then, otherwise, .. } => {
-            collect_shared(then, out);
-            if let Some(o) = otherwise {
-                collect_shared(o, out);
+/// The shared allocations of a kernel body, in order, each once.
+fn collect_shared(body: &Stmt) -> Vec<(Buffer, Expr)> {
+    struct Shared(Vec<(Buffer, Expr)>);
+    impl Visitor for Shared {
+        fn visit_expr(&mut self, _: &Expr) {} // expressions hold no statements
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let Stmt::Allocate { buffer, extent, .. } = s {
+                if buffer.scope() == Scope::Shared && !self.0.iter().any(|(b, _)| b == buffer) {
+                    self.0.push((buffer.clone(), extent.clone()));
+                }
             }
+            walk_stmt(self, s)
         }
-        Stmt::Allocate { buffer, extent, body } => {
-            if buffer.scope() == Scope::Shared && !out.iter().any(|(b, _)| b == buffer) {
-                out.push((buffer.clone(), extent.clone()));
-            }
-            collect_shared(body, out);
-        }
-        Stmt::Store { .. } | Stmt::Barrier | Stmt::Launch { .. } | Stmt::NoOp => {}
     }
+    let mut v = Shared(Vec::new());
+    v.visit_stmt(body);
+    v.0
 }
 
 /// Appends `text` to `out` (helper for program assembly).

@@ -103,9 +103,6 @@ impl Dialect for OpenCl {
     fn saturating_cast(&self, to: &str, x: &str) -> Option<String> {
         Some(format!("convert_{to}_sat_rtz({x})"))
     }
-    fn restrict(&self) -> &'static str {
-        "restrict"
-    }
 }
 
 /// Prints every kernel of a GPU-lowered function as one OpenCL C program (kernels in

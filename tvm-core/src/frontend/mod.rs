@@ -131,33 +131,15 @@ pub fn parse_kernel(tokens: TokenStream) -> Result<Kernel, Vec<FrontendError>> {
 /// token stream is returned as it is, so a file may hold either the macro's input or a
 /// whole invocation (tools read kernels out of Rust source this way).
 pub fn unwrap_invocation(tokens: TokenStream) -> TokenStream {
-    use proc_macro2::TokenTree;
-    let trees: Vec<TokenTree> = tokens.clone().into_iter().collect();
-    // `[::] [ident ::]* compute ! (group) [;]`
-    let mut i = 0;
-    loop {
-        match (trees.get(i), trees.get(i + 1), trees.get(i + 2)) {
-            (Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)), _) if a.as_char() == ':' && b.as_char() == ':' => {
-                i += 2
-            }
-            (Some(TokenTree::Ident(id)), Some(TokenTree::Punct(a)), Some(TokenTree::Punct(b)))
-                if id != "compute" && a.as_char() == ':' && b.as_char() == ':' =>
-            {
-                i += 3
-            }
-            _ => break,
-        }
-    }
-    let is_invocation = matches!(trees.get(i), Some(TokenTree::Ident(id)) if id == "compute")
-        && matches!(trees.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '!');
-    let rest = trees.get(i + 3..).unwrap_or(&[]);
-    let only_semicolon = match rest {
-        [] => true,
-        [TokenTree::Punct(p)] => p.as_char() == ';',
-        _ => false,
+    use syn::parse::{ParseStream, Parser};
+    // `path::to::compute! (..)`, then an optional `;` and nothing else.
+    let invocation = |input: ParseStream| -> syn::Result<syn::Macro> {
+        let mac: syn::Macro = input.parse()?;
+        let _: Option<syn::Token![;]> = input.parse()?;
+        Ok(mac)
     };
-    match trees.get(i + 2) {
-        Some(TokenTree::Group(g)) if is_invocation && only_semicolon => g.stream(),
+    match invocation.parse2(tokens.clone()) {
+        Ok(mac) if mac.path.segments.last().is_some_and(|s| s.ident == "compute") => mac.tokens,
         _ => tokens,
     }
 }

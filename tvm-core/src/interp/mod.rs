@@ -77,6 +77,9 @@ pub mod math;
 mod value;
 
 pub use error::{ErrorKind, InterpError};
+/// The scalar operations, shared with the host side of the device runtimes.
+#[cfg(feature = "opencl")]
+pub(crate) use value::{binary, cast, compare, neg};
 pub use value::{ArgValue, HostData, HostTensor, ScalarValue};
 
 use crate::tir::PrimFunc;

@@ -6,7 +6,7 @@
 
 use crate::arith::Analyzer;
 use crate::tir::mutate::{super_stmt, Mutator};
-use crate::tir::visit::uses_var;
+use crate::tir::visit::{conjuncts, uses_var};
 use crate::tir::{CmpOp, Expr, ForKind, PrimFunc, Stmt, Var};
 
 /// Hoists the tail guards of the vectorized loops of `f`.
@@ -59,17 +59,6 @@ impl Mutator for Hoist {
             }
             s => s,
         }
-    }
-}
-
-fn conjuncts(e: Expr) -> Vec<Expr> {
-    match e {
-        Expr::And(a, b) => {
-            let mut v = conjuncts(*a);
-            v.extend(conjuncts(*b));
-            v
-        }
-        e => vec![e],
     }
 }
 

@@ -5,9 +5,9 @@
 use crate::tir::visit::{walk_stmt, Visitor};
 use crate::tir::{PrimFunc, Scope, Stmt};
 
-/// A shared-memory problem of one kernel.
+/// A shared- or local-memory problem of one kernel.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SharedMemoryProblem {
+pub enum GpuMemoryProblem {
     /// The named shared buffer's size is not a constant.
     UnknownSize { buffer: String },
     /// The named local buffer's size is not a constant.
@@ -17,21 +17,21 @@ pub enum SharedMemoryProblem {
 }
 
 /// The problems of every kernel of `f`, and the shared bytes of each kernel.
-pub fn verify_gpu_memory(f: &PrimFunc) -> (Vec<SharedMemoryProblem>, Vec<u64>) {
+pub fn verify_gpu_memory(f: &PrimFunc) -> (Vec<GpuMemoryProblem>, Vec<u64>) {
     let mut problems = Vec::new();
     let mut sizes = Vec::new();
     for k in &f.kernels {
         let mut c = Count { bytes: 0, largest: (0, String::new()), unknown: Vec::new(), local_unknown: Vec::new() };
         c.visit_stmt(&k.body);
         for b in c.unknown {
-            problems.push(SharedMemoryProblem::UnknownSize { buffer: b });
+            problems.push(GpuMemoryProblem::UnknownSize { buffer: b });
         }
         for b in c.local_unknown {
-            problems.push(SharedMemoryProblem::LocalUnknownSize { buffer: b });
+            problems.push(GpuMemoryProblem::LocalUnknownSize { buffer: b });
         }
         let limit = f.target.max_shared_memory_per_block;
         if c.bytes > limit as u64 {
-            problems.push(SharedMemoryProblem::TooLarge { bytes: c.bytes, limit, largest: c.largest.1 });
+            problems.push(GpuMemoryProblem::TooLarge { bytes: c.bytes, limit, largest: c.largest.1 });
         }
         sizes.push(c.bytes);
     }

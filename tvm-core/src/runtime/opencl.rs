@@ -4,7 +4,8 @@
 //! * [`OpenClRuntime`]: the process-wide state, created on first use. `Device::OpenCl(n)`
 //!   is device `n` of every OpenCL device of every platform, in platform order. Each device
 //!   gets one context and one in-order command queue (created on first use); built programs
-//!   are cached per (device, source), so each program is built once per process.
+//!   are cached per (device, source), so each program is built once per process (a failed
+//!   build included: its error is cached too).
 //! * [`run_primfunc`]: binds the dims from the argument shapes (as the interpreter does),
 //!   uploads inputs, allocates outputs and the host body's global intermediates on the
 //!   device, walks the host body (`Seq`, `For`, `Let`, `If`, `Allocate`, `Launch`)
@@ -20,8 +21,8 @@
 use super::error::Error;
 use super::DeviceArg;
 use crate::dtype::{DType, ScalarKind};
-use crate::interp::{ArgValue, HostData, HostTensor, ScalarValue};
-use crate::tir::{BinOp, CmpOp, Expr, Kernel, Param, PrimFunc, Scope, Stmt, VarId};
+use crate::interp::{self, ArgValue, HostData, ScalarValue};
+use crate::tir::{Expr, Kernel, Param, PrimFunc, Scope, Stmt, VarId};
 use opencl3::command_queue::CommandQueue;
 use opencl3::context::Context;
 use opencl3::device::{Device as ClDevice, CL_DEVICE_TYPE_ALL};
@@ -29,9 +30,7 @@ use opencl3::kernel::Kernel as ClKernel;
 use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::program::Program;
 use opencl3::types::{cl_bool, cl_device_id};
-use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, OnceLock};
 
 const BLOCKING: cl_bool = 1;
@@ -57,7 +56,13 @@ struct DeviceState {
     /// Device buffers of finished runs, by size in bytes, for the next runs to reuse
     /// (allocating and first touching device memory costs more than the copies).
     pool: Mutex<Vec<(usize, ClBuffer<u8>)>>,
+    /// Programs by source, each built (or failed) once. The map's lock is held only to
+    /// find or insert a source's cell; the build runs outside it, so runs of other
+    /// programs do not wait for it, while callers of the same source wait on its cell.
+    programs: Mutex<HashMap<String, ProgramCell>>,
 }
+
+type ProgramCell = Arc<OnceLock<Result<Arc<Program>, Error>>>;
 
 /// At most this many buffers, and this many bytes, wait in a device's pool.
 const POOL_BUFFERS: usize = 16;
@@ -142,19 +147,14 @@ impl Caps {
     }
 }
 
-/// The process-wide OpenCL state: the devices of every platform, one context and queue per
-/// device, and the cache of built programs. Thread-safe; get it with
+/// The process-wide OpenCL state: the devices of every platform, with one context, queue
+/// and cache of built programs per device. Thread-safe; get it with
 /// [`OpenClRuntime::global`].
 pub struct OpenClRuntime {
     devices: Vec<DeviceSlot>,
     /// Why no device was found, when enumeration itself failed.
     enumeration_error: Option<String>,
-    /// Built programs by (device, hash of the source); the source is kept to rule out
-    /// hash collisions.
-    programs: Mutex<ProgramCache>,
 }
-
-type ProgramCache = HashMap<(usize, u64), Vec<(String, Arc<Program>)>>;
 
 impl OpenClRuntime {
     /// The runtime, created (platforms and devices enumerated) on the first call.
@@ -185,7 +185,7 @@ impl OpenClRuntime {
             }
             Err(e) => enumeration_error = Some(format!("no OpenCL platform found ({e})")),
         }
-        OpenClRuntime { devices, enumeration_error, programs: Mutex::new(HashMap::new()) }
+        OpenClRuntime { devices, enumeration_error }
     }
 
     /// The number of OpenCL devices, over all platforms.
@@ -244,8 +244,15 @@ impl OpenClRuntime {
                     fp16: has("cl_khr_fp16"),
                     local_mem_bytes: dev.local_mem_size().map_err(|e| fail("querying the device", e))?,
                 };
-                let pool = Mutex::new(Vec::new());
-                Ok(DeviceState { context, queue, max_work_group_size, max_work_item_sizes, caps, pool })
+                Ok(DeviceState {
+                    context,
+                    queue,
+                    max_work_group_size,
+                    max_work_item_sizes,
+                    caps,
+                    pool: Mutex::new(Vec::new()),
+                    programs: Mutex::new(HashMap::new()),
+                })
             })
             .as_ref()
             .map_err(Clone::clone)
@@ -260,6 +267,42 @@ impl OpenClRuntime {
     /// `-Werror`), without the cache, and returns the build log (empty when the compiler
     /// said nothing); `Err(CompilationFailed)` with the log when it does not build.
     pub fn build_uncached(&self, n: usize, source: &str, options: &str) -> Result<String, Error> {
+        self.compile(n, source, options).map(|(_, log)| log)
+    }
+
+    /// Builds `source` for device `n` (or returns the outcome of the build before);
+    /// `Err(CompilationFailed)` with the build log when it does not compile.
+    pub fn build(&self, n: usize, source: &str) -> Result<(), Error> {
+        self.program(n, source).map(|_| ())
+    }
+
+    /// The program of `source` on device `n` from the cache, built on first use: every
+    /// call for one (device, source) returns the same `Arc`, or the same error. Public for
+    /// the runtime's tests only.
+    #[doc(hidden)]
+    pub fn program(&self, n: usize, source: &str) -> Result<Arc<Program>, Error> {
+        let state = self.state(n)?;
+        let cell = {
+            let mut programs = state.programs.lock().unwrap_or_else(|p| p.into_inner());
+            match programs.get(source) {
+                Some(c) => c.clone(),
+                None => programs.entry(source.to_string()).or_default().clone(),
+            }
+        };
+        cell.get_or_init(|| self.compile(n, source, "").map(|(p, _)| Arc::new(p))).clone()
+    }
+
+    /// Whether device `n`'s cache holds `source` (built, failed, or being built). Public
+    /// for the runtime's tests only.
+    #[doc(hidden)]
+    pub fn is_cached(&self, n: usize, source: &str) -> bool {
+        self.state(n).is_ok_and(|s| s.programs.lock().unwrap_or_else(|p| p.into_inner()).contains_key(source))
+    }
+
+    /// Builds `source` for device `n` with `options`, after checking that the device
+    /// supports what it uses ([`Caps::check_program`]): the program and its build log
+    /// (trimmed); `Err(CompilationFailed)` with the log when it does not build.
+    fn compile(&self, n: usize, source: &str, options: &str) -> Result<(Program, String), Error> {
         let state = self.state(n)?;
         let slot = self.slot(n)?;
         state.caps.check_program(source)?;
@@ -272,45 +315,9 @@ impl OpenClRuntime {
         let built = program.build(&[slot.id], options);
         let log = program.get_build_log(slot.id).unwrap_or_default();
         match built {
-            Ok(()) => Ok(log.trim().to_string()),
+            Ok(()) => Ok((program, log.trim().to_string())),
             Err(e) => Err(failed(format!("{e}\n{log}"))),
         }
-    }
-
-    /// Builds `source` for device `n` (or returns the program built before);
-    /// `Err(CompilationFailed)` with the build log when it does not compile.
-    pub fn build(&self, n: usize, source: &str) -> Result<(), Error> {
-        self.program(n, source).map(|_| ())
-    }
-
-    fn program(&self, n: usize, source: &str) -> Result<Arc<Program>, Error> {
-        let state = self.state(n)?;
-        let slot = self.slot(n)?;
-        let mut h = DefaultHasher::new();
-        source.hash(&mut h);
-        let key = (n, h.finish());
-        // The lock is held while building, so a program is built once even when several
-        // threads ask for it at the same time.
-        let mut cache = self.programs.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(entries) = cache.get(&key) {
-            if let Some((_, p)) = entries.iter().find(|(s, _)| s == source) {
-                return Ok(p.clone());
-            }
-        }
-        state.caps.check_program(source)?;
-        let failed = |log: String| Error::CompilationFailed { target: "opencl".to_string(), log };
-        if source.contains('\0') {
-            return Err(failed("the source contains a NUL character".to_string()));
-        }
-        let mut program = Program::create_from_source(&state.context, source)
-            .map_err(|e| failed(format!("creating the program failed: {e}")))?;
-        if let Err(e) = program.build(&[slot.id], "") {
-            let log = program.get_build_log(slot.id).unwrap_or_default();
-            return Err(failed(format!("{e}\n{log}")));
-        }
-        let program = Arc::new(program);
-        cache.entry(key).or_default().push((source.to_string(), program.clone()));
-        Ok(program)
     }
 }
 
@@ -321,49 +328,57 @@ impl OpenClRuntime {
 /// their given contents (poison them to see elements a kernel never writes). Copies each tensor once more than
 /// [`run`]; tests and tools use it, generated code calls [`run`].
 pub fn run_primfunc(device: usize, f: &PrimFunc, source: &str, args: &mut [ArgValue]) -> Result<(), Error> {
-    let mut outputs: Vec<(usize, Vec<u8>)> = Vec::new();
-    for (i, p) in f.params.iter().enumerate() {
-        if let (Param::Tensor { is_output: true, .. }, Some(ArgValue::Tensor(t))) = (p, args.get(i)) {
-            outputs.push((i, host_bytes(&t.data).to_vec()));
-        }
-    }
-    {
-        let output_at: Vec<usize> = outputs.iter().map(|(i, _)| *i).collect();
-        let mut staged = outputs.iter_mut();
-        let mut dargs = Vec::with_capacity(args.len());
-        for (i, a) in args.iter().enumerate() {
-            dargs.push(match a {
-                ArgValue::Scalar(s) => DeviceArg::Scalar(*s),
-                ArgValue::Tensor(t) if output_at.contains(&i) => {
-                    let (_, bytes) = staged.next().ok_or_else(|| Error::Internal { message: "staging".into() })?;
-                    DeviceArg::Output { dtype: t.dtype(), shape: t.shape.clone(), bytes, upload: true }
-                }
-                ArgValue::Tensor(t) => {
-                    DeviceArg::Input { dtype: t.dtype(), shape: t.shape.clone(), bytes: host_bytes(&t.data) }
-                }
-            });
-        }
-        run(device, f, source, &mut dargs)?;
-    }
+    let is_output = |i: usize| matches!(f.params.get(i), Some(Param::Tensor { is_output: true, .. }));
+    // The outputs' bytes (empty for the other arguments): the host tensors change only
+    // once the run succeeded.
+    let mut staged: Vec<Vec<u8>> = args
+        .iter()
+        .enumerate()
+        .map(|(i, a)| match a {
+            ArgValue::Tensor(t) if is_output(i) => host_bytes(&t.data).to_vec(),
+            _ => Vec::new(),
+        })
+        .collect();
+    let mut dargs: Vec<DeviceArg<'_>> = args
+        .iter()
+        .zip(staged.iter_mut())
+        .enumerate()
+        .map(|(i, (a, bytes))| match a {
+            ArgValue::Scalar(s) => DeviceArg::Scalar(*s),
+            ArgValue::Tensor(t) if is_output(i) => {
+                DeviceArg::Output { dtype: t.dtype(), shape: t.shape.clone(), bytes, upload: true }
+            }
+            ArgValue::Tensor(t) => {
+                DeviceArg::Input { dtype: t.dtype(), shape: t.shape.clone(), bytes: host_bytes(&t.data) }
+            }
+        })
+        .collect();
+    run(device, f, source, &mut dargs)?;
+    drop(dargs);
     let mut results = Vec::new();
-    for (i, bytes) in &outputs {
-        if let ArgValue::Tensor(t) = &args[*i] {
-            results.push((*i, from_bytes(t.dtype(), bytes)?));
+    for (i, (a, bytes)) in args.iter().zip(&staged).enumerate() {
+        if let ArgValue::Tensor(t) = a {
+            if is_output(i) {
+                results.push((i, from_bytes(t.dtype(), bytes)?));
+            }
         }
     }
     for (i, data) in results {
         if let ArgValue::Tensor(t) = &mut args[i] {
-            *t = HostTensor { shape: t.shape.clone(), data };
+            t.data = data;
         }
     }
     Ok(())
 }
 
 /// Runs `f` on OpenCL device `device` with the kernels of `source` (its OpenCL C), on
-/// borrowed arguments in the order of `f.params`: binds the dims from the shapes (as the
-/// interpreter does, with the same errors), uploads the inputs, allocates the outputs and
-/// the host body's global intermediates on the device, walks the host body launching the
-/// kernels, and reads the outputs back into their `bytes`. When it fails after the
+/// borrowed arguments in the order of `f.params`: binds the dims from the shapes as the
+/// interpreter does (a mismatch is an [`Error::ShapeMismatch`], a dim that does not fit
+/// its variable's type an [`Error::ScalarOutOfRange`], a wrong argument an
+/// [`Error::LaunchFailed`]), builds the program (or takes it from the cache), uploads the
+/// inputs, allocates the outputs and the host body's global intermediates on the device,
+/// walks the host body launching the kernels, and reads the outputs back into their
+/// `bytes`. When it fails after the
 /// kernels ran (a failed read back), the outputs' contents are unspecified.
 pub fn run(device: usize, f: &PrimFunc, source: &str, args: &mut [DeviceArg<'_>]) -> Result<(), Error> {
     let rt = OpenClRuntime::global();
@@ -451,10 +466,14 @@ pub fn run(device: usize, f: &PrimFunc, source: &str, args: &mut [DeviceArg<'_>]
             }
         }
     }
-    // Every dim against the actual shape.
+    // Every other dim (an expression of the dims) against the actual shape; variable dims
+    // were checked above.
     for (i, p) in f.params.iter().enumerate() {
         let (Param::Tensor { buffer, shape, .. }, Some((_, tshape, _))) = (p, args[i].tensor()) else { continue };
         for (d, e) in shape.iter().enumerate() {
+            if matches!(e, Expr::Var(_)) {
+                continue;
+            }
             let want = eval_int(&env, e).map_err(&fail)?;
             if want != tshape[d] as i128 {
                 return Err(Error::ShapeMismatch {
@@ -463,12 +482,15 @@ pub fn run(device: usize, f: &PrimFunc, source: &str, args: &mut [DeviceArg<'_>]
                     dim: d,
                     got: tshape[d],
                     expected: usize::try_from(want).unwrap_or(0),
-                    symbol: e.as_var().map(|v| v.name().to_string()),
-                    bound_by: e.as_var().and_then(|v| bound_by.get(&v.id()).cloned()),
+                    symbol: None,
+                    bound_by: None,
                 });
             }
         }
     }
+
+    // The program first: a build failure allocates nothing.
+    let program = rt.program(device, source)?;
 
     // Device buffers of the parameters; inputs uploaded.
     let mut bufs: HashMap<u32, (usize, ClBuffer<u8>)> = HashMap::new();
@@ -492,9 +514,17 @@ pub fn run(device: usize, f: &PrimFunc, source: &str, args: &mut [DeviceArg<'_>]
         bufs.insert(buffer.id().0, (nbytes, b));
     }
 
-    let program = rt.program(device, source)?;
     let shared_bytes = crate::passes::verify_gpu_memory::verify_gpu_memory(f).1;
-    let mut exec = Exec { f, state, program: &program, device_id: rt.slot(device)?.id, env, bufs, shared_bytes };
+    let mut exec = Exec {
+        f,
+        state,
+        program: &program,
+        device_id: rt.slot(device)?.id,
+        env,
+        bufs,
+        shared_bytes,
+        kernels: (0..f.kernels.len()).map(|_| None).collect(),
+    };
     exec.stmt(&f.body)?;
     state.queue.finish().map_err(|e| fail(format!("waiting for the kernels: {e}")))?;
 
@@ -527,6 +557,10 @@ struct Exec<'a> {
     bufs: HashMap<u32, (usize, ClBuffer<u8>)>,
     /// The local memory of each kernel, in bytes.
     shared_bytes: Vec<u64>,
+    /// The kernel objects of this run with their work-group limits, by kernel index,
+    /// made at the kernel's first launch. Per run, not shared: arguments are set on the
+    /// object before each launch, which would race between concurrent runs.
+    kernels: Vec<Option<(ClKernel, usize)>>,
 }
 
 impl Exec<'_> {
@@ -586,6 +620,8 @@ impl Exec<'_> {
                     self.state.alloc(bytes).map_err(|e| self.fail(format!("allocating `{}`: {e}", buffer.name())))?;
                 self.bufs.insert(buffer.id().0, (bytes, b));
                 let r = self.stmt(body);
+                // Back to the pool before the kernels using it finished: safe, as the queue
+                // is in-order, so whatever the buffer's next user enqueues runs after them.
                 if let Some((n, b)) = self.bufs.remove(&buffer.id().0) {
                     self.state.release(n, b);
                 }
@@ -638,11 +674,19 @@ impl Exec<'_> {
                 .checked_mul(block[d])
                 .ok_or_else(|| fail(format!("grid {grid:?} times block {block:?} overflows")))?;
         }
-        let bytes = self.shared_bytes.get(index).copied().unwrap_or(0);
-        self.state.caps.check_local_memory(&k.name, bytes)?;
-        let kern = ClKernel::create(self.program, &k.name)
-            .map_err(|e| fail(format!("the program has no kernel `{}` ({e})", k.name)))?;
-        let limit = kern.get_work_group_size(self.device_id).map_err(|e| fail(format!("querying the kernel: {e}")))?;
+        let (kern, limit) = match &mut self.kernels[index] {
+            Some((kern, limit)) => (&*kern, *limit),
+            slot @ None => {
+                let bytes = self.shared_bytes.get(index).copied().unwrap_or(0);
+                self.state.caps.check_local_memory(&k.name, bytes)?;
+                let kern = ClKernel::create(self.program, &k.name)
+                    .map_err(|e| fail(format!("the program has no kernel `{}` ({e})", k.name)))?;
+                let limit =
+                    kern.get_work_group_size(self.device_id).map_err(|e| fail(format!("querying the kernel: {e}")))?;
+                let (kern, limit) = slot.insert((kern, limit));
+                (&*kern, *limit)
+            }
+        };
         if group > limit {
             return Err(fail(format!(
                 "block {block:?} has {group} threads, more than the kernel's work-group limit {limit} on this device \
@@ -752,32 +796,12 @@ fn eval(env: &HashMap<VarId, ScalarValue>, e: &Expr) -> Result<ScalarValue, Stri
         }
         Expr::Bool(b) => ScalarValue::Bool(*b),
         Expr::Var(v) => *env.get(&v.id()).ok_or_else(|| format!("unbound variable `{}` on the host", v.name()))?,
-        Expr::Binary { op, a, b } => {
-            let dt = a.dtype();
-            let (x, y) = (eval_int(env, a)?, eval_int(env, b)?);
-            let r = match op {
-                BinOp::Add => x + y,
-                BinOp::Sub => x - y,
-                BinOp::Mul => x.checked_mul(y).ok_or("multiplication overflows")?,
-                BinOp::Div | BinOp::Mod if y == 0 => return Err(format!("division by zero in {e:?}")),
-                BinOp::Div => x / y,
-                BinOp::Mod => x % y,
-                BinOp::Min => x.min(y),
-                BinOp::Max => x.max(y),
-            };
-            int_value(dt, r)?
-        }
-        Expr::Neg(a) => int_value(a.dtype(), -eval_int(env, a)?)?,
+        // The interpreter's scalar operations: the host side computes what the interpreter
+        // would (division by zero and overflowing `MIN / -1` are errors).
+        Expr::Binary { op, a, b } => interp::binary(*op, eval(env, a)?, eval(env, b)?).map_err(|e| e.to_string())?,
+        Expr::Neg(a) => interp::neg(eval(env, a)?).map_err(|e| e.to_string())?,
         Expr::Cmp { op, a, b } => {
-            let (x, y) = (eval_int(env, a)?, eval_int(env, b)?);
-            ScalarValue::Bool(match op {
-                CmpOp::Lt => x < y,
-                CmpOp::Le => x <= y,
-                CmpOp::Gt => x > y,
-                CmpOp::Ge => x >= y,
-                CmpOp::Eq => x == y,
-                CmpOp::Ne => x != y,
-            })
+            ScalarValue::Bool(interp::compare(*op, eval(env, a)?, eval(env, b)?).map_err(|e| e.to_string())?)
         }
         Expr::And(a, b) => ScalarValue::Bool(eval_bool(env, a)? && eval_bool(env, b)?),
         Expr::Or(a, b) => ScalarValue::Bool(eval_bool(env, a)? || eval_bool(env, b)?),
@@ -789,16 +813,7 @@ fn eval(env: &HashMap<VarId, ScalarValue>, e: &Expr) -> Result<ScalarValue, Stri
                 eval(env, otherwise)?
             }
         }
-        Expr::Cast { dtype, value } => {
-            let v = eval(env, value)?;
-            if dtype.is_bool() {
-                return Err("a cast to bool on the host".to_string());
-            }
-            match v.as_i128() {
-                Some(x) if dtype.is_integer() => int_value(*dtype, x)?,
-                _ => ScalarValue::from_f64(*dtype, v.to_f64()).ok_or_else(|| format!("cast to {dtype}"))?,
-            }
-        }
+        Expr::Cast { dtype, value } => interp::cast(*dtype, eval(env, value)?).map_err(|e| e.to_string())?,
         other => return Err(format!("unsupported host expression: {other:?}")),
     })
 }

@@ -110,6 +110,19 @@ pub fn uses_var(e: &Expr, var: &Var) -> bool {
     found
 }
 
+/// The conjuncts of `e`: `a && b` split recursively (whatever its nesting), any other
+/// expression as itself, in left-to-right order.
+pub fn conjuncts(e: Expr) -> Vec<Expr> {
+    match e {
+        Expr::And(a, b) => {
+            let mut v = conjuncts(*a);
+            v.extend(conjuncts(*b));
+            v
+        }
+        e => vec![e],
+    }
+}
+
 /// Every variable `e` mentions, in first-appearance order, without duplicates.
 pub fn vars_of(e: &Expr) -> Vec<Var> {
     let mut out: Vec<Var> = Vec::new();

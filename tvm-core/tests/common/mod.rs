@@ -38,7 +38,12 @@ pub fn parse(src: &str) -> Kernel {
 
 /// The schedule of `variant` for `kernel`.
 pub fn schedule(kernel: &Kernel, variant: Variant) -> Schedule {
-    let target = variant.target();
+    schedule_for(kernel, variant, variant.target())
+}
+
+/// The schedule of `variant` for `kernel` on `target` (the default one, or the kernel's
+/// block for `target`).
+pub fn schedule_for(kernel: &Kernel, variant: Variant, target: Target) -> Schedule {
     match variant {
         Variant::DefaultCpu | Variant::DefaultGpu => Schedule::default_for(kernel.graph.clone(), target),
         Variant::Cpu | Variant::Gpu => {
@@ -57,19 +62,30 @@ pub fn lower(src: &str, variant: Variant) -> PrimFunc {
     tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)))
 }
 
+/// The arguments of a run: `inputs` (tensors), then `scalars`, then the f32 output of
+/// shape `out`, poisoned: every element a kernel fails to write shows up as NaN.
+fn poisoned_args(inputs: Vec<ArgValue>, scalars: Vec<ArgValue>, out: &[usize]) -> Vec<ArgValue> {
+    let mut args = inputs;
+    args.extend(scalars);
+    let n: usize = out.iter().product();
+    args.push(ArgValue::Tensor(HostTensor::f32(out.to_vec(), vec![f32::NAN; n])));
+    args
+}
+
+/// The f32 output (the last argument) of a run.
+fn output_f32(args: &[ArgValue]) -> Vec<f32> {
+    args.last().and_then(|a| a.as_tensor()).and_then(|t| t.as_f32()).expect("an f32 output").to_vec()
+}
+
 /// Lowers `src` with `variant`, runs it on `inputs` (tensors, then `scalars`) and
 /// returns the single f32 output of shape `out`.
 pub fn run_f32(src: &str, variant: Variant, inputs: Vec<ArgValue>, scalars: Vec<ArgValue>, out: &[usize]) -> Vec<f32> {
     let f = lower(src, variant);
-    let mut args = inputs;
-    args.extend(scalars);
-    let n: usize = out.iter().product();
-    // A poisoned output: every element the kernel fails to write shows up as NaN.
-    args.push(ArgValue::Tensor(HostTensor::f32(out.to_vec(), vec![f32::NAN; n])));
+    let mut args = poisoned_args(inputs, scalars, out);
     if let Err(e) = run(&f, &mut args) {
         panic!("interpreter: {e}\n{}", tvm_core::tir::printer::print_func(&f));
     }
-    args.last().and_then(|a| a.as_tensor()).and_then(|t| t.as_f32()).expect("an f32 output").to_vec()
+    output_f32(&args)
 }
 
 pub fn t(shape: &[usize], data: &[f32]) -> ArgValue {
@@ -93,11 +109,10 @@ pub fn assert_close(got: &[f32], want: &[f32], what: &str) {
 }
 
 /// Runs `src` with `variant` on every backend of this level and compares each result with
-/// `want` (relative tolerance `rtol`): the interpreter always; for a GPU variant also every
+/// `want` (relative tolerance [`RTOL`]): the interpreter always; for a GPU variant also every
 /// OpenCL device (the kernel lowered for `Target::opencl()`, which takes the GPU schedule,
 /// printed as OpenCL C and run by the OpenCL runtime), when the `opencl` feature is on.
 /// Outputs start poisoned (NaN), so an element a backend never writes fails.
-#[allow(clippy::too_many_arguments)]
 pub fn check(
     src: &str,
     variant: Variant,
@@ -105,16 +120,15 @@ pub fn check(
     scalars: Vec<ArgValue>,
     out: &[usize],
     want: &[f32],
-    rtol: f32,
     what: &str,
 ) {
     let got = run_f32(src, variant, inputs.clone(), scalars.clone(), out);
-    reference::assert_close(&got, want, rtol, &format!("{what} {variant:?} on the interpreter"));
+    assert_close(&got, want, &format!("{what} {variant:?} on the interpreter"));
     #[cfg(feature = "opencl")]
     if matches!(variant, Variant::DefaultGpu | Variant::Gpu) {
         for dev in opencl::devices() {
             let got = opencl::run_f32(dev, src, variant, inputs.clone(), scalars.clone(), out);
-            reference::assert_close(&got, want, rtol, &format!("{what} {variant:?} on opencl:{dev}"));
+            assert_close(&got, want, &format!("{what} {variant:?} on opencl:{dev}"));
         }
     }
 }
@@ -144,6 +158,16 @@ pub mod opencl {
         })
     }
 
+    /// Whether an OpenCL device exists, for a test that needs one: prints that `test` is
+    /// skipped when there is none, or panics under `TVM_REQUIRE_TOOLS=1` (see [`devices`]).
+    pub fn device_or_skip(test: &str) -> bool {
+        let found = !devices().is_empty();
+        if !found {
+            eprintln!("skipping {test}: no usable OpenCL device");
+        }
+        found
+    }
+
     /// [`super::run_f32`] on OpenCL device `dev`, the GPU variant lowered for OpenCL.
     pub fn run_f32(
         dev: usize,
@@ -153,21 +177,13 @@ pub mod opencl {
         scalars: Vec<ArgValue>,
         out: &[usize],
     ) -> Vec<f32> {
-        let k = parse(src);
-        let target = Target::opencl();
-        let s = match variant {
-            Variant::DefaultGpu => Schedule::default_for(k.graph.clone(), target),
-            _ => build_schedule(&k, &target).unwrap_or_else(|e| panic!("schedule rejected: {}", show(&e))),
-        };
+        let s = schedule_for(&parse(src), variant, Target::opencl());
         let f = tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)));
         let source = tvm_core::codegen::opencl::emit_opencl(&f).unwrap_or_else(|e| panic!("emit_opencl: {e}"));
-        let mut args = inputs;
-        args.extend(scalars);
-        let n: usize = out.iter().product();
-        args.push(ArgValue::Tensor(HostTensor::f32(out.to_vec(), vec![f32::NAN; n])));
+        let mut args = poisoned_args(inputs, scalars, out);
         if let Err(e) = run_primfunc(dev, &f, &source, &mut args) {
             panic!("opencl:{dev}: {e}\n{source}");
         }
-        args.last().and_then(|a| a.as_tensor()).and_then(|t| t.as_f32()).expect("an f32 output").to_vec()
+        output_f32(&args)
     }
 }

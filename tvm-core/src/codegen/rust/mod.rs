@@ -85,6 +85,14 @@ pub fn dim_vars(f: &PrimFunc) -> Vec<Var> {
     out
 }
 
+/// The name of the function [`emit_rust`] emits for `f`: `__tvm_cpu_<name>`, where every
+/// character of `f.name` that cannot be in an identifier (the `#` of a raw identifier, a
+/// non-ASCII letter) becomes `_`. Code that calls the emitted function names it with this.
+pub fn fn_ident(f: &PrimFunc) -> Ident {
+    let name: String = f.name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
+    format_ident!("__tvm_cpu_{}", name)
+}
+
 /// The Rust function for a lowered CPU function, with the default [`EmitOptions`].
 pub fn emit_rust(f: &PrimFunc) -> Result<TokenStream, CodegenError> {
     emit_rust_with(f, &EmitOptions::default())
@@ -466,7 +474,7 @@ fn helper(name: &str, rt: &TokenStream) -> TokenStream {
 fn assemble(f: &PrimFunc, opts: &EmitOptions, dims: &[Var], levels: &[Level], e: Emitted) -> TokenStream {
     let Emitted { mut names, body, items, unchecked, mut helpers, k_bits } = e;
     let rt = &opts.rt_path;
-    let fname = format_ident!("__tvm_cpu_{}", sanitize(&f.name));
+    let fname = fn_ident(f);
     let mut sig = Vec::new();
     let mut inner = Vec::new();
     let mut args = Vec::new();
@@ -659,8 +667,4 @@ fn dim_expr(d: &Expr, names: &mut Names) -> TokenStream {
             panic!("internal: shape entry `{}` is neither a constant nor a dim", crate::tir::printer::print_expr(other))
         }
     }
-}
-
-fn sanitize(name: &str) -> String {
-    name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
 }
