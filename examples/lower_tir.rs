@@ -2,12 +2,13 @@
 //! CPU schedule (tiling, a local accumulator, vectorization, parallel rows) and once for
 //! the CUDA schedule (blocks and threads, shared-memory tiles, barriers).
 //!
-//! Run: `cargo run --example lower_tir`
+//! Run: `cargo run --features compiler --example lower_tir` (the compiler is a library
+//! of the facade behind its `compiler` feature; kernels built with `compute!` do not need it)
 
 const MATMUL: &str = include_str!("../tvm-core/tests/corpus/matmul_tiled.rs");
 
 fn main() {
-    let kernel = match tvm::frontend::parse_str(MATMUL) {
+    let kernel = match tvm::compiler::frontend::parse_str(MATMUL) {
         Ok(k) => k,
         Err(errors) => {
             for e in errors {
@@ -16,12 +17,12 @@ fn main() {
             std::process::exit(1);
         }
     };
-    println!("== tensor expressions\n{}", tvm::tir::printer::print_graph(&kernel.graph));
+    println!("== tensor expressions\n{}", tvm::compiler::tir::printer::print_graph(&kernel.graph));
     for target in ["cpu", "cuda"] {
-        let target = tvm::Target::parse(target).expect("a known target");
-        let lowered = tvm::frontend::build_schedule(&kernel, &target).and_then(|s| tvm::lower::lower(&s));
+        let target = tvm::compiler::Target::parse(target).expect("a known target");
+        let lowered = tvm::compiler::frontend::build_schedule(&kernel, &target).and_then(|s| tvm::compiler::lower::lower(&s));
         match lowered {
-            Ok(f) => println!("== lowered for `{target}`\n{}", tvm::tir::printer::print_func(&f)),
+            Ok(f) => println!("== lowered for `{target}`\n{}", tvm::compiler::tir::printer::print_func(&f)),
             Err(errors) => {
                 for e in errors {
                     eprintln!("error: {e}");

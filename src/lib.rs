@@ -1,14 +1,15 @@
 //! tvm-rs: a TVM-style tensor compiler inside rustc.
 //!
-//! This facade is the crate users depend on. It re-exports the compiler and runtime
-//! ([`tvm_core`]: [`Tensor`], [`Device`], [`Error`]) and the `compute!` macro.
+//! This facade is the crate users depend on. It re-exports the runtime ([`tvm_runtime`]:
+//! [`Tensor`], [`DeviceTensor`], [`Device`], [`Error`], [`f16`], [`bf16`]) and the
+//! `compute!` macro, which compiles kernels while the user's crate compiles. A program
+//! built on it links the runtime alone; the compiler is [`compiler`], behind the opt-in
+//! feature `compiler`, for build scripts and tools.
 
-pub use tvm_core::*;
-// The half-precision element types, where generated code (and its error stubs) name them.
-pub use tvm_core::runtime::{BF16, F16};
 pub use tvm_macros::compute;
+pub use tvm_runtime::*;
 
-/// Support for the code `compute!` generates. Not a public API: it may change with any
-/// release.
-#[doc(hidden)]
-pub mod __rt;
+/// The compiler (feature `compiler`): parse, schedule, lower and generate code for a
+/// kernel outside a macro, as build scripts and tools do.
+#[cfg(feature = "compiler")]
+pub use tvm_core as compiler;

@@ -171,7 +171,7 @@ fn typed_functions_run_on_tvm_device() -> Result<(), tvm::Error> {
     };
     let requested: tvm::Device = text.parse()?;
     // The decision every typed function makes (`vector_add(&a, &b)` above).
-    assert_eq!(tvm::__rt::default_device()?, requested, "TVM_DEVICE={text}");
+    assert_eq!(tvm::Device::try_default()?, requested, "TVM_DEVICE={text}");
     // It is usable, so the typed calls of the other tests ran there; and they agree with
     // `run` on it.
     requested.check_available()?;

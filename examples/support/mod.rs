@@ -6,14 +6,12 @@ use tvm::Device;
 #[path = "../../tvm-core/tests/support/reference.rs"]
 pub mod reference;
 
-/// The device the typed functions default to (`tvm::runtime::decide_default`, with no
-/// CUDA code): `TVM_DEVICE` when set (`cpu`, `opencl`, `opencl:N`; `opencl` needs the
-/// `opencl` feature), else the CPU; an unavailable device is an error. The examples time
-/// `run` on it; on an OpenCL device that includes copying the inputs to the device and
-/// the output back.
+/// The device the typed functions run on (`Device::try_default`: `TVM_DEVICE` when set,
+/// such as `cpu`, `opencl` or `opencl:N`, else the CPU until kernels have CUDA code); an
+/// unavailable device is an error. The examples time `run` on it; on an OpenCL device that
+/// includes copying the inputs to the device and the output back.
 pub fn device() -> Result<Device, tvm::Error> {
-    let env = std::env::var_os("TVM_DEVICE");
-    let device = tvm::runtime::decide_default(env.as_ref().map(|v| v.to_string_lossy()).as_deref(), false)?;
+    let device = Device::try_default()?;
     device.check_available()?;
     Ok(device)
 }

@@ -567,7 +567,7 @@ fn opencl_programs_build_without_warnings() {
         ("row_sum", own_opencl::row_sum::source),
         ("scale_shift", own_opencl::scale_shift::source),
     ];
-    let rt = tvm::runtime::opencl::OpenClRuntime::global();
+    let rt = tvm::gpu::opencl::OpenClRuntime::global();
     for d in backends() {
         let Device::OpenCl(n) = *d else { continue };
         for (name, source) in kernels {

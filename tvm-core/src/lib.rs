@@ -4,19 +4,20 @@
 
 pub mod arith;
 pub mod codegen;
-pub mod dtype;
+pub mod expand;
 pub mod frontend;
 pub mod interp;
+pub mod launch;
 pub mod loc;
 pub mod lower;
 pub mod passes;
-pub mod runtime;
 pub mod schedule;
 pub mod target;
 pub mod te;
 pub mod tir;
 
-pub use dtype::DType;
+/// Element types, shared with the runtime.
+pub use tvm_runtime::dtype;
+pub use tvm_runtime::DType;
 pub use loc::{Loc, SourceMap};
-pub use runtime::{Device, Error, Tensor};
 pub use target::{Target, TargetKind};

@@ -1,8 +1,8 @@
 //! OpenCL C code generation: every corpus kernel, with its GPU schedule and with the
 //! default one, lowered for `Target::opencl()` and printed. Structural checks for all,
-//! goldens for two (bless with `UPDATE_EXPECT=1`), and, with the `opencl` feature where
-//! an OpenCL device exists (PoCL; required under `TVM_REQUIRE_TOOLS=1`), a build of every
-//! program by the OpenCL compiler on every device, warnings as errors.
+//! goldens for two (bless with `UPDATE_EXPECT=1`), and, where an OpenCL device exists
+//! (PoCL; required under `TVM_REQUIRE_TOOLS=1`), a build of every program by the OpenCL
+//! compiler on every device, warnings as errors.
 
 mod common;
 
@@ -13,23 +13,8 @@ use tvm_core::schedule::Schedule;
 use tvm_core::tir::{PrimFunc, Scope, Stmt};
 use tvm_core::Target;
 
-const CORPUS: &[(&str, &str)] = &[
-    ("conv2d", include_str!("corpus/conv2d.rs")),
-    ("dense_bias_relu", include_str!("corpus/dense_bias_relu.rs")),
-    ("matmul", include_str!("corpus/matmul.rs")),
-    ("matmul_64", include_str!("corpus/matmul_64.rs")),
-    ("max_pool", include_str!("corpus/max_pool.rs")),
-    ("row_sum_golden", include_str!("corpus/row_sum_golden.rs")),
-    ("row_sum_rfactor", include_str!("corpus/row_sum_rfactor.rs")),
-    ("scale", include_str!("corpus/scale.rs")),
-    ("softmax", include_str!("corpus/softmax.rs")),
-    ("softmax_default", include_str!("corpus/softmax_default.rs")),
-    ("sum_two_axes", include_str!("corpus/sum_two_axes.rs")),
-    ("transpose", include_str!("corpus/transpose.rs")),
-    ("vector_add", include_str!("corpus/vector_add.rs")),
-    ("vector_add_1024", include_str!("corpus/vector_add_1024.rs")),
-    ("vector_add_golden", include_str!("corpus/vector_add_golden.rs")),
-];
+#[path = "corpus/mod.rs"]
+mod corpus;
 
 fn show(e: &[tvm_core::schedule::ScheduleError]) -> String {
     e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")
@@ -71,7 +56,7 @@ fn has(s: &Stmt, p: &dyn Fn(&Stmt) -> bool) -> bool {
 /// Every program of the corpus: (label, lowered function, OpenCL text).
 fn all_programs() -> Vec<(String, PrimFunc, String)> {
     let mut out = Vec::new();
-    for (name, src) in CORPUS {
+    for (name, src) in corpus::ALL {
         for default in [false, true] {
             let f = lower_opencl(src, default);
             let text = emit_opencl(&f)
@@ -191,9 +176,8 @@ fn golden_matmul_shared() {
 
 /// Builds `text` on every OpenCL device with warnings as errors; `Err` with the log and
 /// the source for each device where it does not build.
-#[cfg(feature = "opencl")]
 fn build_werror(label: &str, text: &str) -> Result<(), String> {
-    let rt = tvm_core::runtime::opencl::OpenClRuntime::global();
+    let rt = tvm_runtime::gpu::opencl::OpenClRuntime::global();
     let failures: Vec<String> = common::opencl::devices()
         .filter_map(|dev| rt.build_uncached(dev, text, "-Werror").err().map(|e| format!("opencl:{dev}: {e}")))
         .collect();
@@ -206,7 +190,6 @@ fn build_werror(label: &str, text: &str) -> Result<(), String> {
 
 /// Builds every emitted program with the installed OpenCL compiler (PoCL here), warnings
 /// as errors. Skips when there is no device, unless `TVM_REQUIRE_TOOLS=1`.
-#[cfg(feature = "opencl")]
 #[test]
 fn corpus_builds_with_opencl_compiler() {
     if !common::opencl::device_or_skip("corpus_builds_with_opencl_compiler") {
@@ -276,8 +259,7 @@ fn golden_vectors_and_f64() {
           }
         }
     "#]].assert_eq(&text);
-    #[cfg(feature = "opencl")]
-    if common::opencl::device_or_skip("golden_vectors_and_f64 (OpenCL build)") {
+        if common::opencl::device_or_skip("golden_vectors_and_f64 (OpenCL build)") {
         if let Err(e) = build_werror("vec", &text) {
             panic!("{e}");
         }

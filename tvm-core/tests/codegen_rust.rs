@@ -252,7 +252,7 @@ fn scalar_tokens(s: &ScalarValue) -> TokenStream {
 
 /// The module of one kernel: the emitted function and a `cases` function that runs it.
 fn kernel_module(f: &PrimFunc, kernel: &Kernel, cases: &[Case], dims_of: &[HashMap<String, usize>]) -> String {
-    let opts = EmitOptions { rt_path: quote!(crate::__rt), ..EmitOptions::default() };
+    let opts = EmitOptions { rt_path: quote!(::tvm_runtime::__rt), ..EmitOptions::default() };
     let code = emit_rust_with(f, &opts).unwrap_or_else(|e| panic!("{}: {e}", f.name));
     let fname = tvm_core::codegen::rust::fn_ident(f);
     let runs = cases.iter().zip(dims_of).map(|(case, dims)| {
@@ -306,21 +306,6 @@ const FIXTURE_MAIN_HEAD: &str = r#"
 //! in the directory given as the first argument and writes the outputs beside them.
 #![allow(clippy::all)]
 
-#[allow(dead_code)]
-mod tvm_math;
-
-/// What the emitted code expects at `rt_path` (the facade's `tvm::__rt`).
-#[allow(dead_code)]
-mod __rt {
-    pub use ::rayon;
-    pub fn erf_f32(x: f32) -> f32 {
-        crate::tvm_math::erf(x as f64) as f32
-    }
-    pub fn erf_f64(x: f64) -> f64 {
-        crate::tvm_math::erf(x)
-    }
-}
-
 pub(crate) trait Elem: Sized + Copy {
     fn from_le(b: &[u8]) -> Self;
     fn to_le(self) -> [u8; 4];
@@ -358,7 +343,8 @@ edition = "2021"
 publish = false
 
 [dependencies]
-rayon = "1"
+# What the emitted code calls at `rt_path` (the facade's `tvm::__rt`): the runtime alone.
+tvm-runtime = { path = "TVM_RUNTIME_PATH", default-features = false, features = ["rayon"] }
 
 [profile.release]
 debug = false
@@ -431,8 +417,6 @@ fn emitted_kernels_match_the_interpreter() {
         mods.push(ki);
         all_cases.extend(cases);
     }
-    let math = std::fs::read(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interp/math.rs")).unwrap();
-    write_if_changed(&dir.join("src/tvm_math.rs"), &math);
     let mut main = FIXTURE_MAIN_HEAD.to_string();
     for k in &mods {
         main += &format!("mod k{k};\n");
@@ -443,7 +427,9 @@ fn emitted_kernels_match_the_interpreter() {
     }
     main += "}\n";
     write_if_changed(&dir.join("src/main.rs"), main.as_bytes());
-    write_if_changed(&dir.join("Cargo.toml"), FIXTURE_TOML.as_bytes());
+    let runtime = Path::new(env!("CARGO_MANIFEST_DIR")).join("../tvm-runtime");
+    let toml = FIXTURE_TOML.replace("TVM_RUNTIME_PATH", &runtime.canonicalize().unwrap().display().to_string());
+    write_if_changed(&dir.join("Cargo.toml"), toml.as_bytes());
 
     let bin = build_fixture(&dir);
     let out = Command::new(&bin).arg(&data).output().expect("the fixture runs");
@@ -584,11 +570,12 @@ fn unchecked_accesses_are_off_when_asked() {
     let f = lower(VECTOR_ADD_16, "cpu");
     // The control: by default the vector accesses are unchecked, with their proofs.
     let default = emit_rust(&f).unwrap().to_string();
-    assert!(default.contains("SAFETY") && default.contains("_proof"), "{default}");
+    assert!(default.contains("SAFETY") && default.contains("cpu :: ldv as __ldv"), "{default}");
     let opts = EmitOptions { unchecked: false, ..EmitOptions::default() };
     let code = emit_rust_with(&f, &opts).unwrap().to_string();
-    // No proof strings, and none of the unchecked helpers (each takes a `_proof`).
-    assert!(!code.contains("SAFETY") && !code.contains("_proof") && !code.contains("get_unchecked"), "{code}");
+    // No proof strings, and none of the unchecked helpers (each takes a proof).
+    let unchecked = ["cpu :: ld as", "cpu :: st as", "cpu :: ldv as", "cpu :: stv as", "get_unchecked"];
+    assert!(!code.contains("SAFETY") && !unchecked.iter().any(|h| code.contains(h)), "{code}");
 }
 
 #[test]
@@ -622,89 +609,13 @@ fn vector_add_golden() {
             n: ::core::primitive::i64,
         ) -> ::core::result::Result<(), &'static ::core::primitive::str> {
             use ::core::primitive::{bool, f32, f64, i16, i32, i64, i8, str, u128, u16, u32, u64, u8, usize};
+            use ::tvm::__rt::cpu::chunks as __chunks;
+            use ::tvm::__rt::cpu::ldv as __ldv;
+            use ::tvm::__rt::cpu::len_is as __len_is;
+            use ::tvm::__rt::cpu::map2 as __map2;
+            use ::tvm::__rt::cpu::stv as __stv;
             use ::tvm::__rt::rayon::iter::{IndexedParallelIterator as _, IntoParallelIterator as _, ParallelIterator as _};
             use ::tvm::__rt::rayon::slice::ParallelSliceMut as _;
-            #[doc = r" Whether `len` is the product of `dims` (all non-negative)."]
-            #[inline(always)]
-            fn __len_is(len: usize, dims: &[i64]) -> bool {
-                let mut n: u128 = 1;
-                for &d in dims {
-                    if d < 0 {
-                        return false;
-                    }
-                    n = match n.checked_mul(d as u128) {
-                        ::core::option::Option::Some(n) => n,
-                        ::core::option::Option::None => return false,
-                    };
-                }
-                n == len as u128
-            }
-            #[doc = r" `n` chunks of `size` elements of `s` (the last ones shorter, then empty)."]
-            #[inline(always)]
-            fn __chunks<'a, T: ::core::marker::Send>(
-                s: &'a mut [T],
-                size: usize,
-                n: usize,
-            ) -> impl ::tvm::__rt::rayon::iter::IndexedParallelIterator<Item = &'a mut [T]> {
-                let have = s.len().div_ceil(size);
-                let empty =
-                    (0..n.saturating_sub(have)).into_par_iter().map(|_| <&'a mut [T] as ::core::default::Default>::default());
-                s.par_chunks_mut(size).chain(empty).take(n)
-            }
-            #[doc = r" `s[i..i + L]`. Safety: with `FAST`, `0 <= i && i + L <= s.len()` (proved)."]
-            #[inline(always)]
-            unsafe fn __ldv<T: ::core::marker::Copy + ::core::default::Default, const L: usize, const FAST: bool>(
-                s: &[T],
-                i: i64,
-                _proof: &'static str,
-            ) -> [T; L] {
-                if FAST {
-                    unsafe { ::core::ptr::read(s.as_ptr().add(i as usize) as *const [T; L]) }
-                } else {
-                    __ldv_c(s, i)
-                }
-            }
-            #[inline(always)]
-            fn __ldv_c<T: ::core::marker::Copy + ::core::default::Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
-                let mut v = [T::default(); L];
-                v.copy_from_slice(&s[i as usize..][..L]);
-                v
-            }
-            #[inline(always)]
-            fn __map2<
-                A: ::core::marker::Copy,
-                B: ::core::marker::Copy,
-                R: ::core::marker::Copy + ::core::default::Default,
-                const L: usize,
-            >(
-                a: [A; L],
-                b: [B; L],
-                f: impl Fn(A, B) -> R,
-            ) -> [R; L] {
-                let mut r = [R::default(); L];
-                for l in 0..L {
-                    r[l] = f(a[l], b[l]);
-                }
-                r
-            }
-            #[doc = r" `s[i..i + L] = v`. Safety: with `FAST`, `0 <= i && i + L <= s.len()` (proved)."]
-            #[inline(always)]
-            unsafe fn __stv<T: ::core::marker::Copy, const L: usize, const FAST: bool>(
-                s: &mut [T],
-                i: i64,
-                v: [T; L],
-                _proof: &'static str,
-            ) {
-                if FAST {
-                    unsafe { ::core::ptr::write(s.as_mut_ptr().add(i as usize) as *mut [T; L], v) }
-                } else {
-                    __stv_c(s, i, v)
-                }
-            }
-            #[inline(always)]
-            fn __stv_c<T: ::core::marker::Copy, const L: usize>(s: &mut [T], i: i64, v: [T; L]) {
-                s[i as usize..][..L].copy_from_slice(&v)
-            }
             if !__len_is(a.len(), &[n]) {
                 return ::core::result::Result::Err("tvm: the length of `a` is not the product of its shape [n]");
             }

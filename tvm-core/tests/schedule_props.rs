@@ -42,6 +42,9 @@
 //! reduction axis, barriers under thread guards); all are fixed, and the tests stay as
 //! regression tests (their doc comments describe the failure as it was).
 
+#[path = "common/mod.rs"]
+mod common;
+
 use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 use std::cell::RefCell;
@@ -1246,15 +1249,9 @@ fn run_and_compare(
 fn check_case(case: &Case, gpu: bool, opencl: bool) -> Result<(Outcome, Option<Outcome>, Vec<String>), TestCaseError> {
     let stmts = schedule_text(case, gpu);
     let outcome = check(&case.spec, gpu, &stmts)?;
-    #[cfg(feature = "opencl")]
     let on_opencl = match outcome {
         Outcome::Accepted if opencl => Some(run_on_opencl(&case.spec, &stmts)?),
         _ => None,
-    };
-    #[cfg(not(feature = "opencl"))]
-    let on_opencl = {
-        assert!(!opencl, "the OpenCL property needs the `opencl` feature");
-        None
     };
     Ok((outcome, on_opencl, stmts))
 }
@@ -1344,7 +1341,6 @@ fn check(spec: &Spec, gpu: bool, stmts: &[String]) -> Result<Outcome, TestCaseEr
 /// poisoned output: every element must equal the reference. OpenCL has its own limits
 /// (256 threads per block, less shared memory), so it may reject the schedule
 /// legitimately where CUDA accepts it.
-#[cfg(feature = "opencl")]
 fn run_on_opencl(spec: &Spec, stmts: &[String]) -> Result<Outcome, TestCaseError> {
     let target = Target::opencl();
     let r = render(spec, &target, stmts);
@@ -1370,7 +1366,7 @@ fn run_on_opencl(spec: &Spec, stmts: &[String]) -> Result<Outcome, TestCaseError
     let src = tvm_core::codegen::opencl::emit_opencl(&f).map_err(|e| fail(format!("emit_opencl: {e}")))?;
     let mut args = inputs;
     args.push(poisoned_output(spec));
-    tvm_core::runtime::opencl::run_primfunc(0, &f, &src, &mut args)
+    tvm_core::launch::run_on_device(&tvm_runtime::Device::OpenCl(0), &f, &src, &mut args)
         .map_err(|e| fail(format!("the run failed: {e}\n{src}")))?;
     let (bad, len) = differences(spec, args.last().expect("the output"), &want);
     match wrong_result(&bad, len) {
@@ -1501,26 +1497,12 @@ fn random_cuda_schedules_preserve_results() {
     property(true, 384, false);
 }
 
-/// Whether OpenCL device 0 (the one the cases run on) is usable. Without it, `test`
-/// is skipped with a note, except under `TVM_REQUIRE_TOOLS=1` (CI), where that panics.
-/// (The same rule as the other OpenCL tests' helpers, which live in other test crates.)
-#[cfg(feature = "opencl")]
-fn opencl_device_0(test: &str) -> bool {
-    let Err(e) = tvm_core::runtime::opencl::OpenClRuntime::global().check_device(0) else { return true };
-    if std::env::var("TVM_REQUIRE_TOOLS").as_deref() == Ok("1") {
-        panic!("{test}: TVM_REQUIRE_TOOLS=1 but no usable OpenCL device: {e}");
-    }
-    eprintln!("skipping {test}: no usable OpenCL device: {e}");
-    false
-}
-
 /// Random legal GPU schedules, written for OpenCL and run for real on it (PoCL in CI),
 /// against the same references: the printer and the runtime on schedules no one wrote
 /// by hand.
-#[cfg(feature = "opencl")]
 #[test]
 fn random_gpu_schedules_run_on_opencl() {
-    if opencl_device_0("random_gpu_schedules_run_on_opencl") {
+    if common::opencl::device_or_skip("random_gpu_schedules_run_on_opencl") {
         property(true, 128, true);
     }
 }

@@ -2,6 +2,7 @@
 //! ([`rust`]) emits Rust tokens that rustc and LLVM compile inside the user's crate.
 
 pub mod c_like;
+pub mod host;
 pub mod opencl;
 pub mod rust;
 

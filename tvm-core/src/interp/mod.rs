@@ -8,12 +8,12 @@
 //!   errors (the function was not lowered), so are a barrier on the host, a launch inside a
 //!   kernel and a global allocation inside a kernel.
 //! * **Exact arithmetic.** Each dtype computes with Rust's semantics: f32 in f32 (rounded
-//!   after every operation), f64 in f64, f16/bf16 through f32 and rounded back (hand-written
-//!   conversions, round to nearest even); integers wrap at their width, `/` truncates, `%`
+//!   after every operation), f64 in f64, f16/bf16 through f32 and rounded back (the `half`
+//!   crate's conversions, round to nearest even); integers wrap at their width, `/` truncates, `%`
 //!   takes the dividend's sign, division by zero and `MIN / -1` are errors; casts are Rust's
 //!   `as` (a cast to bool is an error). `select` evaluates only the taken side (per lane for a
 //!   vector condition: the other lanes read no memory and raise no errors); `&&`/`||`
-//!   short-circuit. Intrinsics use `std` (`erf` is [`math::erf`]).
+//!   short-circuit. Intrinsics use `std` (`erf` is `tvm_runtime::math::erf`).
 //! * **Strict memory.** Every access is bounds-checked (error naming the buffer, index and
 //!   size); reading an element of an allocation that nothing wrote is an error; storing to an
 //!   input is an error. Loads and stores take one flat index after `flatten_storage`, or one
@@ -73,12 +73,10 @@
 mod compile;
 mod error;
 mod exec;
-pub mod math;
 mod value;
 
 pub use error::{ErrorKind, InterpError};
-/// The scalar operations, shared with the host side of the device runtimes.
-#[cfg(feature = "opencl")]
+/// The scalar operations, shared with the device launcher's host side.
 pub(crate) use value::{binary, cast, compare, neg};
 pub use value::{ArgValue, HostData, HostTensor, ScalarValue};
 

@@ -2,9 +2,31 @@
 //! interpreter, with Rust semantics per dtype.
 
 use super::error::{err, ErrorKind, InterpError, R};
-use super::math::{bf16_to_f32, f16_to_f32, f32_to_bf16, f32_to_f16, f64_to_bf16, f64_to_f16};
 use crate::dtype::{DType, ScalarKind};
 use crate::tir::{BinOp, CmpOp, Intrinsic};
+use tvm_runtime::half::{bf16, f16};
+use tvm_runtime::math::erf;
+
+// The 16-bit floats are held as their bits; the `half` crate converts (round to nearest,
+// ties to even, from f32 and from f64 in one rounding).
+fn f16_to_f32(bits: u16) -> f32 {
+    f16::from_bits(bits).to_f32()
+}
+fn bf16_to_f32(bits: u16) -> f32 {
+    bf16::from_bits(bits).to_f32()
+}
+fn f32_to_f16(x: f32) -> u16 {
+    f16::from_f32(x).to_bits()
+}
+fn f32_to_bf16(x: f32) -> u16 {
+    bf16::from_f32(x).to_bits()
+}
+fn f64_to_f16(x: f64) -> u16 {
+    f16::from_f64(x).to_bits()
+}
+fn f64_to_bf16(x: f64) -> u16 {
+    bf16::from_f64(x).to_bits()
+}
 
 /// One scalar of any element type. `F16` and `BF16` hold the bits.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -613,7 +635,7 @@ fn f32_intrinsic(f: Intrinsic, a: f32, b: f32, c: f32) -> f32 {
         Intrinsic::Abs => a.abs(),
         Intrinsic::Floor => a.floor(),
         Intrinsic::Ceil => a.ceil(),
-        Intrinsic::Erf => super::math::erf(a as f64) as f32,
+        Intrinsic::Erf => erf(a as f64) as f32,
         Intrinsic::Sin => a.sin(),
         Intrinsic::Cos => a.cos(),
         Intrinsic::Pow => a.powf(b),
@@ -632,7 +654,7 @@ fn f64_intrinsic(f: Intrinsic, a: f64, b: f64, c: f64) -> f64 {
         Intrinsic::Abs => a.abs(),
         Intrinsic::Floor => a.floor(),
         Intrinsic::Ceil => a.ceil(),
-        Intrinsic::Erf => super::math::erf(a),
+        Intrinsic::Erf => erf(a),
         Intrinsic::Sin => a.sin(),
         Intrinsic::Cos => a.cos(),
         Intrinsic::Pow => a.powf(b),

@@ -111,7 +111,7 @@ pub fn assert_close(got: &[f32], want: &[f32], what: &str) {
 /// Runs `src` with `variant` on every backend of this level and compares each result with
 /// `want` (relative tolerance [`RTOL`]): the interpreter always; for a GPU variant also every
 /// OpenCL device (the kernel lowered for `Target::opencl()`, which takes the GPU schedule,
-/// printed as OpenCL C and run by the OpenCL runtime), when the `opencl` feature is on.
+/// printed as OpenCL C and run through the runtime by `tvm_core::launch`).
 /// Outputs start poisoned (NaN), so an element a backend never writes fails.
 pub fn check(
     src: &str,
@@ -124,7 +124,6 @@ pub fn check(
 ) {
     let got = run_f32(src, variant, inputs.clone(), scalars.clone(), out);
     assert_close(&got, want, &format!("{what} {variant:?} on the interpreter"));
-    #[cfg(feature = "opencl")]
     if matches!(variant, Variant::DefaultGpu | Variant::Gpu) {
         for dev in opencl::devices() {
             let got = opencl::run_f32(dev, src, variant, inputs.clone(), scalars.clone(), out);
@@ -133,40 +132,15 @@ pub fn check(
     }
 }
 
-#[cfg(feature = "opencl")]
+#[path = "../../../tvm-runtime/tests/support/opencl_devices.rs"]
+mod opencl_devices;
+
 pub mod opencl {
     use super::*;
-    use std::sync::OnceLock;
-    use tvm_core::runtime::opencl::{run_primfunc, OpenClRuntime};
+    use tvm_runtime::Device;
 
-    /// Every usable OpenCL device. With none, prints why once, or panics under
-    /// `TVM_REQUIRE_TOOLS=1` (CI), where OpenCL (PoCL) must be there.
-    pub fn devices() -> std::ops::Range<usize> {
-        static N: OnceLock<usize> = OnceLock::new();
-        0..*N.get_or_init(|| {
-            let rt = OpenClRuntime::global();
-            match rt.check_device(0) {
-                Ok(()) => rt.device_count(),
-                Err(e) if std::env::var("TVM_REQUIRE_TOOLS").as_deref() == Ok("1") => {
-                    panic!("TVM_REQUIRE_TOOLS=1 but no usable OpenCL device: {e}")
-                }
-                Err(e) => {
-                    eprintln!("the OpenCL backend is skipped: {e}");
-                    0
-                }
-            }
-        })
-    }
-
-    /// Whether an OpenCL device exists, for a test that needs one: prints that `test` is
-    /// skipped when there is none, or panics under `TVM_REQUIRE_TOOLS=1` (see [`devices`]).
-    pub fn device_or_skip(test: &str) -> bool {
-        let found = !devices().is_empty();
-        if !found {
-            eprintln!("skipping {test}: no usable OpenCL device");
-        }
-        found
-    }
+    #[allow(unused_imports)]
+    pub use super::opencl_devices::{device_or_skip, devices};
 
     /// [`super::run_f32`] on OpenCL device `dev`, the GPU variant lowered for OpenCL.
     pub fn run_f32(
@@ -181,7 +155,7 @@ pub mod opencl {
         let f = tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)));
         let source = tvm_core::codegen::opencl::emit_opencl(&f).unwrap_or_else(|e| panic!("emit_opencl: {e}"));
         let mut args = poisoned_args(inputs, scalars, out);
-        if let Err(e) = run_primfunc(dev, &f, &source, &mut args) {
+        if let Err(e) = tvm_core::launch::run_on_device(&Device::OpenCl(dev), &f, &source, &mut args) {
             panic!("opencl:{dev}: {e}\n{source}");
         }
         output_f32(&args)

@@ -304,7 +304,7 @@ pub(super) fn may_trap(e: &Expr) -> bool {
 }
 
 /// `a op b` on scalars of type `d`.
-pub(super) fn binop(op: BinOp, d: DType, a: TokenStream, b: TokenStream) -> TokenStream {
+pub(crate) fn binop(op: BinOp, d: DType, a: TokenStream, b: TokenStream) -> TokenStream {
     if d.is_float() {
         return match op {
             BinOp::Add => quote!((#a + #b)),
@@ -327,7 +327,7 @@ pub(super) fn binop(op: BinOp, d: DType, a: TokenStream, b: TokenStream) -> Toke
     }
 }
 
-fn cmpop(op: CmpOp, a: TokenStream, b: TokenStream) -> TokenStream {
+pub(crate) fn cmpop(op: CmpOp, a: TokenStream, b: TokenStream) -> TokenStream {
     match op {
         CmpOp::Lt => quote!((#a < #b)),
         CmpOp::Le => quote!((#a <= #b)),
@@ -338,7 +338,7 @@ fn cmpop(op: CmpOp, a: TokenStream, b: TokenStream) -> TokenStream {
     }
 }
 
-fn neg(d: DType, a: TokenStream) -> R<TokenStream> {
+pub(crate) fn neg(d: DType, a: TokenStream) -> R<TokenStream> {
     if d.is_float() {
         Ok(quote!((-#a)))
     } else if d.is_int() {
@@ -349,7 +349,7 @@ fn neg(d: DType, a: TokenStream) -> R<TokenStream> {
 }
 
 /// `a as to` with the interpreter's semantics (Rust's `as`; bool to number is 0 or 1).
-fn cast(from: DType, to: DType, a: TokenStream) -> R<TokenStream> {
+pub(crate) fn cast(from: DType, to: DType, a: TokenStream) -> R<TokenStream> {
     if from == to {
         return Ok(a);
     }
@@ -364,7 +364,7 @@ fn cast(from: DType, to: DType, a: TokenStream) -> R<TokenStream> {
 }
 
 /// An integer constant of type `d`.
-pub(super) fn int_lit(value: i64, d: DType) -> R<TokenStream> {
+pub(crate) fn int_lit(value: i64, d: DType) -> R<TokenStream> {
     let t = scalar_ty(d)?;
     let lit = |v: u64| -> Literal {
         match (d.is_uint(), d.bits) {
@@ -396,7 +396,7 @@ pub(super) fn int_lit(value: i64, d: DType) -> R<TokenStream> {
 }
 
 /// A float constant of type `d`, exactly.
-pub(super) fn float_lit(value: f64, d: DType) -> R<TokenStream> {
+pub(crate) fn float_lit(value: f64, d: DType) -> R<TokenStream> {
     let t = scalar_ty(d)?;
     if value.is_nan() {
         return Ok(quote!(#t::NAN));

@@ -32,10 +32,10 @@
 //! access checked. Parallel loops are race-free by construction: rayon hands each
 //! iteration `&mut` chunks that the borrow checker knows are disjoint.
 
-mod expr;
+pub(crate) mod expr;
 mod facts;
 mod fused;
-mod names;
+pub(crate) mod names;
 mod parallel;
 mod stmt;
 
@@ -54,8 +54,9 @@ type R<T> = Result<T, CodegenError>;
 /// Switches of [`emit_rust_with`].
 #[derive(Clone, Debug)]
 pub struct EmitOptions {
-    /// Where the generated code finds `rayon` (`<rt_path>::rayon`) and the `erf`
-    /// helpers (`<rt_path>::erf_f32`, `<rt_path>::erf_f64`). Default: `::tvm::__rt`.
+    /// Where the generated code finds the runtime's support: `rayon`
+    /// (`<rt_path>::rayon`), the CPU helpers (`<rt_path>::cpu`) and `erf`
+    /// (`<rt_path>::erf_f32`, `<rt_path>::erf_f64`). Default: `::tvm::__rt`.
     pub rt_path: TokenStream,
     /// Use unchecked loads and stores where their bounds are proved. Default: on.
     pub unchecked: bool,
@@ -164,7 +165,7 @@ fn levels_of(target: &Target) -> R<Vec<Level>> {
     }])
 }
 
-pub(super) fn unsupported(what: impl Into<String>) -> CodegenError {
+pub(crate) fn unsupported(what: impl Into<String>) -> CodegenError {
     CodegenError::Unsupported { what: what.into() }
 }
 
@@ -303,7 +304,7 @@ impl<'f> Emitter<'f> {
 }
 
 /// The Rust name of a scalar type (in scope through `use ::core::primitive::*` names).
-pub(super) fn scalar_ty(d: DType) -> R<TokenStream> {
+pub(crate) fn scalar_ty(d: DType) -> R<TokenStream> {
     let name = match (d.kind, d.bits) {
         (ScalarKind::Bool, _) => "bool",
         (ScalarKind::Int, 8) => "i8",
@@ -328,151 +329,31 @@ fn full_ty(d: DType) -> R<TokenStream> {
     Ok(quote!(::core::primitive::#t))
 }
 
-/// The generic helpers the body may call, by name.
+/// The import of a runtime helper the body calls by `name` (`__ld` is
+/// `<rt>::cpu::ld`, ...): the helpers are ordinary `#[inline(always)]` functions of the
+/// runtime, imported under the short names the body uses.
 fn helper(name: &str, rt: &TokenStream) -> TokenStream {
-    match name {
-        "__chunks" => quote! {
-            /// `n` chunks of `size` elements of `s` (the last ones shorter, then empty).
-            #[inline(always)]
-            fn __chunks<'a, T: ::core::marker::Send>(
-                s: &'a mut [T],
-                size: usize,
-                n: usize,
-            ) -> impl #rt::rayon::iter::IndexedParallelIterator<Item = &'a mut [T]> {
-                let have = s.len().div_ceil(size);
-                let empty = (0..n.saturating_sub(have))
-                    .into_par_iter()
-                    .map(|_| <&'a mut [T] as ::core::default::Default>::default());
-                s.par_chunks_mut(size).chain(empty).take(n)
-            }
-        },
-        "__from" => quote! {
-            /// `s[o..]`, empty when `o` is past the end (where no iteration reaches).
-            #[inline(always)]
-            fn __from<T>(s: &mut [T], o: i64) -> &mut [T] {
-                let o = ::core::cmp::Ord::min(::core::cmp::Ord::max(o, 0) as usize, s.len());
-                &mut s[o..]
-            }
-        },
-        "__ld" => quote! {
-            /// `s[i]`. Safety: with `FAST`, `0 <= i < s.len()` (proved: see `_proof`).
-            #[inline(always)]
-            unsafe fn __ld<T: ::core::marker::Copy, const FAST: bool>(s: &[T], i: i64, _proof: &'static str) -> T {
-                if FAST { unsafe { *s.get_unchecked(i as usize) } } else { s[i as usize] }
-            }
-        },
-        "__st" => quote! {
-            /// `s[i] = v`. Safety: with `FAST`, `0 <= i < s.len()` (proved: see `_proof`).
-            #[inline(always)]
-            unsafe fn __st<T, const FAST: bool>(s: &mut [T], i: i64, v: T, _proof: &'static str) {
-                if FAST { unsafe { *s.get_unchecked_mut(i as usize) = v } } else { s[i as usize] = v }
-            }
-        },
-        "__ldv" => quote! {
-            /// `s[i..i + L]`. Safety: with `FAST`, `0 <= i && i + L <= s.len()` (proved).
-            #[inline(always)]
-            unsafe fn __ldv<T: ::core::marker::Copy + ::core::default::Default, const L: usize, const FAST: bool>(
-                s: &[T],
-                i: i64,
-                _proof: &'static str,
-            ) -> [T; L] {
-                if FAST {
-                    unsafe { ::core::ptr::read(s.as_ptr().add(i as usize) as *const [T; L]) }
-                } else {
-                    __ldv_c(s, i)
-                }
-            }
-        },
-        "__stv" => quote! {
-            /// `s[i..i + L] = v`. Safety: with `FAST`, `0 <= i && i + L <= s.len()` (proved).
-            #[inline(always)]
-            unsafe fn __stv<T: ::core::marker::Copy, const L: usize, const FAST: bool>(
-                s: &mut [T],
-                i: i64,
-                v: [T; L],
-                _proof: &'static str,
-            ) {
-                if FAST {
-                    unsafe { ::core::ptr::write(s.as_mut_ptr().add(i as usize) as *mut [T; L], v) }
-                } else {
-                    __stv_c(s, i, v)
-                }
-            }
-        },
-        "__ldv_c" => quote! {
-            #[inline(always)]
-            fn __ldv_c<T: ::core::marker::Copy + ::core::default::Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
-                let mut v = [T::default(); L];
-                v.copy_from_slice(&s[i as usize..][..L]);
-                v
-            }
-        },
-        "__stv_c" => quote! {
-            #[inline(always)]
-            fn __stv_c<T: ::core::marker::Copy, const L: usize>(s: &mut [T], i: i64, v: [T; L]) {
-                s[i as usize..][..L].copy_from_slice(&v)
-            }
-        },
-        "__map1" => quote! {
-            #[inline(always)]
-            fn __map1<A: ::core::marker::Copy, R: ::core::marker::Copy + ::core::default::Default, const L: usize>(
-                a: [A; L],
-                f: impl Fn(A) -> R,
-            ) -> [R; L] {
-                let mut r = [R::default(); L];
-                for l in 0..L {
-                    r[l] = f(a[l]);
-                }
-                r
-            }
-        },
-        "__map2" => quote! {
-            #[inline(always)]
-            fn __map2<
-                A: ::core::marker::Copy,
-                B: ::core::marker::Copy,
-                R: ::core::marker::Copy + ::core::default::Default,
-                const L: usize,
-            >(
-                a: [A; L],
-                b: [B; L],
-                f: impl Fn(A, B) -> R,
-            ) -> [R; L] {
-                let mut r = [R::default(); L];
-                for l in 0..L {
-                    r[l] = f(a[l], b[l]);
-                }
-                r
-            }
-        },
-        "__map3" => quote! {
-            #[inline(always)]
-            fn __map3<
-                A: ::core::marker::Copy,
-                B: ::core::marker::Copy,
-                C: ::core::marker::Copy,
-                R: ::core::marker::Copy + ::core::default::Default,
-                const L: usize,
-            >(
-                a: [A; L],
-                b: [B; L],
-                c: [C; L],
-                f: impl Fn(A, B, C) -> R,
-            ) -> [R; L] {
-                let mut r = [R::default(); L];
-                for l in 0..L {
-                    r[l] = f(a[l], b[l], c[l]);
-                }
-                r
-            }
-        },
-        _ => unreachable!("internal: codegen::rust has no helper `{name}`"),
-    }
+    let f = match name {
+        "__chunks" => "chunks",
+        "__from" => "from",
+        "__ld" => "ld",
+        "__st" => "st",
+        "__ldv" => "ldv",
+        "__stv" => "stv",
+        "__ldv_c" => "ldv_checked",
+        "__stv_c" => "stv_checked",
+        "__map1" => "map1",
+        "__map2" => "map2",
+        "__map3" => "map3",
+        _ => unreachable!("internal: the runtime has no CPU helper for `{name}`"),
+    };
+    let (f, short) = (format_ident!("{}", f), format_ident!("{}", name));
+    quote!(use #rt::cpu::#f as #short;)
 }
 
 /// Puts the function together: signature, checks, helpers, body, dispatch.
 fn assemble(f: &PrimFunc, opts: &EmitOptions, dims: &[Var], levels: &[Level], e: Emitted) -> TokenStream {
-    let Emitted { mut names, body, items, unchecked, mut helpers, k_bits } = e;
+    let Emitted { mut names, body, items, unchecked, helpers, k_bits } = e;
     let rt = &opts.rt_path;
     let fname = fn_ident(f);
     let mut sig = Vec::new();
@@ -520,12 +401,6 @@ fn assemble(f: &PrimFunc, opts: &EmitOptions, dims: &[Var], levels: &[Level], e:
     } else {
         quote!(true)
     };
-    if helpers.contains("__ldv") {
-        helpers.insert("__ldv_c");
-    }
-    if helpers.contains("__stv") {
-        helpers.insert("__stv_c");
-    }
     let helper_items = helpers.iter().map(|h| helper(h, rt));
     let uses_rayon = helpers.contains("__chunks");
     let rayon_use = uses_rayon.then(|| {
@@ -554,21 +429,7 @@ fn assemble(f: &PrimFunc, opts: &EmitOptions, dims: &[Var], levels: &[Level], e:
         fn #fname(#(#sig),*) -> ::core::result::Result<(), &'static ::core::primitive::str> {
             use ::core::primitive::{bool, f32, f64, i16, i32, i64, i8, str, u128, u16, u32, u64, u8, usize};
             #rayon_use
-            /// Whether `len` is the product of `dims` (all non-negative).
-            #[inline(always)]
-            fn __len_is(len: usize, dims: &[i64]) -> bool {
-                let mut n: u128 = 1;
-                for &d in dims {
-                    if d < 0 {
-                        return false;
-                    }
-                    n = match n.checked_mul(d as u128) {
-                        ::core::option::Option::Some(n) => n,
-                        ::core::option::Option::None => return false,
-                    };
-                }
-                n == len as u128
-            }
+            use #rt::cpu::len_is as __len_is;
             #(#helper_items)*
             #(#checks)*
             #[inline(always)]

@@ -25,7 +25,7 @@ enum Key {
 
 /// The identifier of each variable and buffer, given on first use.
 #[derive(Clone, Debug, Default)]
-pub(super) struct Names {
+pub(crate) struct Names {
     of: HashMap<Key, String>,
     used: HashSet<String>,
 }

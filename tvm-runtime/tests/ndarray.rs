@@ -2,8 +2,8 @@
 //! every layout, and a tensor becomes a standard-layout array.
 #![cfg(feature = "ndarray")]
 
-use tvm_core::runtime::ndarray::{arr2, s, Array, Array2, Array3, ArrayD, Axis, Ix2, IxDyn};
-use tvm_core::runtime::{Error, Tensor};
+use tvm_runtime::ndarray::{arr2, s, Array, Array2, Array3, ArrayD, Axis, Ix2, IxDyn};
+use tvm_runtime::{Error, Tensor};
 
 fn sample() -> Array2<f32> {
     // 2 x 3, values 0..6 in row-major order.
@@ -93,10 +93,10 @@ fn mutable_views_write_through() {
 #[test]
 fn every_rank_up_to_six_converts() {
     let t4 = Tensor::<u8, 4>::from_vec((0..16).collect(), [2, 2, 2, 2]).unwrap();
-    let a4: tvm_core::runtime::ndarray::Array4<u8> = t4.clone().into();
+    let a4: tvm_runtime::ndarray::Array4<u8> = t4.clone().into();
     assert_eq!(Tensor::from(a4), t4);
     let t6 = Tensor::<u8, 6>::from_vec((0..64).collect(), [2; 6]).unwrap();
-    let a6: tvm_core::runtime::ndarray::Array6<u8> = t6.clone().into();
+    let a6: tvm_runtime::ndarray::Array6<u8> = t6.clone().into();
     assert_eq!(a6[[1, 0, 1, 0, 1, 1]], 0b101011);
     assert_eq!(Tensor::from(a6), t6);
 }

@@ -28,7 +28,7 @@ pub enum Error {
         symbol: Option<String>,
         bound_by: Option<String>,
     },
-    /// [`Tensor::from_vec`](crate::runtime::Tensor::from_vec) (or a reshape) was given
+    /// [`Tensor::from_vec`](crate::Tensor::from_vec) (or a reshape) was given
     /// `len` elements for a shape that holds a different number.
     LengthMismatch { len: usize, shape: Vec<usize> },
     /// An array of rank `got` was given where rank `expected` is required (converting a
@@ -43,6 +43,9 @@ pub enum Error {
     /// The device exists but lacks what the kernel needs (f64 on an OpenCL device without
     /// `cl_khr_fp64`, more local memory than it has); `reason` says what.
     DeviceUnsupported { device: String, reason: String },
+    /// A device tensor given to a kernel that runs on another device: `param` of `kernel`
+    /// lives on `got`, and the kernel was asked to run on `expected`.
+    WrongDevice { kernel: String, param: String, expected: String, got: String },
     /// A device name that does not parse (from `TVM_DEVICE` or `Device::from_str`).
     InvalidDevice { text: String },
     /// Compiling generated code for `target` (`cuda`, `opencl`) failed; `log` is the
@@ -118,6 +121,10 @@ impl fmt::Display for Error {
             Error::DeviceUnsupported { device, reason } => {
                 write!(f, "device `{device}` cannot run this kernel: {reason}")
             }
+            Error::WrongDevice { kernel, param, expected, got } => write!(
+                f,
+                "`{param}` of `{kernel}` lives on `{got}`, but the kernel runs on `{expected}` (copy it with `to_device`)"
+            ),
             Error::InvalidDevice { text } => write!(
                 f,
                 "invalid device `{text}`: expected `cpu`, `cuda`, `cuda:N`, `opencl` or `opencl:N` (as in TVM_DEVICE)"

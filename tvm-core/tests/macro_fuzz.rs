@@ -1,13 +1,13 @@
 //! `compute!` never panics: the kernels of tvm-core's test suite, mutated at the token
 //! level (tokens deleted, duplicated, swapped, identifiers and integers and dtypes
-//! replaced, bracket groups emptied, the input truncated), go through `expand_tokens`
+//! replaced, bracket groups emptied, the input truncated), go through `tvm_core::expand::compute`
 //! under `catch_unwind`. Every expansion must return tokens that parse as Rust items:
 //! `compile_error!`s (with the stub) or the kernel's code. A tiny deterministic PRNG keeps
 //! failures reproducible; `TVM_MACROS_FUZZ_CASES` and `TVM_MACROS_FUZZ_SEED` run more or
-//! other cases (`cargo test -p tvm-macros fuzz -- --nocapture` prints the counts).
+//! other cases (`cargo test -p tvm-core --test macro_fuzz -- --nocapture` prints the counts).
 
-use crate::expand_tokens;
-#[path = "../../tvm-core/tests/support/atoms.rs"]
+use tvm_core::expand::compute as expand_tokens;
+#[path = "support/atoms.rs"]
 mod atoms;
 use atoms::{atoms, Rng};
 use proc_macro2::TokenStream;
@@ -18,38 +18,11 @@ use std::sync::Once;
 use std::time::Instant;
 
 // ---------------------------------------------------------------------------------------
-// The corpus: the kernels of tvm-core/tests/kernels.rs and tvm-core/tests/lower_golden.rs.
+// The corpus: the kernels every suite shares (tests/corpus/).
 // ---------------------------------------------------------------------------------------
 
-const VECTOR_ADD: &str = include_str!("../../tvm-core/tests/corpus/vector_add.rs");
-
-const VECTOR_ADD_GOLDEN: &str = include_str!("../../tvm-core/tests/corpus/vector_add_golden.rs");
-
-const VECTOR_ADD_1024: &str = include_str!("../../tvm-core/tests/corpus/vector_add_1024.rs");
-
-const MATMUL: &str = include_str!("../../tvm-core/tests/corpus/matmul.rs");
-
-const MATMUL_64: &str = include_str!("../../tvm-core/tests/corpus/matmul_64.rs");
-
-const DENSE: &str = include_str!("../../tvm-core/tests/corpus/dense_bias_relu.rs");
-
-const SOFTMAX: &str = include_str!("../../tvm-core/tests/corpus/softmax.rs");
-
-const SOFTMAX_DEFAULT: &str = include_str!("../../tvm-core/tests/corpus/softmax_default.rs");
-
-const CONV2D: &str = include_str!("../../tvm-core/tests/corpus/conv2d.rs");
-
-const TRANSPOSE: &str = include_str!("../../tvm-core/tests/corpus/transpose.rs");
-
-const MAXPOOL: &str = include_str!("../../tvm-core/tests/corpus/max_pool.rs");
-
-const SUM2: &str = include_str!("../../tvm-core/tests/corpus/sum_two_axes.rs");
-
-const ROW_SUM_RFACTOR: &str = include_str!("../../tvm-core/tests/corpus/row_sum_rfactor.rs");
-
-const ROW_SUM_GOLDEN: &str = include_str!("../../tvm-core/tests/corpus/row_sum_golden.rs");
-
-const SCALE: &str = include_str!("../../tvm-core/tests/corpus/scale.rs");
+#[path = "corpus/mod.rs"]
+mod corpus;
 
 /// The macro's input inside a corpus file's `tvm::compute! { .. }`.
 fn inner(src: &str) -> &str {
@@ -61,24 +34,20 @@ fn inner(src: &str) -> &str {
     }
 }
 
-/// `(function name, source)`; the sources are whole invocations (see [`inner`]).
-const CORPUS: &[(&str, &str)] = &[
-    ("vector_add", VECTOR_ADD),
-    ("vector_add", VECTOR_ADD_GOLDEN),
-    ("vector_add", VECTOR_ADD_1024),
-    ("matmul", MATMUL),
-    ("matmul", MATMUL_64),
-    ("dense_bias_relu", DENSE),
-    ("softmax", SOFTMAX),
-    ("softmax", SOFTMAX_DEFAULT),
-    ("conv2d", CONV2D),
-    ("transpose", TRANSPOSE),
-    ("max_pool", MAXPOOL),
-    ("sum_two_axes", SUM2),
-    ("row_sum", ROW_SUM_RFACTOR),
-    ("row_sum", ROW_SUM_GOLDEN),
-    ("scale", SCALE),
-];
+/// `(function name, source)` of every corpus kernel; the sources are whole invocations
+/// (see [`inner`]).
+fn corpus() -> &'static [(String, &'static str)] {
+    static CORPUS: std::sync::OnceLock<Vec<(String, &'static str)>> = std::sync::OnceLock::new();
+    CORPUS.get_or_init(|| {
+        corpus::ALL
+            .iter()
+            .map(|&(file, src)| {
+                let k = tvm_core::frontend::parse_str(src).unwrap_or_else(|e| panic!("{file}: {e:?}"));
+                (k.name, src)
+            })
+            .collect()
+    })
+}
 
 // ---------------------------------------------------------------------------------------
 // Running one input.
@@ -115,8 +84,7 @@ fn install_hook() {
                     .iter()
                     .position(|l| {
                         let f = l.split_once(": ").map_or("", |x| x.1);
-                        (f.starts_with("tvm_core::") || f.contains("<impl tvm_core::") || f.starts_with("tvm_macros::"))
-                            && !f.starts_with("tvm_macros::fuzz")
+                        f.starts_with("tvm_core::") || f.contains("<impl tvm_core::")
                     })
                     .map(|i| {
                         let f = lines[i].split_once(": ").map_or("", |x| x.1);
@@ -521,7 +489,7 @@ fn env_or(name: &str, default: u64) -> u64 {
 
 #[test]
 fn corpus_kernels_expand_without_errors() {
-    for (name, src) in CORPUS {
+    for (name, src) in corpus() {
         match expand_src(inner(src)) {
             Outcome::Out(out) => {
                 let text = out.to_string();
@@ -554,7 +522,7 @@ fn known_bad_mutations_are_compile_errors() {
         ("no stage", "c[i] = a[i] + b[i];", "", false),
     ];
     for (what, from, to, stub) in cases {
-        let vector_add = inner(VECTOR_ADD);
+        let vector_add = inner(include_str!("corpus/vector_add.rs"));
         assert!(vector_add.contains(from), "{what}: `{from}` not in VECTOR_ADD");
         let src = vector_add.replacen(from, to, 1);
         match expand_src(&src) {
@@ -580,7 +548,7 @@ fn mutated_kernels_never_panic() {
     let mut panics: BTreeMap<String, (u64, String, Vec<&str>)> = BTreeMap::new();
     let mut invalid: Vec<(String, String)> = Vec::new();
     for case in 0..n {
-        let (name, src) = CORPUS[case as usize % CORPUS.len()];
+        let (name, src) = &corpus()[case as usize % corpus().len()];
         let src = inner(src);
         let (mutated, kinds) = mutate(&mut rng, src);
         match expand_src(&mutated) {

@@ -1,8 +1,7 @@
 //! The host tensor (DSL.md §4): construction, shapes, overflow, zero-sized dims, element
 //! types, and the messages of `tvm::Error`.
 
-use tvm_core::runtime::{Element, Error, Tensor, BF16, F16};
-use tvm_core::DType;
+use tvm_runtime::{bf16, f16, DType, Element, Error, Tensor};
 
 #[test]
 fn from_vec_round_trips() {
@@ -118,8 +117,8 @@ fn element_dtypes() {
         (d::<u16>(), "u16"),
         (d::<u32>(), "u32"),
         (d::<u64>(), "u64"),
-        (d::<F16>(), "f16"),
-        (d::<BF16>(), "bf16"),
+        (d::<f16>(), "f16"),
+        (d::<bf16>(), "bf16"),
         (d::<f32>(), "f32"),
         (d::<f64>(), "f64"),
     ];
@@ -127,27 +126,32 @@ fn element_dtypes() {
         assert_eq!((dtype.name(), Some(dtype)), (name, DType::from_name(name)));
         assert!(dtype.is_scalar());
     }
-    assert_eq!(std::mem::size_of::<F16>(), 2);
-    assert_eq!(std::mem::size_of::<BF16>(), 2);
+    assert_eq!(std::mem::size_of::<f16>(), 2);
+    assert_eq!(std::mem::size_of::<bf16>(), 2);
 }
 
+/// The 16-bit floats are the `half` crate's: the values, rounding and comparisons users
+/// of cudarc, candle and burn know, in tensors as any other element.
 #[test]
-fn half_floats_convert_through_f32() {
-    assert_eq!(F16::from_f32(1.5).to_bits(), 0x3e00);
-    assert_eq!(F16::ONE.to_f32(), 1.0);
-    assert_eq!(F16::from_bits(0x3555).to_f32(), 0.333_251_95);
-    assert_eq!(F16::from_f32(65520.0), F16::INFINITY); // rounds up past f16::MAX
-    assert_eq!(F16::from_f64(-2.0).to_f64(), -2.0);
-    assert_eq!(BF16::from_f32(1.0), BF16::ONE);
-    assert_eq!(BF16::from_f32(3.140625).to_f32(), 3.140625);
-    assert_eq!(f32::from(BF16::from_bits(0x4049)), 3.140625);
-    assert!(F16::NAN.is_nan() && F16::NAN != F16::NAN && BF16::NAN.is_nan());
-    assert_eq!(F16(0x8000), F16::ZERO); // -0 == +0
-    assert!(BF16::NEG_INFINITY < BF16::ZERO);
-    assert_eq!(format!("{:?} {}", F16::from_f32(0.5), BF16::from_f32(-2.0)), "0.5 -2");
-    let t = Tensor::<F16, 1>::zeros([2]);
-    assert_eq!(t.as_slice(), &[F16::ZERO; 2]);
+fn half_floats_are_the_half_crates() {
+    assert_eq!(f16::from_f32(1.5).to_bits(), 0x3e00);
+    assert_eq!(f16::ONE.to_f32(), 1.0);
+    assert_eq!(f16::from_bits(0x3555).to_f32(), 0.333_251_95);
+    assert_eq!(f16::from_f32(65520.0), f16::INFINITY); // rounds up past f16::MAX
+    assert_eq!(f16::from_f32(1.0 + 1.0 / 2048.0), f16::ONE); // a tie rounds to even
+    assert_eq!(f16::from_f64(-2.0).to_f64(), -2.0);
+    assert_eq!(bf16::from_f32(1.0), bf16::ONE);
+    assert_eq!(bf16::from_f32(3.140625).to_f32(), 3.140625);
+    assert_eq!(f32::from(bf16::from_bits(0x4049)), 3.140625);
+    assert!(f16::NAN.is_nan() && f16::NAN != f16::NAN && bf16::NAN.is_nan());
+    assert_eq!(f16::from_bits(0x8000), f16::ZERO); // -0 == +0
+    assert!(bf16::NEG_INFINITY < bf16::ZERO);
+    let t = Tensor::<f16, 1>::zeros([2]);
+    assert_eq!(t.as_slice(), &[f16::ZERO; 2]);
     assert_eq!(format!("{t:?}"), "Tensor { dtype: f16, shape: [2], data: [0.0, 0.0] }");
+    // The same type as `half::f16` (no conversion between them).
+    let h: tvm_runtime::half::f16 = t.as_slice()[0];
+    assert_eq!(h, f16::ZERO);
 }
 
 #[test]
@@ -235,9 +239,9 @@ fn every_message_is_lowercase_without_a_trailing_period() {
 }
 
 #[test]
-fn the_crate_root_reexports_the_runtime_types() {
-    let t: tvm_core::Tensor<f32, 1> = tvm_core::Tensor::zeros([1]);
-    let _: tvm_core::Device = tvm_core::Device::Cpu;
-    let _: Result<(), tvm_core::Error> = Ok(());
+fn the_crate_root_exports_the_runtime_types() {
+    let t: tvm_runtime::Tensor<f32, 1> = tvm_runtime::Tensor::zeros([1]);
+    let _: tvm_runtime::Device = tvm_runtime::Device::Cpu;
+    let _: Result<(), tvm_runtime::Error> = Ok(());
     assert_eq!(t.len(), 1);
 }

@@ -1,12 +1,16 @@
 //! Every path the generated code names, in one place: generated code uses absolute
-//! `::tvm::...` paths only, so it works whatever the user imported.
+//! `::tvm::...` paths only (the runtime, re-exported by the facade), so it works whatever
+//! the user imported, and a user's binary links the runtime alone.
 
+use crate::DType;
 use proc_macro2::TokenStream;
 use quote::quote;
-use tvm_core::DType;
 
 pub fn tensor() -> TokenStream {
     quote!(::tvm::Tensor)
+}
+pub fn device_tensor() -> TokenStream {
+    quote!(::tvm::DeviceTensor)
 }
 pub fn device() -> TokenStream {
     quote!(::tvm::Device)
@@ -17,7 +21,7 @@ pub fn error() -> TokenStream {
 pub fn result() -> TokenStream {
     quote!(::core::result::Result)
 }
-/// Support code for generated kernels (rayon, math helpers).
+/// Support for generated code: shape binding, the CPU helpers, the GPU launch interface.
 pub fn rt() -> TokenStream {
     quote!(::tvm::__rt)
 }
@@ -34,8 +38,8 @@ pub fn rust_type(dtype: DType) -> TokenStream {
         "u16" => quote!(u16),
         "u32" => quote!(u32),
         "u64" => quote!(u64),
-        "f16" => quote!(::tvm::F16),
-        "bf16" => quote!(::tvm::BF16),
+        "f16" => quote!(::tvm::f16),
+        "bf16" => quote!(::tvm::bf16),
         "f32" => quote!(f32),
         _ => quote!(f64),
     }

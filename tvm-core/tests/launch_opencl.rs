@@ -1,11 +1,13 @@
-//! The OpenCL runtime on a real OpenCL implementation (PoCL in CI), against the
-//! interpreter. Skips (printing why) when no OpenCL device exists, unless
-//! `TVM_REQUIRE_TOOLS=1`, which turns the skip into a failure.
+//! The device launcher of tests and tools (`tvm_core::launch`) on a real OpenCL
+//! implementation (PoCL in CI), against the interpreter. Skips (printing why) when no
+//! OpenCL device exists, unless `TVM_REQUIRE_TOOLS=1`, which turns the skip into a
+//! failure.
 //!
-//! Hand-written OpenCL C with hand-built PrimFuncs test the runtime alone (scalars,
-//! intermediates, errors, the program cache, concurrency); the corpus kernels run on
-//! OpenCL in `kernels.rs` (through `common::check`), here only the empty-tensor case.
-#![cfg(feature = "opencl")]
+//! Hand-written OpenCL C with hand-built PrimFuncs test the launcher and the runtime's
+//! checks through it (scalars, intermediates, shape and build errors, limits,
+//! concurrency); the corpus kernels run on OpenCL in `kernels.rs` (through
+//! `common::check`), here only the empty-tensor case. The runtime's own tests (program
+//! cache, build options, device tensors) are in `tvm-runtime/tests/`.
 
 mod common;
 
@@ -13,9 +15,12 @@ use common::opencl::device_or_skip;
 use tvm_core::codegen::opencl::emit_opencl;
 use tvm_core::frontend::parse_str;
 use tvm_core::interp::{self, ArgValue, HostTensor, ScalarValue};
-use tvm_core::runtime::opencl::{run_primfunc, Caps, OpenClRuntime};
+use tvm_core::launch::run_on_device;
+use tvm_runtime::gpu::opencl::{Caps, OpenClRuntime};
+use tvm_runtime::Device;
 use tvm_core::tir::{Buffer, Expr, Kernel, Param, PrimFunc, Scope, Stmt, ThreadTag, Var};
-use tvm_core::{DType, Error, Target};
+use tvm_core::{DType, Target};
+use tvm_runtime::Error;
 
 /// The f32 output (argument 3) of an axpy run.
 fn out_f32(args: &[ArgValue]) -> &[f32] {
@@ -110,7 +115,7 @@ fn axpy_matches_the_interpreter() {
         let mut want = axpy_args(n, n);
         interp::run(&k.f, &mut want).unwrap();
         let mut got = axpy_args(n, n);
-        run_primfunc(0, &k.f, &k.source, &mut got).unwrap();
+        run_on_device(&Device::OpenCl(0), &k.f, &k.source, &mut got).unwrap();
         common::assert_close(out_f32(&got), out_f32(&want), &format!("axpy n={n}"));
         // Inputs are untouched.
         assert_eq!(got[0], want[0]);
@@ -124,7 +129,7 @@ fn empty_tensor_launches_nothing() {
     }
     let k = axpy(BLOCK);
     let mut got = axpy_args(0, 0);
-    run_primfunc(0, &k.f, &k.source, &mut got).unwrap();
+    run_on_device(&Device::OpenCl(0), &k.f, &k.source, &mut got).unwrap();
     assert_eq!(got[3].as_tensor().unwrap().numel(), 0);
 }
 
@@ -136,12 +141,14 @@ fn shape_mismatch_is_reported() {
     let k = axpy(BLOCK);
     let mut args = axpy_args(10, 9);
     let before = args.clone();
-    let e = run_primfunc(0, &k.f, &k.source, &mut args).unwrap_err();
+    let e = run_on_device(&Device::OpenCl(0), &k.f, &k.source, &mut args).unwrap_err();
     assert!(
         matches!(&e, Error::ShapeMismatch { param, dim: 0, got: 9, expected: 10, symbol: Some(s), bound_by: Some(by), .. }
-            if param == "b" && s == "n" && by == "a"),
+            if param == "b" && s == "n = 10" && by == "a"),
         "{e:?}"
     );
+    // The message generated code gives for the same mistake (one binder).
+    assert_eq!(e.to_string(), "shape mismatch in `axpy`: dimension 0 of `b` is 9, expected 10 (n = 10, bound by `a`)");
     assert_eq!(args, before);
 }
 
@@ -152,7 +159,7 @@ fn build_failure_carries_the_log() {
     }
     let k = axpy(BLOCK);
     let bad = "__kernel void axpy_scale(__global float* a) { this is not C; }";
-    let e = run_primfunc(0, &k.f, bad, &mut axpy_args(4, 4)).unwrap_err();
+    let e = run_on_device(&Device::OpenCl(0), &k.f, bad, &mut axpy_args(4, 4)).unwrap_err();
     match &e {
         Error::CompilationFailed { target, log } => {
             assert_eq!(target, "opencl");
@@ -169,7 +176,7 @@ fn missing_kernel_is_a_launch_failure() {
     }
     let k = axpy(BLOCK);
     let src = "__kernel void other(__global float* a) { a[0] = 1.0f; }";
-    let e = run_primfunc(0, &k.f, src, &mut axpy_args(4, 4)).unwrap_err();
+    let e = run_on_device(&Device::OpenCl(0), &k.f, src, &mut axpy_args(4, 4)).unwrap_err();
     assert!(matches!(&e, Error::LaunchFailed { kernel, .. } if kernel == "axpy_scale"), "{e:?}");
 }
 
@@ -179,49 +186,17 @@ fn oversized_block_is_a_clear_error() {
         return;
     }
     let k = axpy(1 << 20);
-    let e = run_primfunc(0, &k.f, &k.source, &mut axpy_args(4, 4)).unwrap_err();
+    let e = run_on_device(&Device::OpenCl(0), &k.f, &k.source, &mut axpy_args(4, 4)).unwrap_err();
     let msg = e.to_string();
     assert!(matches!(e, Error::LaunchFailed { .. }), "{msg}");
     assert!(msg.contains("1048576") && msg.contains("maximum"), "{msg}");
-}
-
-/// The cache returns the same program for the same source (also when built from several
-/// threads at once), and keeps failed builds too. The sources are this test's own, so
-/// other tests (running at the same time) cannot have cached them.
-#[test]
-fn programs_are_cached() {
-    if !device_or_skip("programs_are_cached") {
-        return;
-    }
-    let rt = OpenClRuntime::global();
-    let src = "__kernel void programs_are_cached_k(__global int* a) { a[0] = 7; }";
-    assert!(!rt.is_cached(0, src));
-    let first = rt.program(0, src).unwrap();
-    assert!(rt.is_cached(0, src));
-    for _ in 0..10 {
-        let again = rt.program(0, src).unwrap();
-        assert!(std::sync::Arc::ptr_eq(&first, &again), "the program was built again");
-        rt.build(0, src).unwrap();
-    }
-    let src2 = "__kernel void programs_are_cached_k2(__global int* a) { a[0] = 8; }";
-    let built: Vec<_> = std::thread::scope(|s| {
-        let handles: Vec<_> = (0..4).map(|_| s.spawn(|| rt.program(0, src2).unwrap())).collect();
-        handles.into_iter().map(|h| h.join().unwrap()).collect()
-    });
-    assert!(built.iter().all(|p| std::sync::Arc::ptr_eq(p, &built[0])), "concurrent builds made several programs");
-
-    let bad = "__kernel void programs_are_cached_bad(__global int* a) { not C; }";
-    let e1 = rt.build(0, bad).unwrap_err();
-    assert!(rt.is_cached(0, bad));
-    assert_eq!(rt.build(0, bad).unwrap_err(), e1);
-    assert!(matches!(e1, Error::CompilationFailed { .. }), "{e1:?}");
 }
 
 #[test]
 fn missing_device_is_unavailable() {
     let n = OpenClRuntime::global().device_count();
     let k = axpy(BLOCK);
-    let e = run_primfunc(n, &k.f, &k.source, &mut axpy_args(4, 4)).unwrap_err();
+    let e = run_on_device(&Device::OpenCl(n), &k.f, &k.source, &mut axpy_args(4, 4)).unwrap_err();
     assert!(matches!(&e, Error::DeviceUnavailable { device, .. } if *device == format!("opencl:{n}")), "{e:?}");
 }
 
@@ -278,17 +253,6 @@ fn f64_needs_a_device_that_reports_it() {
     assert_eq!(caps(false, 1 << 16).check_program(&f32_src), Ok(()));
 }
 
-#[test]
-fn local_memory_beyond_the_device_is_refused() {
-    assert_eq!(caps(true, 4096).check_local_memory("k0", 4096), Ok(()));
-    let e = caps(true, 4096).check_local_memory("k0", 4100).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "device `opencl:9 (test: device)` cannot run this kernel: kernel `k0` uses 4100 bytes of local memory, more \
-         than the device's 4096 bytes"
-    );
-}
-
 /// The real device's capabilities, and the f64 program on it: run if it reports fp64,
 /// refused with `DeviceUnsupported` if not (PoCL reports it).
 #[test]
@@ -306,22 +270,6 @@ fn f64_program_on_the_device() {
             assert!(!c.fp64, "the f64 program does not build: {e}");
             assert!(matches!(e, Error::DeviceUnsupported { .. }), "{e:?}");
         }
-    }
-}
-
-/// `build_uncached` returns the compiler's diagnostics: `-Werror` turns a warning into a
-/// failed build whose log names it.
-#[test]
-fn build_options_and_log() {
-    if !device_or_skip("build_options_and_log") {
-        return;
-    }
-    let rt = OpenClRuntime::global();
-    let src = "__kernel void k(__global int* a) { int unused; a[0] = 1; if ((a[0] == 1)) { a[1] = 2; } }";
-    assert!(rt.build_uncached(0, src, "").is_ok());
-    match rt.build_uncached(0, src, "-Werror") {
-        Err(Error::CompilationFailed { log, .. }) => assert!(log.contains("error"), "{log}"),
-        other => panic!("expected a failed build, got {other:?}"),
     }
 }
 
@@ -348,7 +296,7 @@ fn concurrent_runs_with_pooled_buffers() {
                     }
                     let mut want = args.clone();
                     interp::run(&k.f, &mut want).unwrap();
-                    run_primfunc(0, &k.f, &k.source, &mut args).unwrap();
+                    run_on_device(&Device::OpenCl(0), &k.f, &k.source, &mut args).unwrap();
                     common::assert_close(out_f32(&args), out_f32(&want), &format!("axpy n={n}, thread {t}"));
                 }
             });

@@ -1,10 +1,11 @@
 //! [`Device`]: where a kernel runs, and the process-wide default device (ARCHITECTURE.md,
 //! "Dispatch without surprises").
 //!
-//! The default is decided once per process: `TVM_DEVICE` if set (a requested device that
-//! is unavailable makes the call on it fail with [`Error::DeviceUnavailable`], never a
-//! silent fallback), else CUDA if a CUDA driver is present and reports a device, else the
-//! CPU.
+//! The default is decided once per process, by [`decide_default`], for
+//! [`Device::default`] and the typed functions of every kernel alike: `TVM_DEVICE` if set
+//! (a requested device that is unavailable makes the call on it fail with
+//! [`Error::DeviceUnavailable`], never a silent fallback), else CUDA if a CUDA device is
+//! present and kernels have CUDA code ([`CUDA_BACKEND`]), else the CPU.
 //!
 //! The CUDA presence check here uses no CUDA crate and loads nothing: the driver library
 //! `libcuda.so.1` must exist (in a directory of `LD_LIBRARY_PATH`, skipping `stubs`
@@ -14,7 +15,7 @@
 //! CUDA runtime lands, the real check (`cuInit` and `cuDeviceGetCount` through cudarc,
 //! still only after the library was found) replaces it.
 
-use super::error::Error;
+use crate::error::Error;
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
@@ -47,17 +48,18 @@ impl Device {
     }
 
     /// The process-wide default device (decided on the first call, then fixed):
-    /// `TVM_DEVICE` if set and not empty, else `Cuda(0)` if a CUDA device is present, else
-    /// `Cpu`. An unparseable `TVM_DEVICE` is `Err(InvalidDevice)`, on every call. A valid
-    /// but unavailable `TVM_DEVICE` is returned as is: running on it then fails with
-    /// `Err(DeviceUnavailable)`. Generated code calls this.
+    /// `TVM_DEVICE` if set and not empty, else `Cuda(0)` if a CUDA device is present and
+    /// kernels have CUDA code ([`CUDA_BACKEND`]), else `Cpu`. An unparseable `TVM_DEVICE`
+    /// is `Err(InvalidDevice)`, on every call. A valid but unavailable `TVM_DEVICE` is
+    /// returned as is: running on it then fails with `Err(DeviceUnavailable)`. The typed
+    /// functions `compute!` generates run on this device.
     pub fn try_default() -> Result<Device, Error> {
         static DEFAULT: OnceLock<Result<Device, Error>> = OnceLock::new();
         DEFAULT
             .get_or_init(|| {
                 let env = std::env::var_os("TVM_DEVICE");
                 let env = env.as_ref().map(|v| v.to_string_lossy());
-                decide_default(env.as_deref(), cuda_probe().device_count > 0)
+                decide_default(env.as_deref(), CUDA_BACKEND && cuda_probe().device_count > 0)
             })
             .clone()
     }
@@ -86,21 +88,21 @@ impl Device {
                 }
             }
             #[cfg(feature = "opencl")]
-            Device::OpenCl(n) => crate::runtime::opencl::OpenClRuntime::global().check_device(n),
+            Device::OpenCl(n) => crate::gpu::opencl::OpenClRuntime::global().check_device(n),
             #[cfg(not(feature = "opencl"))]
-            Device::OpenCl(_) => unavailable("tvm-core was built without its `opencl` feature".to_string()),
+            Device::OpenCl(_) => unavailable("tvm was built without its `opencl` feature".to_string()),
         }
     }
 
     /// Every device present: the CPU, then each CUDA device found, then each OpenCL
-    /// device of every platform (only with the `opencl` feature). A listed device may
-    /// still fail [`Device::check_available`] (an OpenCL device whose context cannot be
-    /// made).
+    /// device of every platform (none when libOpenCL is missing or the `opencl` feature is
+    /// off). A listed device may still fail [`Device::check_available`] (an OpenCL device
+    /// whose context cannot be made).
     pub fn all() -> Vec<Device> {
         let mut v = vec![Device::Cpu];
         v.extend((0..Device::cuda_device_count()).map(Device::Cuda));
         #[cfg(feature = "opencl")]
-        v.extend((0..crate::runtime::opencl::OpenClRuntime::global().device_count()).map(Device::OpenCl));
+        v.extend((0..crate::gpu::opencl::OpenClRuntime::global().device_count()).map(Device::OpenCl));
         v
     }
 
@@ -114,7 +116,7 @@ impl Default for Device {
     /// The process-wide default device, as [`Device::try_default`] decides it.
     ///
     /// With `TVM_DEVICE` unset (or empty) this is `Cuda(0)` when a CUDA device is present
-    /// and `Cpu` otherwise. With `TVM_DEVICE` set to a device, it is that device, available
+    /// and kernels have CUDA code, and `Cpu` otherwise. With `TVM_DEVICE` set to a device, it is that device, available
     /// or not. Only when `TVM_DEVICE` does not parse, which `Default` cannot report, does it
     /// fall back to `Cpu`, after printing the error to stderr once; generated code calls
     /// [`Device::try_default`], which returns the error instead.
@@ -130,14 +132,19 @@ impl Default for Device {
     }
 }
 
+/// Whether kernels have CUDA code that runs. Not yet: until the CUDA backend exists, a
+/// CUDA device that is present does not become the default, so that the typed functions
+/// keep running (on the CPU) where a CUDA driver is installed.
+pub const CUDA_BACKEND: bool = false;
+
 /// The default-device decision as a pure function: `env` is the value of `TVM_DEVICE`
-/// (`None` if unset; empty or blank counts as unset), `cuda_present` whether a CUDA device
-/// was found. Returns the parsed `TVM_DEVICE` (availability is not checked here: the run
-/// on it reports that), else `Cuda(0)` or `Cpu`.
-pub fn decide_default(env: Option<&str>, cuda_present: bool) -> Result<Device, Error> {
+/// (`None` if unset; empty or blank counts as unset), `cuda_usable` whether a CUDA device
+/// was found and kernels can run on it. Returns the parsed `TVM_DEVICE` (availability is
+/// not checked here: the run on it reports that), else `Cuda(0)` or `Cpu`.
+pub fn decide_default(env: Option<&str>, cuda_usable: bool) -> Result<Device, Error> {
     match env {
         Some(text) if !text.trim().is_empty() => text.parse(),
-        _ if cuda_present => Ok(Device::Cuda(0)),
+        _ if cuda_usable => Ok(Device::Cuda(0)),
         _ => Ok(Device::Cpu),
     }
 }

@@ -2,7 +2,7 @@
 //! (ARCHITECTURE.md, "Dispatch without surprises") as the pure `decide_default`.
 
 use std::collections::HashSet;
-use tvm_core::runtime::{decide_default, Device, Error};
+use tvm_runtime::{decide_default, Device, Error};
 
 #[test]
 fn display_and_parse_round_trip() {

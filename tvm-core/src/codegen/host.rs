@@ -1,0 +1,343 @@
+//! The host half of a GPU-lowered [`PrimFunc`] as Rust, and its kernels' descriptions.
+//!
+//! What `split_host_device` leaves on the host (loops, lets and guards over dims and
+//! scalars, global allocations of intermediates, and `Launch`es) becomes one Rust
+//! function, compiled into the user's crate beside the kernel's other code:
+//!
+//! ```text
+//! fn <name>(__m: &gpu::Module, <&gpu::Buffer per tensor param>, <scalar params>, <i64 per dim>)
+//!     -> Result<(), Error>
+//! ```
+//!
+//! Tensor and scalar parameters come in `f.params` order, then the dims in
+//! [`dim_vars`](super::rust::dim_vars) order, as for the CPU function. Each launch
+//! computes its grid and block from the dims with the TIR's integer semantics (wrapping
+//! arithmetic, `/` truncating; a division with no value is an `Err`) and calls
+//! `Module::launch` with the kernel's arguments; the runtime only checks limits and
+//! enqueues. The kernels themselves are described by a `static` [`Program`] (name, text,
+//! parameter kinds, shared memory, block shape): [`program_tokens`] writes it from
+//! [`kernel_infos`], which the device launcher of tests and tools
+//! ([`crate::launch`]) uses too.
+//!
+//! [`Program`]: tvm_runtime::gpu::Program
+
+use super::rust::expr::{binop, cast, cmpop, float_lit, int_lit, neg};
+use super::rust::names::Names;
+use super::rust::{dim_vars, scalar_ty, unsupported};
+use super::CodegenError;
+use crate::dtype::{DType, ScalarKind};
+use crate::tir::{BinOp, Expr, Param, PrimFunc, Scope, Stmt};
+use proc_macro2::{Ident, Literal, TokenStream};
+use quote::{format_ident, quote};
+use tvm_runtime::gpu::{Backend, ParamKind};
+
+type R<T> = Result<T, CodegenError>;
+
+/// What the runtime needs to know of one kernel (a `gpu::KernelDesc`, owned).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct KernelInfo {
+    pub name: String,
+    /// Buffer parameters (`Kernel::buffer_args`), then scalars (`Kernel::scalar_args`).
+    pub params: Vec<ParamKind>,
+    /// Bytes of shared memory the kernel declares.
+    pub shared_bytes: u64,
+    /// The block shape, when every extent is a constant.
+    pub block: Option<[u32; 3]>,
+}
+
+/// The description of every kernel of `f`, in launch-index order.
+pub fn kernel_infos(f: &PrimFunc) -> Vec<KernelInfo> {
+    let shared = crate::passes::verify_gpu_memory::verify_gpu_memory(f).1;
+    f.kernels
+        .iter()
+        .enumerate()
+        .map(|(i, k)| {
+            let mut params: Vec<ParamKind> = k.buffer_args.iter().map(|b| ParamKind::Buffer(b.dtype())).collect();
+            params.extend(k.scalar_args.iter().map(|v| ParamKind::Scalar(v.dtype())));
+            let consts: Vec<Option<u32>> =
+                k.block.iter().map(|e| e.as_int().and_then(|v| u32::try_from(v).ok()).filter(|&v| v >= 1)).collect();
+            let block = match consts.as_slice() {
+                [Some(x), Some(y), Some(z)] => Some([*x, *y, *z]),
+                _ => None,
+            };
+            KernelInfo { name: k.name.clone(), params, shared_bytes: shared.get(i).copied().unwrap_or(0), block }
+        })
+        .collect()
+}
+
+/// `static <ident>: <rt>::gpu::Program = ...;` for `f`'s kernels printed as `source`.
+pub fn program_tokens(f: &PrimFunc, backend: Backend, source: &str, ident: &Ident, rt: &TokenStream) -> TokenStream {
+    let backend = match backend {
+        Backend::Cuda => quote!(#rt::gpu::Backend::Cuda),
+        _ => quote!(#rt::gpu::Backend::OpenCl),
+    };
+    let function = &f.name;
+    let kernels = kernel_infos(f).into_iter().map(|k| {
+        let name = &k.name;
+        let params = k.params.iter().map(|p| match p {
+            ParamKind::Buffer(d) => {
+                let d = dtype_tokens(*d, rt);
+                quote!(#rt::gpu::ParamKind::Buffer(#d))
+            }
+            ParamKind::Scalar(d) => {
+                let d = dtype_tokens(*d, rt);
+                quote!(#rt::gpu::ParamKind::Scalar(#d))
+            }
+        });
+        let shared = k.shared_bytes;
+        let block = match k.block {
+            Some([x, y, z]) => quote!(::core::option::Option::Some([#x, #y, #z])),
+            None => quote!(::core::option::Option::None),
+        };
+        quote! {
+            #rt::gpu::KernelDesc { name: #name, params: &[#(#params),*], shared_bytes: #shared, block: #block }
+        }
+    });
+    quote! {
+        static #ident: #rt::gpu::Program = #rt::gpu::Program {
+            backend: #backend,
+            function: #function,
+            source: #source,
+            kernels: &[#(#kernels),*],
+        };
+    }
+}
+
+/// `<rt>::DType::F32` and so on.
+fn dtype_tokens(d: DType, rt: &TokenStream) -> TokenStream {
+    let name = format_ident!("{}", d.element().name().to_ascii_uppercase());
+    quote!(#rt::DType::#name)
+}
+
+/// The host function of `f` (see the module docs), named `name`, calling the runtime
+/// at `rt` (`::tvm::__rt`).
+pub fn emit_host(f: &PrimFunc, name: &Ident, rt: &TokenStream) -> R<TokenStream> {
+    if f.kernels.is_empty() && !matches!(f.body, Stmt::NoOp) {
+        return Err(unsupported(format!("host code of the function `{}`, which has no kernels", f.name)));
+    }
+    let mut e = HostEmitter { f, rt, names: Names::default() };
+    let mut params = vec![quote!(__m: &#rt::gpu::Module)];
+    for p in &f.params {
+        params.push(match p {
+            Param::Tensor { buffer, .. } => {
+                let id = e.names.buffer(buffer);
+                quote!(#id: &#rt::gpu::Buffer)
+            }
+            Param::Scalar(v) => {
+                let id = e.names.var(v);
+                let t = rust_type(v.dtype(), rt)?;
+                quote!(#id: #t)
+            }
+        });
+    }
+    for d in dim_vars(f) {
+        let id = e.names.var(&d);
+        params.push(quote!(#id: i64));
+    }
+    let body = e.stmt(&f.body)?;
+    Ok(quote! {
+        #[allow(unused_variables, unused_mut, unused_braces, unused_parens, non_snake_case, clippy::all)]
+        fn #name(#(#params),*) -> ::core::result::Result<(), #rt::Error> {
+            #body
+            ::core::result::Result::Ok(())
+        }
+    })
+}
+
+/// The Rust type of a scalar parameter of type `d`.
+fn rust_type(d: DType, rt: &TokenStream) -> R<TokenStream> {
+    Ok(match (d.kind, d.bits) {
+        (ScalarKind::Float, 16) => quote!(#rt::f16),
+        (ScalarKind::BFloat, _) => quote!(#rt::bf16),
+        _ => scalar_ty(d)?,
+    })
+}
+
+struct HostEmitter<'a> {
+    f: &'a PrimFunc,
+    rt: &'a TokenStream,
+    names: Names,
+}
+
+impl HostEmitter<'_> {
+    fn stmt(&mut self, s: &Stmt) -> R<TokenStream> {
+        Ok(match s {
+            Stmt::Seq(v) => {
+                let parts = v.iter().map(|s| self.stmt(s)).collect::<R<Vec<_>>>()?;
+                quote!(#(#parts)*)
+            }
+            Stmt::NoOp => quote!(),
+            Stmt::For { var, min, extent, body, .. } => {
+                let (lo, n) = (self.expr(min)?, self.expr(extent)?);
+                let id = self.names.var(var);
+                let t = scalar_ty(var.dtype())?;
+                let body = self.stmt(body)?;
+                quote! {{
+                    let (__lo, __n): (#t, #t) = (#lo, #n);
+                    let mut __k: #t = 0;
+                    while __k < __n {
+                        let #id: #t = __lo.wrapping_add(__k);
+                        #body
+                        __k += 1;
+                    }
+                }}
+            }
+            Stmt::Let { var, value, body } => {
+                let x = self.expr(value)?;
+                let id = self.names.var(var);
+                let t = rust_type(var.dtype(), self.rt)?;
+                let body = self.stmt(body)?;
+                quote!({ let #id: #t = #x; #body })
+            }
+            Stmt::If { cond, then, otherwise } => {
+                let c = self.expr(cond)?;
+                let t = self.stmt(then)?;
+                match otherwise {
+                    Some(o) => {
+                        let o = self.stmt(o)?;
+                        quote!(if #c { #t } else { #o })
+                    }
+                    None => quote!(if #c { #t }),
+                }
+            }
+            Stmt::Allocate { buffer, extent, body } if buffer.scope() == Scope::Global => {
+                let n = self.int(extent)?;
+                let bytes = buffer.dtype().bytes();
+                let id = self.names.buffer(buffer);
+                let body = self.stmt(body)?;
+                // A reference, as the parameters are; the buffer is dropped (back to the
+                // pool) at the end of its block, and the queue is in order, so its next
+                // user runs after the kernels launched here.
+                quote!({ let #id = &__m.alloc(#n, #bytes)?; #body })
+            }
+            Stmt::Launch { kernel } => self.launch(*kernel)?,
+            other => {
+                return Err(unsupported(format!(
+                    "`{}` in the host code of a GPU function",
+                    crate::tir::printer::print_stmt(other).trim()
+                )))
+            }
+        })
+    }
+
+    fn launch(&mut self, index: usize) -> R<TokenStream> {
+        let rt = self.rt;
+        let k = self.f.kernels.get(index).ok_or_else(|| unsupported(format!("a launch of missing kernel {index}")))?;
+        let grid = k.grid.iter().map(|e| self.int(e)).collect::<R<Vec<_>>>()?;
+        let block = k.block.iter().map(|e| self.int(e)).collect::<R<Vec<_>>>()?;
+        let mut args = Vec::new();
+        for b in &k.buffer_args {
+            let id = self.names.buffer(b);
+            args.push(quote!(#rt::gpu::KernelArg::Buffer(#id)));
+        }
+        for v in &k.scalar_args {
+            let id = self.names.var(v);
+            let variant = scalar_variant(v.dtype())?;
+            args.push(quote!(#rt::gpu::KernelArg::Scalar(#rt::gpu::Scalar::#variant(#id))));
+        }
+        let i = Literal::usize_unsuffixed(index);
+        Ok(quote! {
+            __m.launch(#i, [#(#grid),*], [#(#block),*], &[#(#args),*])?;
+        })
+    }
+
+    /// An integer host expression as an `i64` value.
+    fn int(&mut self, e: &Expr) -> R<TokenStream> {
+        let d = e.dtype();
+        if !d.is_integer() || !d.is_scalar() {
+            return Err(unsupported(format!("the host expression `{}` of type {d}", crate::tir::printer::print_expr(e))));
+        }
+        let x = self.expr(e)?;
+        Ok(if d == DType::I64 { x } else { quote!((#x as i64)) })
+    }
+
+    /// A scalar host expression, with the TIR's semantics.
+    fn expr(&mut self, e: &Expr) -> R<TokenStream> {
+        let d = e.dtype();
+        let rt = self.rt;
+        let function = &self.f.name;
+        if !d.is_scalar() {
+            return Err(unsupported(format!("the vector host expression `{}`", crate::tir::printer::print_expr(e))));
+        }
+        Ok(match e {
+            Expr::Int { value, dtype } => int_lit(*value, *dtype)?,
+            Expr::Float { value, dtype } => float_lit(*value, *dtype)?,
+            Expr::Bool(b) => quote!(#b),
+            Expr::Var(v) => {
+                let id = self.names.var(v);
+                quote!(#id)
+            }
+            Expr::Binary { op: op @ (BinOp::Div | BinOp::Mod), a, b } if d == DType::I64 => {
+                let (x, y) = (self.expr(a)?, self.expr(b)?);
+                match b.as_int() {
+                    // A constant other than 0 and -1: the division always has a value.
+                    Some(c) if c != 0 && c != -1 => binop(*op, d, x, y),
+                    _ if *op == BinOp::Div => quote!(#rt::div(#function, #x, #y)?),
+                    _ => quote!(#rt::rem(#function, #x, #y)?),
+                }
+            }
+            Expr::Binary { op: BinOp::Div | BinOp::Mod, .. } if d.is_integer() => {
+                return Err(unsupported(format!(
+                    "integer division of type {d} in host code (`{}`)",
+                    crate::tir::printer::print_expr(e)
+                )))
+            }
+            Expr::Binary { op, a, b } => {
+                let (x, y) = (self.expr(a)?, self.expr(b)?);
+                binop(*op, d, x, y)
+            }
+            Expr::Cmp { op, a, b } => {
+                let (x, y) = (self.expr(a)?, self.expr(b)?);
+                cmpop(*op, x, y)
+            }
+            Expr::And(a, b) => {
+                let (x, y) = (self.expr(a)?, self.expr(b)?);
+                quote!((#x && #y))
+            }
+            Expr::Or(a, b) => {
+                let (x, y) = (self.expr(a)?, self.expr(b)?);
+                quote!((#x || #y))
+            }
+            Expr::Not(a) => {
+                let x = self.expr(a)?;
+                quote!((!#x))
+            }
+            Expr::Neg(a) => {
+                let x = self.expr(a)?;
+                neg(d, x)?
+            }
+            Expr::Select { cond, then, otherwise } => {
+                let (c, t, o) = (self.expr(cond)?, self.expr(then)?, self.expr(otherwise)?);
+                quote!((if #c { #t } else { #o }))
+            }
+            Expr::Cast { dtype, value } => {
+                let x = self.expr(value)?;
+                cast(value.dtype(), *dtype, x)?
+            }
+            _ => {
+                return Err(unsupported(format!("the host expression `{}`", crate::tir::printer::print_expr(e))));
+            }
+        })
+    }
+}
+
+/// The `gpu::Scalar` variant of a scalar kernel argument of type `d`.
+fn scalar_variant(d: DType) -> R<Ident> {
+    let name = match (d.kind, d.bits) {
+        (ScalarKind::Bool, _) => "Bool",
+        (ScalarKind::Int, 8) => "I8",
+        (ScalarKind::Int, 16) => "I16",
+        (ScalarKind::Int, 32) => "I32",
+        (ScalarKind::Int, 64) => "I64",
+        (ScalarKind::UInt, 8) => "U8",
+        (ScalarKind::UInt, 16) => "U16",
+        (ScalarKind::UInt, 32) => "U32",
+        (ScalarKind::UInt, 64) => "U64",
+        (ScalarKind::Float, 16) => "F16",
+        (ScalarKind::BFloat, 16) => "BF16",
+        (ScalarKind::Float, 32) => "F32",
+        (ScalarKind::Float, 64) => "F64",
+        _ => return Err(unsupported(format!("a kernel argument of type {d}"))),
+    };
+    Ok(format_ident!("{}", name))
+}

@@ -1,0 +1,124 @@
+//! A GPU target of the kernel: its device program (a `static` description with the
+//! program's text) and its host code as Rust (`codegen::host`), and the match arms of the
+//! module's `source`, `run` and `run_on` that use them. When code generation fails for
+//! the target, the arms return its message as `Error::CompilationFailed` instead, and the
+//! rest of the kernel still works on its other targets.
+
+use super::paths;
+use super::signature::Signature;
+use crate::codegen::host::{emit_host, program_tokens};
+use crate::tir::PrimFunc;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use tvm_runtime::gpu::Backend;
+
+/// One GPU target's generated code, or why there is none.
+pub struct GpuTarget<'f> {
+    backend: Backend,
+    f: &'f PrimFunc,
+    code: Result<Code, String>,
+}
+
+struct Code {
+    /// The program's text.
+    source: String,
+    /// The `static` program and the host function.
+    items: TokenStream,
+    program: syn::Ident,
+    host: syn::Ident,
+}
+
+impl<'f> GpuTarget<'f> {
+    /// The code of `f` (lowered for `backend`).
+    pub fn new(f: &'f PrimFunc, backend: Backend) -> GpuTarget<'f> {
+        let rt = paths::rt();
+        let upper = backend.name().to_ascii_uppercase();
+        let (program, host) = (format_ident!("__{}", upper), format_ident!("__host_{}", backend.name()));
+        let code = (|| {
+            let source = match backend {
+                Backend::OpenCl => crate::codegen::opencl::emit_opencl(f),
+                _ => return Err("code generation for this target is not built yet".to_string()),
+            }
+            .map_err(|e| e.to_string())?;
+            let host_fn = emit_host(f, &host, &rt).map_err(|e| e.to_string())?;
+            let static_item = program_tokens(f, backend, &source, &program, &rt);
+            Ok(Code { source, items: quote!(#static_item #host_fn), program, host })
+        })();
+        GpuTarget { backend, f, code }
+    }
+
+    /// The items the module holds for this target (nothing when code generation failed).
+    pub fn items(&self) -> TokenStream {
+        self.code.as_ref().map(|c| c.items.clone()).unwrap_or_default()
+    }
+
+    fn failed(&self, log: &str) -> TokenStream {
+        let (error_t, target) = (paths::error(), self.backend.name());
+        quote!(::core::result::Result::Err(#error_t::CompilationFailed { target: #target.into(), log: #log.into() }))
+    }
+
+    /// `source(target)`'s value for this target.
+    pub fn source_value(&self) -> TokenStream {
+        match &self.code {
+            Ok(c) => {
+                let text = &c.source;
+                quote!(::core::result::Result::Ok(#text))
+            }
+            Err(log) => self.failed(log),
+        }
+    }
+
+    /// The body of `run`'s arm for this target (`device`, host tensors, dims `__d` in
+    /// scope): load the program, upload the inputs, run the host code, download the
+    /// outputs.
+    pub fn run_arm(&self, sig: &Signature) -> TokenStream {
+        let c = match &self.code {
+            Ok(c) => c,
+            Err(log) => return self.failed(log),
+        };
+        let (rt, program, host) = (paths::rt(), &c.program, &c.host);
+        let buf = |i: &syn::Ident, is_output: bool| format_ident!("__{}_{}", if is_output { "o" } else { "b" }, i.to_string().trim_start_matches("r#"));
+        let inputs = sig.params.iter().filter(|p| matches!(p.kind, super::signature::ParamKind::Tensor { .. })).map(|p| {
+            let (i, b) = (&p.ident, buf(&p.ident, false));
+            quote!(let #b = __m.upload(#i.as_slice())?;)
+        });
+        let outputs = sig.outputs.iter().map(|o| {
+            let (i, b) = (&o.ident, buf(&o.ident, true));
+            quote!(let #b = __m.output(#i.as_slice())?;)
+        });
+        let downloads = sig.outputs.iter().map(|o| {
+            let (i, b) = (&o.ident, buf(&o.ident, true));
+            quote!(__m.download(&#b, #i.as_mut_slice())?;)
+        });
+        let args = sig.call_args(self.f, |i, is_output| {
+            let b = buf(i, is_output);
+            quote!(&#b)
+        });
+        quote! {{
+            let __m = #rt::gpu::load(device, &#program)?;
+            #(#inputs)*
+            #(#outputs)*
+            #host(&__m, #(#args),*)?;
+            #(#downloads)*
+            ::core::result::Result::Ok(())
+        }}
+    }
+
+    /// The body of `run_on`'s arm for this target (`device`, device tensors, `__d` in
+    /// scope): each tensor must live on `device`.
+    pub fn run_on_arm(&self, kernel_name: &str, sig: &Signature) -> TokenStream {
+        let c = match &self.code {
+            Ok(c) => c,
+            Err(log) => return self.failed(log),
+        };
+        let (rt, program, host) = (paths::rt(), &c.program, &c.host);
+        let args = sig.call_args(self.f, |i, _| {
+            let name = i.to_string();
+            quote!(#i.buffer_for(device, #kernel_name, #name)?)
+        });
+        quote! {{
+            let __m = #rt::gpu::load(device, &#program)?;
+            #host(&__m, #(#args),*)
+        }}
+    }
+}

@@ -1,0 +1,97 @@
+//! What `compute!` expands to. The proc-macro crate is a shell around [`compute`]: parse
+//! (every error at its token) → check every schedule block against its own target → lower
+//! for each target → generate the CPU function, and for each GPU target its device program
+//! and its host code as Rust → expand the typed function and its module. Nothing of this
+//! runs at the user's run time: the expansion names only `::tvm::...` runtime paths
+//! ([`paths`]).
+//!
+//! On any error the expansion is the errors plus a stub of the declared function and
+//! module ([`stub`]), so the rest of the user's crate type-checks and only the real errors
+//! show.
+//!
+//! The parts, in the order the module is put together: [`signature`] (parameters and
+//! outputs as the user passes them), [`dims`] (shape binding and output checks), [`cpu`]
+//! (the CPU kernel), [`gpu`] (each GPU target's program and host code), [`module`] (the
+//! typed function and `run`, `run_on`, `call_on`, `source`, `lowered`).
+
+mod cpu;
+mod dims;
+mod gpu;
+mod module;
+pub mod paths;
+mod signature;
+mod stub;
+
+use crate::frontend::Kernel;
+use crate::schedule::ScheduleError;
+use crate::tir::PrimFunc;
+use crate::Target;
+use proc_macro2::TokenStream;
+
+/// The whole expansion of `compute!` on `tokens` (the macro's input). Never panics.
+pub fn compute(tokens: TokenStream) -> TokenStream {
+    match crate::frontend::parse_kernel(tokens.clone()) {
+        Err(errs) => {
+            let errors: TokenStream = errs.iter().map(|e| e.to_syn_error().to_compile_error()).collect();
+            let stub = crate::frontend::parse_syntax(tokens).map(|(ast, _)| stub::stub(&ast)).unwrap_or_default();
+            quote::quote!(#errors #stub)
+        }
+        Ok(kernel) => match lower_all(&kernel).and_then(|l| module::expand(&kernel, &l)) {
+            Ok(ts) => ts,
+            Err(errs) => {
+                let errors: TokenStream = errs.iter().map(|e| e.to_compile_error()).collect();
+                let stub = stub::stub(&kernel.ast);
+                quote::quote!(#errors #stub)
+            }
+        },
+    }
+}
+
+/// The lowered function of every target.
+pub struct Lowered {
+    pub cpu: PrimFunc,
+    pub cuda: PrimFunc,
+    pub opencl: PrimFunc,
+}
+
+fn schedule_error(kernel: &Kernel, e: &ScheduleError) -> syn::Error {
+    kernel.source_map.error(e.loc, e)
+}
+
+/// Checks every schedule block and lowers the kernel for each target kind, or returns the
+/// errors (with spans) that stop it.
+pub fn lower_all(kernel: &Kernel) -> Result<Lowered, Vec<syn::Error>> {
+    let mut errors: Vec<syn::Error> =
+        crate::frontend::check_schedules(kernel).iter().map(|e| schedule_error(kernel, e)).collect();
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    let mut lower = |target: Target| -> Option<PrimFunc> {
+        match crate::frontend::lower_for(kernel, &target) {
+            Ok(f) => Some(f),
+            Err(es) => {
+                for e in &es {
+                    let err = schedule_error(kernel, e);
+                    if !errors.iter().any(|x| x.to_string() == err.to_string()) {
+                        errors.push(err);
+                    }
+                }
+                None
+            }
+        }
+    };
+    let cpu = lower(Target::cpu());
+    let cuda = lower(Target::cuda());
+    let opencl = lower(Target::opencl());
+    match (cpu, cuda, opencl) {
+        (Some(cpu), Some(cuda), Some(opencl)) if errors.is_empty() => Ok(Lowered { cpu, cuda, opencl }),
+        _ => Err(errors),
+    }
+}
+
+/// The expansion of a kernel lowered (and possibly edited) by the caller: for tests of
+/// what a lowered function expands to.
+#[doc(hidden)]
+pub fn expand_lowered(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn::Error>> {
+    module::expand(kernel, lowered)
+}

@@ -1,0 +1,193 @@
+//! The typed function and its module, put together from the parts:
+//!
+//! ```text
+//! pub fn NAME(inputs..) -> Result<outputs, Error>        on Device::try_default()
+//! pub mod NAME {
+//!     pub fn run(device, inputs.., &mut outputs..)        host tensors
+//!     pub fn run_on(device, device inputs.., &mut device outputs..)
+//!     pub fn call_on(device, device inputs..) -> Result<device outputs, Error>
+//!     pub fn source(target) / lowered(target)
+//!     fn __dims(..); fn __launch(..); fn __launch_on(..)
+//!     <the CPU function>; per GPU target: static __OPENCL, fn __host_opencl(..)
+//! }
+//! ```
+
+use super::gpu::GpuTarget;
+use super::signature::{ParamKind, Signature};
+use super::{cpu, dims, paths, Lowered};
+use crate::frontend::Kernel;
+use proc_macro2::TokenStream;
+use quote::quote;
+use tvm_runtime::gpu::Backend;
+
+/// The typed function and its module.
+pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn::Error>> {
+    let sig = Signature::of(kernel);
+    let name = &sig.name;
+    let kname = &kernel.name;
+    let (vis, attrs) = (&kernel.vis, &kernel.attrs);
+    let (tensor_t, dtensor_t, device_t, error_t, result_t, rt) =
+        (paths::tensor(), paths::device_tensor(), paths::device(), paths::error(), paths::result(), paths::rt());
+    let nd = sig.dims.len();
+
+    // Parameters with host tensors and with device tensors; outputs alike.
+    let decls = |wrapper: &TokenStream| -> Vec<TokenStream> {
+        sig.params
+            .iter()
+            .map(|p| {
+                let i = &p.ident;
+                match &p.kind {
+                    ParamKind::Tensor { elem, rank } => quote!(#i: &#wrapper<#elem, #rank>),
+                    ParamKind::Scalar { ty, .. } => quote!(#i: #ty),
+                }
+            })
+            .collect()
+    };
+    let out_types = |wrapper: &TokenStream| -> Vec<TokenStream> {
+        sig.outputs
+            .iter()
+            .map(|o| {
+                let (e, r) = (&o.elem, o.rank);
+                quote!(#wrapper<#e, #r>)
+            })
+            .collect()
+    };
+    let (p_decls, dp_decls) = (decls(&tensor_t), decls(&dtensor_t));
+    let (out_tys, dout_tys) = (out_types(&tensor_t), out_types(&dtensor_t));
+    let p_idents: Vec<&syn::Ident> = sig.params.iter().map(|p| &p.ident).collect();
+    let out_idents: Vec<&syn::Ident> = sig.outputs.iter().map(|o| &o.ident).collect();
+    let out_decls: Vec<TokenStream> = out_idents.iter().zip(&out_tys).map(|(i, t)| quote!(#i: &mut #t)).collect();
+    let dout_decls: Vec<TokenStream> = out_idents.iter().zip(&dout_tys).map(|(i, t)| quote!(#i: &mut #t)).collect();
+    let tuple = |v: &[TokenStream]| if v.len() == 1 { v[0].clone() } else { quote!((#(#v),*)) };
+    let (ret_ty, dret_ty) = (tuple(&out_tys), tuple(&dout_tys));
+    let ret_val = if out_idents.len() == 1 {
+        let i = out_idents[0];
+        quote!(#i)
+    } else {
+        quote!((#(#out_idents),*))
+    };
+    let out_allocs = sig.outputs.iter().zip(&out_tys).map(|(o, t)| {
+        let (i, shape) = (&o.ident, &o.shape);
+        quote!(let mut #i = <#t>::try_zeros([#(#shape),*])?;)
+    });
+    let dout_allocs = sig.outputs.iter().zip(&dout_tys).map(|(o, t)| {
+        let (i, shape) = (&o.ident, &o.shape);
+        quote!(let mut #i = <#t>::uninit_for_output(device, [#(#shape),*])?;)
+    });
+
+    let (dims_fn, dims_args) = dims::dims_fn(kernel, &sig);
+    let out_checks = dims::output_checks(kernel, &sig);
+
+    // The CPU kernel, on host tensors and on device tensors (host memory on the CPU).
+    let (cpu_fn, cpu_name) = cpu::function(&lowered.cpu, sig.name.span())?;
+    let cpu_run = cpu::call(kname, &sig, &lowered.cpu, &cpu_name, |i, out| {
+        if out {
+            quote!(#i.as_mut_slice())
+        } else {
+            quote!(#i.as_slice())
+        }
+    });
+    let cpu_run_on = cpu::call(kname, &sig, &lowered.cpu, &cpu_name, |i, out| {
+        let n = i.to_string();
+        if out {
+            quote!(#i.host_for_mut(#kname, #n)?)
+        } else {
+            quote!(#i.host_for(#kname, #n)?)
+        }
+    });
+
+    // The GPU targets with a backend.
+    let opencl = GpuTarget::new(&lowered.opencl, Backend::OpenCl);
+    let (opencl_items, opencl_source) = (opencl.items(), opencl.source_value());
+    let (opencl_run, opencl_run_on) = (opencl.run_arm(&sig), opencl.run_on_arm(kname, &sig));
+
+    let lowered_cpu = crate::tir::printer::print_func(&lowered.cpu);
+    let lowered_cuda = crate::tir::printer::print_func(&lowered.cuda);
+    let lowered_opencl = crate::tir::printer::print_func(&lowered.opencl);
+    let source_cpu = cpu_fn.to_string();
+    let docs_run = format!("Runs `{kname}` on `device`, writing into existing outputs of the right shapes.");
+
+    Ok(quote! {
+        #(#attrs)*
+        #vis fn #name(#(#p_decls),*) -> #result_t<#ret_ty, #error_t> {
+            #name::__call(&#device_t::try_default()?, #(#p_idents),*)
+        }
+
+        #[doc = concat!("The generated code of [`", #kname, "`] and how to run it on a chosen device.")]
+        #[allow(non_snake_case, unused_variables, unused_mut, clippy::all, clippy::pedantic)]
+        #vis mod #name {
+            #[doc = #docs_run]
+            pub fn run(device: &#device_t, #(#p_decls,)* #(#out_decls),*) -> #result_t<(), #error_t> {
+                let __d = __dims(#(#dims_args),*)?;
+                #out_checks
+                __launch(device, &__d, #(#p_idents,)* #(#out_idents),*)
+            }
+
+            /// Runs on `device` over tensors that live there (`Tensor::to_device`), writing
+            /// into existing outputs: no copy between host and device. A tensor on another
+            /// device is `Err(WrongDevice)`.
+            pub fn run_on(device: &#device_t, #(#dp_decls,)* #(#dout_decls),*) -> #result_t<(), #error_t> {
+                let __d = __dims(#(#dims_args),*)?;
+                #out_checks
+                __launch_on(device, &__d, #(#p_idents,)* #(#out_idents),*)
+            }
+
+            /// [`run_on`] into new outputs on `device`.
+            pub fn call_on(device: &#device_t, #(#dp_decls),*) -> #result_t<#dret_ty, #error_t> {
+                let __d = __dims(#(#dims_args),*)?;
+                #(#dout_allocs)*
+                __launch_on(device, &__d, #(#p_idents,)* #(&mut #out_idents),*)?;
+                ::core::result::Result::Ok(#ret_val)
+            }
+
+            /// The generated code for `"cpu"`, `"cuda"` or `"opencl"`.
+            pub fn source(target: &str) -> #result_t<&'static str, #error_t> {
+                match target {
+                    "cpu" => ::core::result::Result::Ok(#source_cpu),
+                    "opencl" => #opencl_source,
+                    "cuda" => ::core::result::Result::Err(#rt::not_built(target)),
+                    other => ::core::result::Result::Err(#rt::unsupported_target(other)),
+                }
+            }
+
+            /// The lowered TIR for `"cpu"`, `"cuda"` or `"opencl"`.
+            pub fn lowered(target: &str) -> #result_t<&'static str, #error_t> {
+                match target {
+                    "cpu" => ::core::result::Result::Ok(#lowered_cpu),
+                    "cuda" => ::core::result::Result::Ok(#lowered_cuda),
+                    "opencl" => ::core::result::Result::Ok(#lowered_opencl),
+                    other => ::core::result::Result::Err(#rt::unsupported_target(other)),
+                }
+            }
+
+            #[doc(hidden)]
+            pub fn __call(device: &#device_t, #(#p_decls),*) -> #result_t<#ret_ty, #error_t> {
+                let __d = __dims(#(#dims_args),*)?;
+                #(#out_allocs)*
+                __launch(device, &__d, #(#p_idents,)* #(&mut #out_idents),*)?;
+                ::core::result::Result::Ok(#ret_val)
+            }
+
+            #dims_fn
+
+            fn __launch(device: &#device_t, __d: &[i64; #nd], #(#p_decls,)* #(#out_decls),*) -> #result_t<(), #error_t> {
+                match device {
+                    #device_t::Cpu => #cpu_run,
+                    #device_t::OpenCl(_) => #opencl_run,
+                    other => ::core::result::Result::Err(#rt::no_backend(other)),
+                }
+            }
+
+            fn __launch_on(device: &#device_t, __d: &[i64; #nd], #(#dp_decls,)* #(#dout_decls),*) -> #result_t<(), #error_t> {
+                match device {
+                    #device_t::Cpu => #cpu_run_on,
+                    #device_t::OpenCl(_) => #opencl_run_on,
+                    other => ::core::result::Result::Err(#rt::no_backend(other)),
+                }
+            }
+
+            #cpu_fn
+            #opencl_items
+        }
+    })
+}

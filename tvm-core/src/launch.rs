@@ -1,0 +1,348 @@
+//! Runs a lowered GPU function on a device, for the compiler's tests and tools (the
+//! property tests run random GPU schedules on OpenCL this way, without compiling Rust).
+//!
+//! Generated code does not come here: `compute!` emits the host half of a GPU function as
+//! Rust ([`codegen::host`](crate::codegen::host)). This launcher walks the same host body
+//! on the host instead, with the interpreter's scalar operations, and drives the same
+//! runtime interface: the program description comes from the same
+//! [`kernel_infos`], shapes bind through the same `tvm_runtime::shape`, and every launch
+//! goes through `gpu::Module::launch`.
+
+use crate::codegen::host::{kernel_infos, KernelInfo};
+use crate::dtype::ScalarKind;
+use crate::interp::{self, ArgValue, HostData, ScalarValue};
+use crate::tir::{Expr, Param, PrimFunc, Scope, Stmt, VarId};
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+use tvm_runtime::gpu::{self, Backend, KernelArg, KernelDesc, Module, Program, Scalar};
+use tvm_runtime::{Device, Error};
+
+/// Runs `f` (a lowered GPU function) on `device`, its kernels taken from `source` (their
+/// text for the device's backend). `args` are in the order of `f.params`, as for
+/// [`interp::run`]; outputs are host tensors of the right shape, overwritten only when the
+/// whole run succeeds. The outputs' device memory starts as their given contents (poison
+/// them to see elements a kernel never writes).
+///
+/// Errors are the runtime's: `ShapeMismatch` (and the rest of shape binding),
+/// `DeviceUnavailable`, `CompilationFailed`, `LaunchFailed`; a malformed argument list or
+/// host body is `Internal`.
+pub fn run_on_device(device: &Device, f: &PrimFunc, source: &str, args: &mut [ArgValue]) -> Result<(), Error> {
+    let backend = match device {
+        Device::OpenCl(_) => Backend::OpenCl,
+        Device::Cuda(_) => Backend::Cuda,
+        _ => return Err(internal(format!("`{}` is not a GPU device", device))),
+    };
+    let env = bind(f, args)?;
+    let program = program(f, backend, source);
+    let m = gpu::load(device, program)?;
+    let mut bufs: HashMap<u32, gpu::Buffer> = HashMap::new();
+    for (p, a) in f.params.iter().zip(args.iter()) {
+        if let (Param::Tensor { buffer, .. }, ArgValue::Tensor(t)) = (p, a) {
+            bufs.insert(buffer.id().0, upload(&m, &t.data)?);
+        }
+    }
+    let mut host = Host { f, m: &m, env, bufs };
+    host.stmt(&f.body)?;
+    let mut results = Vec::new();
+    for (i, p) in f.params.iter().enumerate() {
+        if let (Param::Tensor { buffer, is_output: true, .. }, ArgValue::Tensor(t)) = (p, &args[i]) {
+            let mut data = t.data.clone();
+            download(&m, &host.bufs[&buffer.id().0], &mut data)?;
+            results.push((i, data));
+        }
+    }
+    for (i, data) in results {
+        if let ArgValue::Tensor(t) = &mut args[i] {
+            t.data = data;
+        }
+    }
+    Ok(())
+}
+
+fn internal(message: String) -> Error {
+    Error::Internal { message }
+}
+
+/// The program of `f` for `backend` with text `source`, as a static description. Programs
+/// are interned by content (leaked once each), so running the same function again finds
+/// the runtime's cached build.
+fn program(f: &PrimFunc, backend: Backend, source: &str) -> &'static Program {
+    type Key = (Backend, String, String, Vec<KernelInfo>);
+    static PROGRAMS: OnceLock<Mutex<HashMap<Key, &'static Program>>> = OnceLock::new();
+    let infos = kernel_infos(f);
+    let key: Key = (backend, f.name.clone(), source.to_string(), infos.clone());
+    let mut programs = PROGRAMS.get_or_init(Default::default).lock().unwrap_or_else(|p| p.into_inner());
+    programs.entry(key).or_insert_with(|| {
+        let leak = |s: &str| -> &'static str { Box::leak(s.to_string().into_boxed_str()) };
+        let kernels: Vec<KernelDesc> = infos
+            .iter()
+            .map(|k| KernelDesc {
+                name: leak(&k.name),
+                params: Box::leak(k.params.clone().into_boxed_slice()),
+                shared_bytes: k.shared_bytes,
+                block: k.block,
+            })
+            .collect();
+        Box::leak(Box::new(Program {
+            backend,
+            function: leak(&f.name),
+            source: leak(source),
+            kernels: Box::leak(kernels.into_boxed_slice()),
+        }))
+    })
+}
+
+/// Binds the scalar parameters, and the dims from the shapes of the tensor arguments
+/// (outputs included: a dim a `usize` scalar binds in generated code is bound by the
+/// output's shape here) through the runtime's shape binder, checking every dimension.
+fn bind(f: &PrimFunc, args: &[ArgValue]) -> Result<HashMap<VarId, ScalarValue>, Error> {
+    if args.len() != f.params.len() {
+        return Err(internal(format!("`{}` takes {} arguments, got {}", f.name, f.params.len(), args.len())));
+    }
+    let mut env = HashMap::new();
+    let dims = crate::codegen::dim_vars(f);
+    // Dims bound so far: the slot of each dim variable.
+    let mut slots: HashMap<VarId, tvm_runtime::shape::DimSlot<'_>> = HashMap::new();
+    for (p, a) in f.params.iter().zip(args) {
+        if let Param::Scalar(v) = p {
+            match a {
+                ArgValue::Scalar(s) if s.dtype() == v.dtype() => {
+                    env.insert(v.id(), *s);
+                }
+                _ => return Err(internal(format!("argument `{}`: expected a scalar of type {}", v.name(), v.dtype()))),
+            }
+        }
+    }
+    for (p, a) in f.params.iter().zip(args) {
+        let Param::Tensor { buffer, shape, .. } = p else { continue };
+        let ArgValue::Tensor(t) = a else {
+            return Err(internal(format!("argument `{}`: expected a tensor", buffer.name())));
+        };
+        if t.dtype() != buffer.dtype() || t.shape.len() != shape.len() {
+            return Err(internal(format!(
+                "argument `{}`: expected a tensor of {} with {} dims, got {} {:?}",
+                buffer.name(),
+                buffer.dtype(),
+                shape.len(),
+                t.dtype(),
+                t.shape
+            )));
+        }
+        for (d, e) in shape.iter().enumerate() {
+            match e {
+                Expr::Var(v) => {
+                    let slot = slots.entry(v.id()).or_default();
+                    tvm_runtime::shape::bind_dim(slot, t.shape[d], &f.name, buffer.name(), d, v.name())?;
+                }
+                _ => {
+                    let want = e.as_int().ok_or_else(|| internal(format!("dim {d} of `{}`", buffer.name())))?;
+                    tvm_runtime::shape::check_dim(t.shape[d], want, &f.name, buffer.name(), d)?;
+                }
+            }
+        }
+    }
+    for v in dims {
+        if let Some(Some((value, _))) = slots.get(&v.id()) {
+            let s = ScalarValue::int_checked(v.dtype(), *value as i128)
+                .ok_or_else(|| internal(format!("dim `{}` = {value} does not fit {}", v.name(), v.dtype())))?;
+            env.entry(v.id()).or_insert(s);
+        }
+    }
+    Ok(env)
+}
+
+/// Host data on the device (one upload).
+fn upload(m: &Module, d: &HostData) -> Result<gpu::Buffer, Error> {
+    match d {
+        HostData::Bool(v) => m.upload(v),
+        HostData::I8(v) => m.upload(v),
+        HostData::I16(v) => m.upload(v),
+        HostData::I32(v) => m.upload(v),
+        HostData::I64(v) => m.upload(v),
+        HostData::U8(v) => m.upload(v),
+        HostData::U16(v) | HostData::F16(v) | HostData::BF16(v) => m.upload(v),
+        HostData::U32(v) => m.upload(v),
+        HostData::U64(v) => m.upload(v),
+        HostData::F32(v) => m.upload(v),
+        HostData::F64(v) => m.upload(v),
+    }
+}
+
+/// `b` read back into `d` (one download).
+fn download(m: &Module, b: &gpu::Buffer, d: &mut HostData) -> Result<(), Error> {
+    match d {
+        HostData::Bool(v) => m.download(b, v),
+        HostData::I8(v) => m.download(b, v),
+        HostData::I16(v) => m.download(b, v),
+        HostData::I32(v) => m.download(b, v),
+        HostData::I64(v) => m.download(b, v),
+        HostData::U8(v) => m.download(b, v),
+        HostData::U16(v) | HostData::F16(v) | HostData::BF16(v) => m.download(b, v),
+        HostData::U32(v) => m.download(b, v),
+        HostData::U64(v) => m.download(b, v),
+        HostData::F32(v) => m.download(b, v),
+        HostData::F64(v) => m.download(b, v),
+    }
+}
+
+/// The host body, walked on the host.
+struct Host<'a> {
+    f: &'a PrimFunc,
+    m: &'a Module,
+    env: HashMap<VarId, ScalarValue>,
+    /// Device memory of the parameters and of the live intermediates, by buffer id.
+    bufs: HashMap<u32, gpu::Buffer>,
+}
+
+impl Host<'_> {
+    fn fail(&self, reason: String) -> Error {
+        Error::LaunchFailed { kernel: self.f.name.clone(), reason }
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Result<(), Error> {
+        match s {
+            Stmt::Seq(v) => v.iter().try_for_each(|s| self.stmt(s)),
+            Stmt::NoOp => Ok(()),
+            Stmt::For { var, min, extent, body, .. } => {
+                let lo = self.int(min)?;
+                let n = self.int(extent)?;
+                let saved = self.env.get(&var.id()).copied();
+                let mut k = 0i128;
+                while k < n {
+                    let v = ScalarValue::int_checked(var.dtype(), lo + k)
+                        .ok_or_else(|| self.fail(format!("loop `{}` reaches {}", var.name(), lo + k)))?;
+                    self.env.insert(var.id(), v);
+                    self.stmt(body)?;
+                    k += 1;
+                }
+                restore(&mut self.env, var.id(), saved);
+                Ok(())
+            }
+            Stmt::Let { var, value, body } => {
+                let v = self.eval(value)?;
+                let saved = self.env.insert(var.id(), v);
+                let r = self.stmt(body);
+                restore(&mut self.env, var.id(), saved);
+                r
+            }
+            Stmt::If { cond, then, otherwise } => match self.eval(cond)? {
+                ScalarValue::Bool(true) => self.stmt(then),
+                ScalarValue::Bool(false) => otherwise.as_ref().map_or(Ok(()), |o| self.stmt(o)),
+                other => Err(internal(format!("a host condition of type {}", other.dtype()))),
+            },
+            Stmt::Allocate { buffer, extent, body } if buffer.scope() == Scope::Global => {
+                let n = self.int(extent)?;
+                let n = i64::try_from(n).map_err(|_| self.fail(format!("`{}` has {n} elements", buffer.name())))?;
+                let b = self.m.alloc(n, buffer.dtype().bytes())?;
+                self.bufs.insert(buffer.id().0, b);
+                let r = self.stmt(body);
+                self.bufs.remove(&buffer.id().0);
+                r
+            }
+            Stmt::Launch { kernel } => self.launch(*kernel),
+            other => Err(internal(format!(
+                "`{}` in the host body of `{}`",
+                crate::tir::printer::print_stmt(other).trim(),
+                self.f.name
+            ))),
+        }
+    }
+
+    fn launch(&mut self, index: usize) -> Result<(), Error> {
+        let k = self.f.kernels.get(index).ok_or_else(|| internal(format!("a launch of missing kernel {index}")))?;
+        let mut grid = [0i64; 3];
+        let mut block = [0i64; 3];
+        for d in 0..3 {
+            grid[d] = self.i64(&k.grid[d])?;
+            block[d] = self.i64(&k.block[d])?;
+        }
+        let mut args = Vec::with_capacity(k.buffer_args.len() + k.scalar_args.len());
+        for b in &k.buffer_args {
+            let buf = self.bufs.get(&b.id().0).ok_or_else(|| internal(format!("`{}` has no device memory", b.name())))?;
+            args.push(KernelArg::Buffer(buf));
+        }
+        for v in &k.scalar_args {
+            let s = self.env.get(&v.id()).ok_or_else(|| internal(format!("`{}` is unbound on the host", v.name())))?;
+            args.push(KernelArg::Scalar(scalar(*s)));
+        }
+        self.m.launch(index, grid, block, &args)
+    }
+
+    fn eval(&self, e: &Expr) -> Result<ScalarValue, Error> {
+        eval(&self.env, e).map_err(|m| self.fail(m))
+    }
+
+    fn int(&self, e: &Expr) -> Result<i128, Error> {
+        self.eval(e)?.as_i128().ok_or_else(|| internal(format!("a host expression of type {}", e.dtype())))
+    }
+
+    fn i64(&self, e: &Expr) -> Result<i64, Error> {
+        let v = self.int(e)?;
+        i64::try_from(v).map_err(|_| self.fail(format!("a launch extent is {v}")))
+    }
+}
+
+fn restore(env: &mut HashMap<VarId, ScalarValue>, id: VarId, saved: Option<ScalarValue>) {
+    match saved {
+        Some(v) => env.insert(id, v),
+        None => env.remove(&id),
+    };
+}
+
+/// The kernel argument of a scalar value (f16/bf16 from their bits).
+fn scalar(s: ScalarValue) -> Scalar {
+    use tvm_runtime::half::{bf16, f16};
+    match s {
+        ScalarValue::Bool(b) => Scalar::Bool(b),
+        ScalarValue::I8(x) => Scalar::I8(x),
+        ScalarValue::I16(x) => Scalar::I16(x),
+        ScalarValue::I32(x) => Scalar::I32(x),
+        ScalarValue::I64(x) => Scalar::I64(x),
+        ScalarValue::U8(x) => Scalar::U8(x),
+        ScalarValue::U16(x) => Scalar::U16(x),
+        ScalarValue::U32(x) => Scalar::U32(x),
+        ScalarValue::U64(x) => Scalar::U64(x),
+        ScalarValue::F16(x) => Scalar::F16(f16::from_bits(x)),
+        ScalarValue::BF16(x) => Scalar::BF16(bf16::from_bits(x)),
+        ScalarValue::F32(x) => Scalar::F32(x),
+        ScalarValue::F64(x) => Scalar::F64(x),
+    }
+}
+
+/// A host expression's value, with the interpreter's scalar operations (division by zero
+/// and an overflowing `MIN / -1` are errors).
+fn eval(env: &HashMap<VarId, ScalarValue>, e: &Expr) -> Result<ScalarValue, String> {
+    let bool_of = |e: &Expr| match eval(env, e)? {
+        ScalarValue::Bool(b) => Ok(b),
+        other => Err(format!("expected a bool host expression, got {}", other.dtype())),
+    };
+    Ok(match e {
+        Expr::Int { value, dtype } => match dtype.kind {
+            ScalarKind::UInt if dtype.bits == 64 => ScalarValue::U64(*value as u64),
+            _ => ScalarValue::int_checked(*dtype, *value as i128)
+                .ok_or_else(|| format!("constant {value} does not fit {dtype}"))?,
+        },
+        Expr::Float { value, dtype } => {
+            ScalarValue::from_f64(*dtype, *value).ok_or_else(|| format!("float constant of type {dtype}"))?
+        }
+        Expr::Bool(b) => ScalarValue::Bool(*b),
+        Expr::Var(v) => *env.get(&v.id()).ok_or_else(|| format!("unbound variable `{}` on the host", v.name()))?,
+        Expr::Binary { op, a, b } => interp::binary(*op, eval(env, a)?, eval(env, b)?).map_err(|e| e.to_string())?,
+        Expr::Neg(a) => interp::neg(eval(env, a)?).map_err(|e| e.to_string())?,
+        Expr::Cmp { op, a, b } => {
+            ScalarValue::Bool(interp::compare(*op, eval(env, a)?, eval(env, b)?).map_err(|e| e.to_string())?)
+        }
+        Expr::And(a, b) => ScalarValue::Bool(bool_of(a)? && bool_of(b)?),
+        Expr::Or(a, b) => ScalarValue::Bool(bool_of(a)? || bool_of(b)?),
+        Expr::Not(a) => ScalarValue::Bool(!bool_of(a)?),
+        Expr::Select { cond, then, otherwise } => {
+            if bool_of(cond)? {
+                eval(env, then)?
+            } else {
+                eval(env, otherwise)?
+            }
+        }
+        Expr::Cast { dtype, value } => interp::cast(*dtype, eval(env, value)?).map_err(|e| e.to_string())?,
+        other => return Err(format!("unsupported host expression `{}`", crate::tir::printer::print_expr(other))),
+    })
+}

@@ -1,0 +1,156 @@
+//! What the generated CPU code calls: element and lane-array loads and stores (unchecked
+//! only where the compiler proved the bounds), lane-wise maps, and the chunking of
+//! parallel loops. Ordinary `#[inline(always)]` functions, instantiated and inlined in the
+//! user's crate inside the kernel's `#[target_feature]` functions, so they cost nothing.
+//!
+//! The `_proof` argument of the unchecked accessors is the compiler's proof of the bounds,
+//! as text; it is there for readers of the generated code (`source("cpu")`), and unused.
+
+#[cfg(feature = "rayon")]
+use rayon::iter::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
+#[cfg(feature = "rayon")]
+use rayon::slice::ParallelSliceMut;
+
+/// `s[i]`.
+///
+/// # Safety
+/// With `FAST`, `0 <= i < s.len()` (the compiler proved it: see `_proof`). Without, any
+/// `i`: an index out of bounds panics.
+#[inline(always)]
+pub unsafe fn ld<T: Copy, const FAST: bool>(s: &[T], i: i64, _proof: &'static str) -> T {
+    if FAST {
+        // SAFETY: the caller guarantees `0 <= i < s.len()`.
+        unsafe { *s.get_unchecked(i as usize) }
+    } else {
+        s[i as usize]
+    }
+}
+
+/// `s[i] = v`.
+///
+/// # Safety
+/// With `FAST`, `0 <= i < s.len()` (proved: see `_proof`). Without, any `i`.
+#[inline(always)]
+pub unsafe fn st<T, const FAST: bool>(s: &mut [T], i: i64, v: T, _proof: &'static str) {
+    if FAST {
+        // SAFETY: the caller guarantees `0 <= i < s.len()`.
+        unsafe { *s.get_unchecked_mut(i as usize) = v }
+    } else {
+        s[i as usize] = v
+    }
+}
+
+/// `s[i..i + L]` as an array.
+///
+/// # Safety
+/// With `FAST`, `0 <= i && i + L <= s.len()` (proved: see `_proof`). Without, any `i`.
+#[inline(always)]
+pub unsafe fn ldv<T: Copy + Default, const L: usize, const FAST: bool>(s: &[T], i: i64, _proof: &'static str) -> [T; L] {
+    if FAST {
+        // SAFETY: the caller guarantees the `L` elements from `i` are inside `s`; `[T; L]`
+        // has the layout of `L` consecutive `T`s, and `read` allows any alignment of `T`'s.
+        unsafe { std::ptr::read(s.as_ptr().add(i as usize) as *const [T; L]) }
+    } else {
+        ldv_checked(s, i)
+    }
+}
+
+/// `s[i..i + L] = v`.
+///
+/// # Safety
+/// With `FAST`, `0 <= i && i + L <= s.len()` (proved: see `_proof`). Without, any `i`.
+#[inline(always)]
+pub unsafe fn stv<T: Copy, const L: usize, const FAST: bool>(s: &mut [T], i: i64, v: [T; L], _proof: &'static str) {
+    if FAST {
+        // SAFETY: as in `ldv`, for a write.
+        unsafe { std::ptr::write(s.as_mut_ptr().add(i as usize) as *mut [T; L], v) }
+    } else {
+        stv_checked(s, i, v)
+    }
+}
+
+/// `s[i..i + L]`, bounds-checked.
+#[inline(always)]
+pub fn ldv_checked<T: Copy + Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
+    let mut v = [T::default(); L];
+    v.copy_from_slice(&s[i as usize..][..L]);
+    v
+}
+
+/// `s[i..i + L] = v`, bounds-checked.
+#[inline(always)]
+pub fn stv_checked<T: Copy, const L: usize>(s: &mut [T], i: i64, v: [T; L]) {
+    s[i as usize..][..L].copy_from_slice(&v)
+}
+
+/// `f` on each lane.
+#[inline(always)]
+pub fn map1<A: Copy, R: Copy + Default, const L: usize>(a: [A; L], f: impl Fn(A) -> R) -> [R; L] {
+    let mut r = [R::default(); L];
+    for l in 0..L {
+        r[l] = f(a[l]);
+    }
+    r
+}
+
+/// `f` on each pair of lanes.
+#[inline(always)]
+pub fn map2<A: Copy, B: Copy, R: Copy + Default, const L: usize>(
+    a: [A; L],
+    b: [B; L],
+    f: impl Fn(A, B) -> R,
+) -> [R; L] {
+    let mut r = [R::default(); L];
+    for l in 0..L {
+        r[l] = f(a[l], b[l]);
+    }
+    r
+}
+
+/// `f` on each triple of lanes.
+#[inline(always)]
+pub fn map3<A: Copy, B: Copy, C: Copy, R: Copy + Default, const L: usize>(
+    a: [A; L],
+    b: [B; L],
+    c: [C; L],
+    f: impl Fn(A, B, C) -> R,
+) -> [R; L] {
+    let mut r = [R::default(); L];
+    for l in 0..L {
+        r[l] = f(a[l], b[l], c[l]);
+    }
+    r
+}
+
+/// `n` chunks of `size` elements of `s`, for the `n` iterations of a parallel loop (the
+/// last ones shorter, then empty).
+#[cfg(feature = "rayon")]
+#[inline(always)]
+pub fn chunks<'a, T: Send>(s: &'a mut [T], size: usize, n: usize) -> impl IndexedParallelIterator<Item = &'a mut [T]> {
+    let have = s.len().div_ceil(size);
+    let empty = (0..n.saturating_sub(have)).into_par_iter().map(|_| <&'a mut [T]>::default());
+    s.par_chunks_mut(size).chain(empty).take(n)
+}
+
+/// `s[o..]`, empty when `o` is past the end (where no iteration reaches).
+#[inline(always)]
+pub fn from<T>(s: &mut [T], o: i64) -> &mut [T] {
+    let o = (o.max(0) as usize).min(s.len());
+    &mut s[o..]
+}
+
+/// Whether `len` is the product of `dims` (all non-negative).
+#[inline(always)]
+pub fn len_is(len: usize, dims: &[i64]) -> bool {
+    let mut n: u128 = 1;
+    for &d in dims {
+        if d < 0 {
+            return false;
+        }
+        n = match n.checked_mul(d as u128) {
+            Some(n) => n,
+            None => return false,
+        };
+    }
+    n == len as u128
+}

@@ -1,0 +1,414 @@
+//! The GPU backends behind one interface: what the host code `compute!` generates for a
+//! GPU target calls.
+//!
+//! The compiler knows everything about a kernel function while the macro expands: its
+//! device code ([`Program::source`]), each kernel's name, parameters, shared memory and
+//! block shape ([`KernelDesc`]), and the host side that binds dims, allocates
+//! intermediates and computes each launch's grid and block. The host side becomes plain
+//! Rust in the user's crate; the runtime only checks the device's limits and launches:
+//!
+//! ```text
+//! let m = gpu::load(device, &PROGRAM)?;              // built once per device, cached
+//! let tmp = m.alloc(n, 4)?;                           // an intermediate (pooled)
+//! m.launch(0, [(n + 255) / 256, 1, 1], [256, 1, 1], &[KernelArg::Buffer(&c), .., KernelArg::Scalar(Scalar::I64(n))])?;
+//! ```
+//!
+//! Nothing is parsed or lowered at run time. One backend exists today (OpenCL, feature
+//! `opencl`); CUDA plugs in beside it.
+
+#[cfg(feature = "opencl")]
+pub mod opencl;
+/// Without the `opencl` feature: the same interface, and no device.
+#[cfg(not(feature = "opencl"))]
+#[path = "opencl_off.rs"]
+pub mod opencl;
+
+use crate::device::Device;
+use crate::dtype::DType;
+use crate::element::Element;
+use crate::error::Error;
+use half::{bf16, f16};
+use std::sync::Arc;
+
+/// A GPU programming interface.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Backend {
+    OpenCl,
+    Cuda,
+}
+
+impl Backend {
+    /// The target name of the backend's code (`"opencl"`, `"cuda"`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Backend::OpenCl => "opencl",
+            Backend::Cuda => "cuda",
+        }
+    }
+}
+
+/// A kernel parameter, in the order the kernel takes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ParamKind {
+    /// A pointer to global memory holding elements of this type.
+    Buffer(DType),
+    /// A scalar of this type.
+    Scalar(DType),
+}
+
+/// One kernel of a [`Program`], as the compiler describes it.
+#[derive(Debug)]
+pub struct KernelDesc {
+    /// The kernel's name in the program.
+    pub name: &'static str,
+    /// Its parameters, in order.
+    pub params: &'static [ParamKind],
+    /// Bytes of shared (`__local`, `__shared__`) memory it declares.
+    pub shared_bytes: u64,
+    /// Its block shape when it is a constant (the kernel's text then requires it:
+    /// `reqd_work_group_size`, `__launch_bounds__`), checked against the device when the
+    /// program is loaded.
+    pub block: Option<[u32; 3]>,
+}
+
+/// The device code of one kernel function for one backend: a `static` the compiler
+/// generates. The runtime builds it once per device, keyed by the static's address.
+#[derive(Debug)]
+pub struct Program {
+    pub backend: Backend,
+    /// The kernel function's name (for messages).
+    pub function: &'static str,
+    /// The program's text (OpenCL C, CUDA C).
+    pub source: &'static str,
+    /// Its kernels, in the order host code launches them by index.
+    pub kernels: &'static [KernelDesc],
+}
+
+/// A scalar kernel argument.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Scalar {
+    Bool(bool),
+    I8(i8),
+    I16(i16),
+    I32(i32),
+    I64(i64),
+    U8(u8),
+    U16(u16),
+    U32(u32),
+    U64(u64),
+    F16(f16),
+    BF16(bf16),
+    F32(f32),
+    F64(f64),
+}
+
+impl Scalar {
+    /// The argument's type.
+    pub fn dtype(&self) -> DType {
+        match self {
+            Scalar::Bool(_) => DType::BOOL,
+            Scalar::I8(_) => DType::I8,
+            Scalar::I16(_) => DType::I16,
+            Scalar::I32(_) => DType::I32,
+            Scalar::I64(_) => DType::I64,
+            Scalar::U8(_) => DType::U8,
+            Scalar::U16(_) => DType::U16,
+            Scalar::U32(_) => DType::U32,
+            Scalar::U64(_) => DType::U64,
+            Scalar::F16(_) => DType::F16,
+            Scalar::BF16(_) => DType::BF16,
+            Scalar::F32(_) => DType::F32,
+            Scalar::F64(_) => DType::F64,
+        }
+    }
+}
+
+/// A kernel argument.
+#[derive(Clone, Copy, Debug)]
+pub enum KernelArg<'a> {
+    Buffer(&'a Buffer),
+    Scalar(Scalar),
+}
+
+/// Memory on a GPU device. Dropping it gives it back to the device's pool, for the next
+/// allocation of the same size.
+pub struct Buffer {
+    device: Device,
+    /// The size asked for.
+    bytes: usize,
+    inner: BufferInner,
+}
+
+enum BufferInner {
+    OpenCl(opencl::Buffer),
+}
+
+impl std::fmt::Debug for Buffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Buffer({} bytes on {})", self.bytes, self.device)
+    }
+}
+
+impl Buffer {
+    /// The device the memory is on.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// The size in bytes.
+    pub fn len_bytes(&self) -> usize {
+        self.bytes
+    }
+
+    /// Copies `bytes` to the start of the buffer (counted as an upload).
+    pub(crate) fn write(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        match &mut self.inner {
+                BufferInner::OpenCl(b) => b.write(bytes)?,
+        }
+        crate::stats::count(|s| {
+            s.uploads += 1;
+            s.bytes_uploaded += bytes.len() as u64;
+        });
+        Ok(())
+    }
+
+    /// Copies the start of the buffer into `out` (counted as a download).
+    pub(crate) fn read(&self, out: &mut [u8]) -> Result<(), Error> {
+        match &self.inner {
+                BufferInner::OpenCl(b) => b.read(out)?,
+        }
+        crate::stats::count(|s| {
+            s.downloads += 1;
+            s.bytes_downloaded += out.len() as u64;
+        });
+        Ok(())
+    }
+
+    /// Sets every byte to zero.
+    pub(crate) fn fill_zero(&mut self) -> Result<(), Error> {
+        match &mut self.inner {
+                BufferInner::OpenCl(b) => b.fill_zero(),
+        }
+    }
+
+    /// The elements of `out` from the buffer (a plain copy, or through bytes for `bool`).
+    pub(crate) fn read_elements<T: Element>(&self, out: &mut [T]) -> Result<(), Error> {
+        match T::as_bytes_mut(out) {
+            Some(bytes) => self.read(bytes),
+            None => {
+                let mut staging = vec![0u8; std::mem::size_of_val(out)];
+                self.read(&mut staging)?;
+                T::copy_from_device_bytes(out, &staging);
+                Ok(())
+            }
+        }
+    }
+
+    /// The OpenCL memory (every buffer is OpenCL memory while OpenCL is the one backend).
+    #[cfg_attr(not(feature = "opencl"), allow(dead_code))]
+    fn opencl(&self) -> &opencl::Buffer {
+        let BufferInner::OpenCl(b) = &self.inner;
+        b
+    }
+}
+
+/// A GPU device ready to run.
+#[derive(Clone, Copy)]
+pub(crate) enum Gpu {
+    OpenCl(&'static opencl::DeviceState),
+}
+
+impl Gpu {
+    /// `device` when it is a GPU that can run now; else `DeviceUnavailable` saying why.
+    pub(crate) fn of(device: &Device) -> Result<Gpu, Error> {
+        match *device {
+                Device::OpenCl(n) => opencl::OpenClRuntime::global().state(n).map(Gpu::OpenCl),
+            Device::Cpu => Err(Error::Internal { message: "the cpu is not a gpu device".to_string() }),
+            other => {
+                other.check_available()?;
+                Err(Error::DeviceUnavailable {
+                    device: other.to_string(),
+                    reason: format!("tvm-rs has no {} backend yet", other.kind()),
+                })
+            }
+        }
+    }
+
+    fn device(self) -> Device {
+        match self {
+                Gpu::OpenCl(s) => Device::OpenCl(s.index()),
+        }
+    }
+
+    /// Device memory for `bytes` bytes, contents unspecified.
+    pub(crate) fn alloc(self, bytes: usize) -> Result<Buffer, Error> {
+        let device = self.device();
+        match self {
+                Gpu::OpenCl(s) => Ok(Buffer { device, bytes, inner: BufferInner::OpenCl(s.alloc(bytes)?) }),
+        }
+    }
+
+    /// Device memory holding a copy of `data` (one upload).
+    pub(crate) fn upload<T: Element>(self, data: &[T]) -> Result<Buffer, Error> {
+        let bytes = T::as_bytes(data);
+        let mut b = self.alloc(bytes.len())?;
+        b.write(bytes)?;
+        Ok(b)
+    }
+}
+
+/// A [`Program`] loaded on a GPU device: what generated host code allocates intermediates
+/// and launches kernels through. Cheap to clone.
+#[derive(Clone)]
+pub struct Module {
+    gpu: Gpu,
+    program: &'static Program,
+    inner: ModuleInner,
+}
+
+#[derive(Clone)]
+enum ModuleInner {
+    OpenCl(Arc<opencl::Module>),
+}
+
+/// `program` loaded on `device`: built on first use (once per process and device, a failed
+/// build included), its kernels checked against the device's limits. Errors:
+/// `DeviceUnavailable` (no such device, no backend for it), `DeviceUnsupported` (f64 or
+/// f16 it lacks, too much shared memory), `CompilationFailed` (with the log),
+/// `LaunchFailed` (a constant block shape over the limits).
+pub fn load(device: &Device, program: &'static Program) -> Result<Module, Error> {
+    let gpu = Gpu::of(device)?;
+    match gpu {
+        Gpu::OpenCl(s) => {
+            if program.backend != Backend::OpenCl {
+                return Err(Error::Internal {
+                    message: format!("a {} program of `{}` given to {device}", program.backend.name(), program.function),
+                });
+            }
+            Ok(Module { gpu, program, inner: ModuleInner::OpenCl(s.load(program)?) })
+        }
+    }
+}
+
+impl Module {
+    /// The device the module is loaded on.
+    pub fn device(&self) -> Device {
+        self.gpu.device()
+    }
+
+    /// Whether two modules are the same build (the cache returns one per program and
+    /// device). For tests of the cache.
+    #[doc(hidden)]
+    pub fn same_build(&self, other: &Module) -> bool {
+        match (&self.inner, &other.inner) {
+                (ModuleInner::OpenCl(a), ModuleInner::OpenCl(b)) => Arc::ptr_eq(a, b),
+        }
+    }
+
+    /// An intermediate of `elements` elements of `elem_bytes` bytes each, contents
+    /// unspecified; `elements` comes from the host code's arithmetic on the dims.
+    pub fn alloc(&self, elements: i64, elem_bytes: usize) -> Result<Buffer, Error> {
+        let bytes = usize::try_from(elements).ok().and_then(|n| n.checked_mul(elem_bytes)).ok_or_else(|| {
+            Error::Internal {
+                message: format!("`{}` allocates {elements} elements of {elem_bytes} bytes", self.program.function),
+            }
+        })?;
+        self.gpu.alloc(bytes)
+    }
+
+    /// An input tensor's elements on the device (one upload).
+    pub fn upload<T: Element>(&self, data: &[T]) -> Result<Buffer, Error> {
+        self.gpu.upload(data)
+    }
+
+    /// Device memory for an output tensor holding `data`'s elements. In debug builds it
+    /// starts as `data` (one upload), so an element the kernels never write keeps its
+    /// value as on the CPU, and a test that poisons outputs sees it instead of stale bytes
+    /// of a pooled buffer; release builds skip that copy.
+    pub fn output<T: Element>(&self, data: &[T]) -> Result<Buffer, Error> {
+        if cfg!(debug_assertions) {
+            self.gpu.upload(data)
+        } else {
+            self.gpu.alloc(std::mem::size_of_val(data))
+        }
+    }
+
+    /// Copies an output back into `out` (one download), after every kernel launched before.
+    pub fn download<T: Element>(&self, b: &Buffer, out: &mut [T]) -> Result<(), Error> {
+        b.read_elements(out)
+    }
+
+    /// Launches kernel `kernel` of the program on `grid` blocks of `block` threads with
+    /// `args` (in the kernel's parameter order). A grid or block with a zero extent
+    /// launches nothing. Errors: `LaunchFailed` for a negative extent, a block over the
+    /// device's or the kernel's limits, or a driver failure; `Internal` for arguments that
+    /// do not match the kernel's description (a bug of the generated code).
+    pub fn launch(&self, kernel: usize, grid: [i64; 3], block: [i64; 3], args: &[KernelArg<'_>]) -> Result<(), Error> {
+        let Some(k) = self.program.kernels.get(kernel) else {
+            return Err(Error::Internal {
+                message: format!("`{}` has no kernel {kernel}", self.program.function),
+            });
+        };
+        let fail = |reason: String| Error::LaunchFailed { kernel: k.name.to_string(), reason };
+        let mut g = [0usize; 3];
+        let mut b = [0usize; 3];
+        for d in 0..3 {
+            for (out, v, what) in [(&mut g[d], grid[d], "grid"), (&mut b[d], block[d], "block")] {
+                *out = usize::try_from(v).map_err(|_| fail(format!("{what} extent {d} is {v}")))?;
+            }
+        }
+        if g.contains(&0) || b.contains(&0) {
+            return Ok(());
+        }
+        check_args(self, k, args)?;
+        match &self.inner {
+                ModuleInner::OpenCl(m) => {
+                let Gpu::OpenCl(s) = self.gpu;
+                s.launch(m, kernel, k, g, b, args)
+            }
+        }
+    }
+}
+
+/// `Ok` if `args` match `k.params` in number, kinds and types, and every buffer is on the
+/// module's device.
+fn check_args(m: &Module, k: &KernelDesc, args: &[KernelArg<'_>]) -> Result<(), Error> {
+    let bad = |what: String| Err(Error::Internal { message: format!("launch of `{}`: {what}", k.name) });
+    if args.len() != k.params.len() {
+        return bad(format!("{} arguments for {} parameters", args.len(), k.params.len()));
+    }
+    for (i, (a, p)) in args.iter().zip(k.params).enumerate() {
+        match (a, p) {
+            (KernelArg::Buffer(b), ParamKind::Buffer(_)) => {
+                if b.device != m.device() {
+                    return bad(format!("argument {i} is a buffer on {}, the kernel runs on {}", b.device, m.device()));
+                }
+            }
+            (KernelArg::Scalar(s), ParamKind::Scalar(t)) if s.dtype() == *t => {}
+            _ => return bad(format!("argument {i} is {a:?}, the kernel takes {p:?}")),
+        }
+    }
+    Ok(())
+}
+
+/// Whether `program` is in `device`'s cache (built, failed, or being built). For the
+/// runtime's tests.
+#[doc(hidden)]
+pub fn is_cached(device: &Device, program: &'static Program) -> bool {
+    match Gpu::of(device) {
+        Ok(Gpu::OpenCl(s)) => s.is_cached(program),
+        Err(_) => false,
+    }
+}
+
+/// A GPU device's memory for `bytes` bytes, contents unspecified (`Device::Cpu` and
+/// unavailable devices are errors).
+pub(crate) fn alloc(device: &Device, bytes: usize) -> Result<Buffer, Error> {
+    Gpu::of(device)?.alloc(bytes)
+}
+
+/// `data` copied to a GPU device (one upload).
+pub(crate) fn upload<T: Element>(device: &Device, data: &[T]) -> Result<Buffer, Error> {
+    Gpu::of(device)?.upload(data)
+}
