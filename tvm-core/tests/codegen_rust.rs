@@ -459,25 +459,9 @@ fn emitted_kernels_match_the_interpreter() {
 // ---------------------------------------------------------------------------------------
 // The emitted code itself.
 
-/// The emitted tokens, formatted with `rustfmt` (which must be installed).
-fn pretty(code: &TokenStream) -> String {
-    let text = code.to_string();
-    let child = Command::new("rustfmt")
-        .args(["--edition", "2021", "--emit", "stdout", "--quiet"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn();
-    let mut child = child.expect("rustfmt runs (the golden is rustfmt's formatting)");
-    use std::io::Write;
-    child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(
-        out.status.success(),
-        "rustfmt fails on the emitted code:\n{}\n{text}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8(out.stdout).unwrap()
-}
+#[path = "support/rustfmt.rs"]
+mod rustfmt;
+use rustfmt::pretty;
 
 #[test]
 fn emission_is_deterministic() {

@@ -1,0 +1,167 @@
+//! Device-resident tensors through the generated API (`run_on`, `call_on`): a chain of
+//! three kernels does one upload per input and one download, counted by the runtime; the
+//! results equal the host path's and a plain reference; a tensor on the wrong device or
+//! of the wrong shape is an `Err`. Runs on every device present (the CPU, each OpenCL
+//! device; OpenCL is required under `TVM_REQUIRE_TOOLS=1`).
+
+#[path = "../tvm-core/tests/support/reference.rs"]
+mod reference;
+#[path = "../tvm-runtime/tests/support/opencl_devices.rs"]
+mod opencl_devices;
+
+use tvm::{compute, device_stats, Device, DeviceTensor, Error, Tensor};
+
+compute! {
+    /// y = alpha * x + b (b broadcast over rows)
+    pub fn scale_shift(x: f32[M, N], b: f32[N], alpha: f32) -> y: f32[M, N] {
+        y[i, j] = alpha * x[i, j] + b[j];
+    }
+}
+
+compute! {
+    pub fn relu(x: f32[M, N]) -> y: f32[M, N] {
+        y[i, j] = max(x[i, j], 0.0);
+    }
+}
+
+compute! {
+    /// Row softmax: on GPUs the default schedule computes `m` and `s` as their own kernels,
+    /// so the host code allocates them as device intermediates.
+    pub fn softmax(x: f32[M, N]) -> y: f32[M, N] {
+        let m[i]: f32[M] = max(x[i, j] for j in 0..N);
+        let e[i, j]: f32[M, N] = exp(x[i, j] - m[i]);
+        let s[i]: f32[M] = sum(e[i, j] for j in 0..N);
+        y[i, j] = e[i, j] / s[i];
+    }
+}
+
+/// The CPU and every usable OpenCL device.
+fn devices() -> Vec<Device> {
+    let mut v = vec![Device::Cpu];
+    v.extend(opencl_devices::devices().map(Device::OpenCl));
+    v
+}
+
+fn inputs(m: usize, n: usize) -> (Tensor<f32, 2>, Tensor<f32, 1>) {
+    let x = Tensor::from_vec(reference::rand_vec(m * n, 3), [m, n]).unwrap();
+    let b = Tensor::from_vec(reference::rand_vec(n, 4), [n]).unwrap();
+    (x, b)
+}
+
+/// The chain on the host, plainly.
+fn reference_chain(x: &Tensor<f32, 2>, b: &Tensor<f32, 1>, alpha: f32) -> Vec<f32> {
+    let [m, n] = x.shape();
+    let mut out = vec![0f32; m * n];
+    for i in 0..m {
+        let row: Vec<f32> = (0..n).map(|j| (alpha * x.as_slice()[i * n + j] + b.as_slice()[j]).max(0.0)).collect();
+        let mx = row.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let e: Vec<f32> = row.iter().map(|v| (v - mx).exp()).collect();
+        let s: f32 = e.iter().sum();
+        for j in 0..n {
+            out[i * n + j] = e[j] / s;
+        }
+    }
+    out
+}
+
+#[test]
+fn a_chain_of_three_kernels_transfers_each_tensor_once() -> Result<(), Error> {
+    for device in devices() {
+        for (m, n) in [(7usize, 33usize), (64, 256), (1, 1)] {
+            let (x, b) = inputs(m, n);
+            let before = device_stats();
+            let xd = x.to_device(&device)?;
+            let bd = b.to_device(&device)?;
+            let t1 = scale_shift::call_on(&device, &xd, &bd, 1.5)?;
+            let t2 = relu::call_on(&device, &t1)?;
+            let t3 = softmax::call_on(&device, &t2)?;
+            assert_eq!(t3.device(), device);
+            let out = t3.to_host()?;
+            let d = device_stats() - before;
+            let want_transfers = if device == Device::Cpu { (0, 0) } else { (2, 1) };
+            assert_eq!((d.uploads, d.downloads), want_transfers, "{device}, {m}x{n}: {d:?}");
+            if device != Device::Cpu {
+                assert_eq!(d.bytes_uploaded, 4 * (m * n + n) as u64, "{device}: {d:?}");
+                assert_eq!(d.bytes_downloaded, 4 * (m * n) as u64, "{device}: {d:?}");
+            }
+            let want = reference_chain(&x, &b, 1.5);
+            reference::assert_close(out.as_slice(), &want, 1e-5, &format!("chain on {device}, {m}x{n}"));
+            // The host path agrees (it copies every input and output itself).
+            let host = softmax::__call(&device, &relu::__call(&device, &scale_shift::__call(&device, &x, &b, 1.5)?)?)?;
+            reference::assert_close(host.as_slice(), out.as_slice(), 1e-6, &format!("host path on {device}"));
+        }
+    }
+    Ok(())
+}
+
+/// `run_on` writes into existing device outputs, also when they are reused across calls,
+/// and moves nothing between host and device.
+#[test]
+fn run_on_reuses_device_outputs_without_copies() -> Result<(), Error> {
+    for device in devices() {
+        let (x, b) = inputs(5, 9);
+        let xd = x.to_device(&device)?;
+        let bd = b.to_device(&device)?;
+        let mut y = DeviceTensor::<f32, 2>::zeros(&device, [5, 9])?;
+        let before = device_stats();
+        for alpha in [1.0f32, -2.0, 0.5] {
+            scale_shift::run_on(&device, &xd, &bd, alpha, &mut y)?;
+        }
+        let d = device_stats() - before;
+        assert_eq!((d.uploads, d.downloads), (0, 0), "{device}: {d:?}");
+        let want: Vec<f32> = (0..45).map(|k| 0.5 * x.as_slice()[k] + b.as_slice()[k % 9]).collect();
+        reference::assert_close(y.to_host()?.as_slice(), &want, 1e-6, &format!("run_on on {device}"));
+    }
+    Ok(())
+}
+
+/// A device tensor that lives elsewhere, or has the wrong shape, is an `Err` before
+/// anything runs.
+#[test]
+fn wrong_device_or_shape_is_an_error() -> Result<(), Error> {
+    let (x, b) = inputs(4, 6);
+    let on_cpu = x.to_device(&Device::Cpu)?;
+    let b_cpu = b.to_device(&Device::Cpu)?;
+    for device in devices().into_iter().filter(|d| *d != Device::Cpu) {
+        let e = relu::call_on(&device, &on_cpu).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            format!("`x` of `relu` lives on `cpu`, but the kernel runs on `{device}` (copy it with `to_device`)")
+        );
+        // An output on the wrong device, the inputs right.
+        let xd = x.to_device(&device)?;
+        let mut y_cpu = DeviceTensor::<f32, 2>::zeros(&Device::Cpu, [4, 6])?;
+        let e = relu::run_on(&device, &xd, &mut y_cpu).unwrap_err();
+        assert!(matches!(&e, Error::WrongDevice { param, .. } if param == "y"), "{e:?}");
+        // And the other way round: device tensors given to the CPU.
+        let e = relu::call_on(&Device::Cpu, &xd).unwrap_err();
+        assert!(matches!(&e, Error::WrongDevice { expected, got, .. } if expected == "cpu" && *got == device.to_string()));
+    }
+    // Shapes are checked as for host tensors, on every device.
+    for device in devices() {
+        let xd = x.to_device(&device)?;
+        let short = Tensor::<f32, 1>::zeros([5]).to_device(&device)?;
+        let e = scale_shift::call_on(&device, &xd, &short, 1.0).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "shape mismatch in `scale_shift`: dimension 0 of `b` is 5, expected 6 (N = 6, bound by `x`)"
+        );
+        let mut y = DeviceTensor::<f32, 2>::zeros(&device, [4, 7])?;
+        let e = relu::run_on(&device, &xd, &mut y).unwrap_err();
+        assert!(matches!(&e, Error::ShapeMismatch { param, dim: 1, got: 7, expected: 6, .. } if param == "y"));
+    }
+    let _ = b_cpu;
+    Ok(())
+}
+
+/// Empty tensors are valid input on every device: an empty result, nothing launched.
+#[test]
+fn empty_device_tensors() -> Result<(), Error> {
+    for device in devices() {
+        let x = Tensor::<f32, 2>::zeros([0, 3]).to_device(&device)?;
+        let y = relu::call_on(&device, &x)?;
+        assert_eq!((y.shape(), y.device()), ([0, 3], device));
+        assert!(y.to_host()?.is_empty());
+    }
+    Ok(())
+}

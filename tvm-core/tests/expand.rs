@@ -1,0 +1,201 @@
+//! What `compute!` expands to (`tvm_core::expand`): the host code of a GPU target as Rust
+//! (goldens, bless with `UPDATE_EXPECT=1`), the static kernel descriptions, and
+//! properties of the whole expansion: it parses, names only `::tvm::` runtime paths,
+//! lowers nothing at run time, is deterministic, and keeps a code generator's error.
+
+#[path = "support/rustfmt.rs"]
+mod rustfmt;
+#[path = "corpus/mod.rs"]
+mod corpus;
+
+use expect_test::expect;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use rustfmt::pretty;
+use tvm_core::codegen::host::{emit_host, kernel_infos, KernelInfo};
+use tvm_core::frontend::{lower_for, parse_str};
+use tvm_core::tir::PrimFunc;
+use tvm_core::{DType, Target};
+use tvm_runtime::gpu::ParamKind;
+
+fn lower_opencl(src: &str) -> PrimFunc {
+    let k = parse_str(src).unwrap_or_else(|e| panic!("{e:?}"));
+    lower_for(&k, &Target::opencl()).unwrap_or_else(|e| panic!("{e:?}"))
+}
+
+fn host(src: &str) -> String {
+    let f = lower_opencl(src);
+    pretty(&emit_host(&f, &format_ident!("__host_opencl"), &quote!(::tvm::__rt)).unwrap())
+}
+
+#[test]
+fn host_code_of_one_launch() {
+    expect![[r#"
+        #[allow(unused_variables, unused_mut, unused_braces, unused_parens, non_snake_case, clippy::all)]
+        fn __host_opencl(
+            __m: &::tvm::__rt::gpu::Module,
+            a: &::tvm::__rt::gpu::Buffer,
+            b: &::tvm::__rt::gpu::Buffer,
+            c: &::tvm::__rt::gpu::Buffer,
+            n: i64,
+        ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
+            __m.launch(
+                0,
+                [n.wrapping_add(31i64).wrapping_div(32i64), 1i64, 1i64],
+                [32i64, 1i64, 1i64],
+                &[
+                    ::tvm::__rt::gpu::KernelArg::Buffer(a),
+                    ::tvm::__rt::gpu::KernelArg::Buffer(c),
+                    ::tvm::__rt::gpu::KernelArg::Buffer(b),
+                    ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(n)),
+                ],
+            )?;
+            ::core::result::Result::Ok(())
+        }
+    "#]]
+    .assert_eq(&host(include_str!("corpus/vector_add.rs")));
+}
+
+/// The default GPU schedule of softmax computes its reductions as kernels of their own:
+/// the host code allocates their results on the device and launches three kernels.
+#[test]
+fn host_code_with_device_intermediates() {
+    let text = host(include_str!("corpus/softmax_default.rs"));
+    expect![[r#"
+        #[allow(unused_variables, unused_mut, unused_braces, unused_parens, non_snake_case, clippy::all)]
+        fn __host_opencl(
+            __m: &::tvm::__rt::gpu::Module,
+            x: &::tvm::__rt::gpu::Buffer,
+            y: &::tvm::__rt::gpu::Buffer,
+            M: i64,
+            N: i64,
+        ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
+            {
+                let m = &__m.alloc(M, 4usize)?;
+                __m.launch(
+                    0,
+                    [M.wrapping_add(255i64).wrapping_div(256i64), 1i64, 1i64],
+                    [256i64, 1i64, 1i64],
+                    &[
+                        ::tvm::__rt::gpu::KernelArg::Buffer(m),
+                        ::tvm::__rt::gpu::KernelArg::Buffer(x),
+                        ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(M)),
+                        ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(N)),
+                    ],
+                )?;
+                {
+                    let s = &__m.alloc(M, 4usize)?;
+                    __m.launch(
+                        1,
+                        [M.wrapping_add(255i64).wrapping_div(256i64), 1i64, 1i64],
+                        [256i64, 1i64, 1i64],
+                        &[
+                            ::tvm::__rt::gpu::KernelArg::Buffer(s),
+                            ::tvm::__rt::gpu::KernelArg::Buffer(x),
+                            ::tvm::__rt::gpu::KernelArg::Buffer(m),
+                            ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(M)),
+                            ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(N)),
+                        ],
+                    )?;
+                    __m.launch(
+                        2,
+                        [M.wrapping_mul(N).wrapping_add(255i64).wrapping_div(256i64), 1i64, 1i64],
+                        [256i64, 1i64, 1i64],
+                        &[
+                            ::tvm::__rt::gpu::KernelArg::Buffer(y),
+                            ::tvm::__rt::gpu::KernelArg::Buffer(x),
+                            ::tvm::__rt::gpu::KernelArg::Buffer(m),
+                            ::tvm::__rt::gpu::KernelArg::Buffer(s),
+                            ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(N)),
+                            ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(M)),
+                        ],
+                    )?;
+                }
+            }
+            ::core::result::Result::Ok(())
+        }
+    "#]]
+    .assert_eq(&text);
+}
+
+/// Kernel descriptions: parameters in the kernel's order with their types, shared memory
+/// from the kernel's allocations, and the block shape when it is constant.
+#[test]
+fn kernel_descriptions() {
+    let f = lower_opencl(include_str!("corpus/matmul_64.rs"));
+    let infos = kernel_infos(&f);
+    let [KernelInfo { name, params, shared_bytes, block }] = infos.as_slice() else { panic!("{infos:?}") };
+    assert_eq!(name, "matmul_kernel0");
+    assert_eq!(*block, Some([16, 16, 1]));
+    // Two 16x16 f32 tiles.
+    assert_eq!(*shared_bytes, 2 * 16 * 16 * 4);
+    let buffers = params.iter().filter(|p| matches!(p, ParamKind::Buffer(DType::F32))).count();
+    assert_eq!(buffers, 3, "{params:?}");
+    assert!(params.iter().all(|p| matches!(p, ParamKind::Buffer(_) | ParamKind::Scalar(DType::I64))), "{params:?}");
+    // A block whose extent is a dim has no constant shape.
+    let f = lower_opencl(
+        "fn rows(x: f32[M, N]) -> y: f32[M, N] { y[i, j] = x[i, j]; }
+         schedule!(opencl) { y.bind(y.i, block.x); y.bind(y.j, thread.x); }",
+    );
+    assert_eq!(kernel_infos(&f)[0].block, None);
+}
+
+fn expand(src: &str) -> TokenStream {
+    tvm_core::expand::compute(src.parse().unwrap())
+}
+
+/// Every corpus kernel expands to items that parse, with no `compile_error!`, naming only
+/// the runtime through `::tvm::` and lowering nothing when it runs.
+#[test]
+fn expansions_name_only_the_runtime() {
+    for (file, src) in corpus::ALL {
+        let inner: TokenStream = tvm_core::frontend::unwrap_invocation(src.parse().unwrap());
+        let out = tvm_core::expand::compute(inner);
+        syn::parse2::<syn::File>(out.clone()).unwrap_or_else(|e| panic!("{file}: {e}"));
+        let text = out.to_string();
+        assert!(!text.contains("compile_error"), "{file}: {text}");
+        for banned in ["tvm_core", "tvm_runtime", "parse_str", "lower_for", "frontend"] {
+            assert!(!text.contains(banned), "{file}: the expansion names `{banned}`");
+        }
+        // Absolute paths are the facade's, the core library's or std's.
+        for (i, _) in text.match_indices(":: ") {
+            let starts_path = i == 0 || text[..i].ends_with(' ') && !text[..i].trim_end().ends_with(|c: char| c.is_alphanumeric() || c == '>' || c == '_');
+            if starts_path {
+                let next = text[i + 3..].split(' ').next().unwrap_or("");
+                assert!(matches!(next, "tvm" | "core" | "std"), "{file}: a path `::{next}`");
+            }
+        }
+        assert!(text.contains("static __OPENCL : :: tvm :: __rt :: gpu :: Program"), "{file}");
+        assert!(text.contains("fn __host_opencl"), "{file}");
+    }
+}
+
+#[test]
+fn expansion_is_deterministic() {
+    for (_, src) in corpus::ALL.iter().take(6) {
+        let inner = || tvm_core::frontend::unwrap_invocation(src.parse().unwrap());
+        assert_eq!(tvm_core::expand::compute(inner()).to_string(), tvm_core::expand::compute(inner()).to_string());
+    }
+}
+
+/// When the OpenCL code generator fails, `source("opencl")` and every OpenCL launch
+/// return its message as `CompilationFailed`, and nothing of OpenCL is emitted; the rest
+/// of the kernel is unaffected.
+#[test]
+fn opencl_codegen_failure_keeps_its_message() {
+    const SRC: &str = "fn vector_add(a: f32[n], b: f32[n]) -> c: f32[n] { c[i] = a[i] + b[i]; }";
+    let kernel = tvm_core::frontend::parse_kernel(SRC.parse().unwrap()).unwrap_or_else(|_| panic!("parses"));
+    let ok = expand(SRC).to_string();
+    assert!(ok.contains("__host_opencl") && !ok.contains("CompilationFailed"), "{ok}");
+    let mut lowered = tvm_core::expand::lower_all(&kernel).unwrap_or_else(|_| panic!("lowers"));
+    // A kernel launch inside a kernel, which the OpenCL code generator rejects.
+    lowered.opencl.kernels[0].body = tvm_core::tir::Stmt::Launch { kernel: 0 };
+    let message = tvm_core::codegen::opencl::emit_opencl(&lowered.opencl).unwrap_err().to_string();
+    let bad = tvm_core::expand::expand_lowered(&kernel, &lowered).unwrap_or_else(|_| panic!("expands"));
+    syn::parse2::<syn::File>(bad.clone()).expect("the expansion parses as items");
+    let bad = bad.to_string();
+    let failed = format!("CompilationFailed {{ target : \"opencl\" . into () , log : {message:?} . into () }}");
+    // `source("opencl")`, `run`'s and `run_on`'s OpenCL arms.
+    assert_eq!(bad.matches(&failed).count(), 3, "{failed}\n---\n{bad}");
+    assert!(!bad.contains("__host_opencl") && !bad.contains("__OPENCL"), "{bad}");
+}

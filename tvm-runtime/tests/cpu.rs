@@ -1,0 +1,87 @@
+//! The helpers generated CPU code calls (`tvm_runtime::cpu`): both paths of every
+//! accessor (unchecked where the compiler proved the bounds, checked otherwise), the lane
+//! maps, and the chunks of a parallel loop.
+
+use std::panic::catch_unwind;
+use tvm_runtime::cpu;
+
+#[test]
+fn element_accessors_read_and_write_on_both_paths() {
+    let mut s = [1.0f32, 2.0, 3.0, 4.0];
+    // SAFETY: every index below is inside `s` (the fast path's contract).
+    unsafe {
+        assert_eq!(cpu::ld::<f32, true>(&s, 2, "0 <= 2 < 4"), 3.0);
+        assert_eq!(cpu::ld::<f32, false>(&s, 3, ""), 4.0);
+        cpu::st::<f32, true>(&mut s, 0, 10.0, "0 <= 0 < 4");
+        cpu::st::<f32, false>(&mut s, 1, 20.0, "");
+    }
+    assert_eq!(s, [10.0, 20.0, 3.0, 4.0]);
+}
+
+#[test]
+fn the_checked_path_panics_out_of_bounds() {
+    let s = [1i32, 2, 3];
+    // SAFETY: the checked path (`FAST = false`) has no precondition.
+    assert!(catch_unwind(|| unsafe { cpu::ld::<i32, false>(&s, 3, "") }).is_err());
+    assert!(catch_unwind(|| unsafe { cpu::ld::<i32, false>(&s, -1, "") }).is_err());
+    assert!(catch_unwind(|| {
+        let mut s = [0u8; 2];
+        unsafe { cpu::st::<u8, false>(&mut s, 2, 1, "") }
+    })
+    .is_err());
+    assert!(catch_unwind(|| unsafe { cpu::ldv::<i32, 2, false>(&s, 2, "") }).is_err());
+    assert!(catch_unwind(|| {
+        let mut s = [0u8; 4];
+        unsafe { cpu::stv::<u8, 4, false>(&mut s, 1, [1; 4], "") }
+    })
+    .is_err());
+}
+
+#[test]
+fn lane_accessors_read_and_write_on_both_paths() {
+    let mut s: Vec<f64> = (0..10).map(f64::from).collect();
+    // SAFETY: every lane range below is inside `s`.
+    unsafe {
+        // An unaligned start (index 1) on the fast path: `read` allows it.
+        assert_eq!(cpu::ldv::<f64, 4, true>(&s, 1, ""), [1.0, 2.0, 3.0, 4.0]);
+        assert_eq!(cpu::ldv::<f64, 3, false>(&s, 7, ""), [7.0, 8.0, 9.0]);
+        cpu::stv::<f64, 2, true>(&mut s, 5, [50.0, 60.0], "");
+        cpu::stv::<f64, 2, false>(&mut s, 8, [80.0, 90.0], "");
+    }
+    assert_eq!(s, [0.0, 1.0, 2.0, 3.0, 4.0, 50.0, 60.0, 7.0, 80.0, 90.0]);
+    assert_eq!(cpu::ldv_checked::<f64, 2>(&s, 0), [0.0, 1.0]);
+    cpu::stv_checked(&mut s, 2, [-2.0, -3.0]);
+    assert_eq!(&s[..4], &[0.0, 1.0, -2.0, -3.0]);
+}
+
+#[test]
+fn lane_maps_apply_per_lane() {
+    assert_eq!(cpu::map1([1, 2, 3], |x| x * 10), [10, 20, 30]);
+    assert_eq!(cpu::map2([1.0f32, 2.0], [3.0, 4.0], |x, y| x * y), [3.0, 8.0]);
+    assert_eq!(cpu::map3([true, false], [1u8, 2], [3u8, 4], |c, t, o| if c { t } else { o }), [1, 4]);
+}
+
+#[test]
+fn chunks_cover_every_iteration() {
+    use rayon::iter::{IndexedParallelIterator, ParallelIterator};
+    let mut s: Vec<u32> = vec![0; 10];
+    // Five iterations of chunks of 3: the last two get a short and an empty chunk.
+    let lens: Vec<usize> = cpu::chunks(&mut s, 3, 5).map(|c| c.len()).collect();
+    assert_eq!(lens, [3, 3, 3, 1, 0]);
+    cpu::chunks(&mut s, 3, 4).enumerate().for_each(|(i, c)| c.iter_mut().for_each(|x| *x = i as u32));
+    assert_eq!(s, [0, 0, 0, 1, 1, 1, 2, 2, 2, 3]);
+    // Fewer iterations than chunks: the rest is untouched.
+    let mut t = vec![7u8; 6];
+    cpu::chunks(&mut t, 2, 1).for_each(|c| c.fill(0));
+    assert_eq!(t, [0, 0, 7, 7, 7, 7]);
+}
+
+#[test]
+fn from_and_len_is() {
+    let mut s = [1, 2, 3, 4];
+    assert_eq!(cpu::from(&mut s, 1), &[2, 3, 4]);
+    assert_eq!(cpu::from(&mut s, -5), &[1, 2, 3, 4]);
+    assert!(cpu::from(&mut s, 9).is_empty());
+    assert!(cpu::len_is(12, &[3, 4]) && cpu::len_is(0, &[3, 0]) && cpu::len_is(1, &[]));
+    assert!(!cpu::len_is(12, &[3, 5]) && !cpu::len_is(12, &[-3, -4]) && !cpu::len_is(0, &[i64::MAX, i64::MAX, 4]));
+}
