@@ -17,7 +17,7 @@ fn main() {
             std::process::exit(1);
         }
     };
-    println!("== tensor expressions\n{}", tvm::compiler::tir::printer::print_graph(&kernel.graph));
+    println!("== tensor expressions\n{}", tvm::compiler::te::print_graph(&kernel.graph));
     for target in ["cpu", "cuda"] {
         let target = tvm::compiler::Target::parse(target).expect("a known target");
         let lowered = tvm::compiler::frontend::build_schedule(&kernel, &target).and_then(|s| tvm::compiler::lower::lower(&s));

@@ -9,7 +9,8 @@ use tvm_core::dtype::DType;
 use tvm_core::loc::Loc;
 use tvm_core::target::Target;
 use tvm_core::te::{self, Graph, Op, Tensor, TensorId};
-use tvm_core::tir::printer::{print_expr, print_func, print_graph, print_stmt};
+use tvm_core::te::print_graph;
+use tvm_core::tir::printer::{print_expr, print_func, print_stmt};
 use tvm_core::tir::verify::{assert_valid, verify, Phase};
 use tvm_core::tir::*;
 

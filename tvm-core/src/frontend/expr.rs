@@ -4,7 +4,7 @@
 //! and comparisons do not chain.
 
 use super::ast::*;
-use super::parse::{ident, parse_group, Cx};
+use super::cx::{ident, parse_group, Cx};
 use crate::loc::Loc;
 use crate::tir::ReduceOp;
 use proc_macro2::{Group, Punct, Span};

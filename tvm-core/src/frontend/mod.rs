@@ -38,6 +38,7 @@
 
 pub mod ast;
 mod check;
+mod cx;
 mod error;
 mod expr;
 mod parse;

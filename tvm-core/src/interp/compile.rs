@@ -3,8 +3,7 @@
 //! type, every statement with whether it needs lock-step execution on a GPU block.
 
 use super::error::{err, ErrorKind, InterpError, R};
-use super::exec::Value;
-use super::value::{cast, ScalarValue};
+use super::value::{cast, ScalarValue, Value};
 use crate::dtype::DType;
 use crate::tir::{
     BinOp, Buffer, BufferId, CmpOp, Expr, ForKind, Intrinsic, Param, PrimFunc, Scope, Stmt, ThreadTag, Var, VarId,

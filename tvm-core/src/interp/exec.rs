@@ -3,7 +3,7 @@
 
 use super::compile::{CExpr, CKernel, CParam, CStmt, Program, CE, CS};
 use super::error::{err, ErrorKind, InterpError, R};
-use super::value::{binary, cast, compare, intrinsic, neg, not, ArgValue, ScalarValue};
+use super::value::{binary, cast, compare, intrinsic, neg, not, ArgValue, ScalarValue, Value};
 use super::RunOptions;
 use crate::dtype::DType;
 use crate::target::Target;
@@ -11,13 +11,6 @@ use crate::tir::{ForKind, Scope, ThreadTag};
 use std::rc::Rc;
 
 type S = ScalarValue;
-
-/// A runtime value: a scalar, or the lanes of a vector.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) enum Value {
-    S(ScalarValue),
-    V(Vec<ScalarValue>),
-}
 
 /// The largest allocation the interpreter makes, in elements.
 const MAX_ELEMENTS: i128 = 1 << 26;
@@ -257,14 +250,6 @@ fn lanewise2(x: Value, y: Value, mask: Option<&[bool]>, fallback: S, f: impl Fn(
 
 fn as_bools(v: &[S]) -> R<Vec<bool>> {
     v.iter().map(|s| if let S::Bool(b) = s { Ok(*b) } else { internal("non-bool condition lane") }).collect()
-}
-
-fn show(v: &Option<Value>) -> String {
-    match v {
-        Some(Value::S(s)) => s.as_i128().map_or_else(|| format!("{s:?}"), |i| i.to_string()),
-        Some(v) => format!("{v:?}"),
-        None => "undefined".to_string(),
-    }
 }
 
 fn race_message(
@@ -1454,7 +1439,13 @@ impl<'p> Machine<'p> {
 }
 
 /// Binds the arguments, runs the host body, copies the outputs back.
-pub(crate) fn run_program(prog: &Program, target: &Target, args: &mut [ArgValue], opts: RunOptions) -> R<()> {
+pub(crate) fn run_program(
+    prog: &Program,
+    fname: &str,
+    target: &Target,
+    args: &mut [ArgValue],
+    opts: RunOptions,
+) -> R<()> {
     if args.len() != prog.params.len() {
         return err(
             ErrorKind::Argument,
@@ -1485,7 +1476,17 @@ pub(crate) fn run_program(prog: &Program, target: &Target, args: &mut [ArgValue]
             }
         }
     }
-    // Tensors: kinds, types, ranks; dims that are variables bind them.
+    // Tensors: kinds, types, ranks; dims that are variables bind them, through the
+    // runtime's shape binder (the messages generated code gives). A dim that a scalar
+    // parameter names is bound by it.
+    let mut slots: Vec<tvm_runtime::shape::DimSlot<'_>> = vec![None; prog.var_names.len()];
+    for (i, p) in prog.params.iter().enumerate() {
+        if let (CParam::Scalar { var }, ArgValue::Scalar(s)) = (p, &args[i]) {
+            if let Some(v) = s.as_i128().and_then(|v| i64::try_from(v).ok()) {
+                slots[*var] = Some((v, m.var_name(*var)));
+            }
+        }
+    }
     for (i, p) in prog.params.iter().enumerate() {
         let CParam::Tensor { buf, shape, .. } = p else { continue };
         let b = &prog.buffers[*buf];
@@ -1511,21 +1512,10 @@ pub(crate) fn run_program(prog: &Program, target: &Target, args: &mut [ArgValue]
         }
         for (d, e) in shape.iter().enumerate() {
             if let CE::Var(v) = e.kind {
-                let size = t.shape[d] as i128;
-                match &ctx.env[v] {
-                    Some(Value::S(s)) if s.as_i128() == Some(size) => {}
-                    Some(x) => {
-                        return Err(arg_err(
-                            i,
-                            b.name(),
-                            format!(
-                                "dimension {d} is {size} but `{}` is already {}",
-                                m.var_name(v),
-                                show(&Some(x.clone()))
-                            ),
-                        ))
-                    }
-                    None => ctx.env[v] = Some(m.int_value(v, size).map_err(|e| arg_err(i, b.name(), e.message))?),
+                tvm_runtime::shape::bind_dim(&mut slots[v], t.shape[d], fname, b.name(), d, m.var_name(v))
+                    .map_err(|e| arg_err(i, b.name(), e.to_string()))?;
+                if ctx.env[v].is_none() {
+                    ctx.env[v] = Some(m.int_value(v, t.shape[d] as i128).map_err(|e| arg_err(i, b.name(), e.message))?);
                 }
             }
         }
@@ -1540,13 +1530,9 @@ pub(crate) fn run_program(prog: &Program, target: &Target, args: &mut [ArgValue]
         let mut acc = 1i128;
         for d in (0..shape.len()).rev() {
             let want = m.eval_int(&ctx, &shape[d]).map_err(|e| arg_err(i, name, e.message))?;
-            if want != t.shape[d] as i128 {
-                return Err(arg_err(
-                    i,
-                    name,
-                    format!("dimension {d} is {} but the function expects {want}", t.shape[d]),
-                ));
-            }
+            let want64 = i64::try_from(want).unwrap_or(-1);
+            tvm_runtime::shape::check_dim(t.shape[d], want64, fname, name, d)
+                .map_err(|e| arg_err(i, name, e.to_string()))?;
             strides[d] = acc;
             acc = acc.saturating_mul(want);
         }

@@ -107,7 +107,7 @@ pub fn run(f: &PrimFunc, args: &mut [ArgValue]) -> Result<(), InterpError> {
 /// [`run`] with options.
 pub fn run_with_options(f: &PrimFunc, args: &mut [ArgValue], opts: &RunOptions) -> Result<(), InterpError> {
     let prog = compile::compile(f).map_err(|e| e.context(format!("function `{}`", f.name)))?;
-    exec::run_program(&prog, &f.target, args, *opts).map_err(|e| e.context(format!("function `{}`", f.name)))
+    exec::run_program(&prog, &f.name, &f.target, args, *opts).map_err(|e| e.context(format!("function `{}`", f.name)))
 }
 
 /// Type-checks `f` the way [`run`] does before running it, without running it.

@@ -28,6 +28,13 @@ fn f64_to_bf16(x: f64) -> u16 {
     bf16::from_f64(x).to_bits()
 }
 
+/// A value while the interpreter runs: a scalar, or the lanes of a vector.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) enum Value {
+    S(ScalarValue),
+    V(Vec<ScalarValue>),
+}
+
 /// One scalar of any element type. `F16` and `BF16` hold the bits.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ScalarValue {

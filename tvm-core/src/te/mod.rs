@@ -7,9 +7,10 @@ use crate::dtype::DType;
 use crate::loc::Loc;
 use crate::tir::{Expr, IterVar, Var};
 
-/// The index of a tensor in its [`Graph`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct TensorId(pub u32);
+pub use crate::tir::TensorId;
+pub use print::print_graph;
+
+mod print;
 
 /// How a tensor is produced.
 #[derive(Clone, Debug, PartialEq)]

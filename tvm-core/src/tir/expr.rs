@@ -6,13 +6,17 @@
 //! where.
 
 use crate::dtype::DType;
-use crate::te::TensorId;
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 static NEXT_VAR: AtomicU32 = AtomicU32::new(0);
 static NEXT_BUFFER: AtomicU32 = AtomicU32::new(0);
+
+/// The index of a tensor in its tensor-expression graph (`te::Graph`), which
+/// `ProducerLoad` reads. Defined here, below `te`, so that TIR does not depend on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TensorId(pub u32);
 
 /// The identity of a variable. Printers never show it (names are made unique by order
 /// of appearance), so output does not depend on how many variables were made before.

@@ -1,5 +1,5 @@
-//! A deterministic, TVMScript-like printer for TIR functions, statements and expressions,
-//! and for tensor-expression graphs.
+//! A deterministic, TVMScript-like printer for TIR functions, statements and expressions
+//! (tensor-expression graphs print through it too: `te::print_graph`).
 //!
 //! The output never shows `VarId`s, `BufferId`s or addresses. A variable prints as its
 //! name; when two different variables with the same name appear in one printed unit, the
@@ -23,7 +23,6 @@
 use super::expr::*;
 use super::stmt::*;
 use crate::dtype::DType;
-use crate::te::{self, Graph, Op, TensorId};
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::hash::Hash;
@@ -45,12 +44,6 @@ pub fn print_stmt(s: &Stmt) -> String {
 /// graph to take names from).
 pub fn print_expr(e: &Expr) -> String {
     Printer::new().expr(e)
-}
-
-/// Prints a tensor-expression graph, one line per tensor, after a `@graph` header.
-/// Ends with a newline.
-pub fn print_graph(g: &Graph) -> String {
-    Printer::with_graph(g).graph()
 }
 
 impl fmt::Display for PrimFunc {
@@ -114,7 +107,8 @@ impl<K: Hash + Eq + Copy> Namer<K> {
 /// one unit and want the names to agree (the verifier prints the whole function first,
 /// then single statements of it in its messages).
 pub struct Printer<'a> {
-    graph: Option<&'a Graph>,
+    /// The names of tensors, by `TensorId` (a graph's), for tensor reads.
+    tensor_names: Option<&'a [String]>,
     /// The kernels `Stmt::Launch` refers to.
     kernels: &'a [Kernel],
     vars: Namer<VarId>,
@@ -188,14 +182,15 @@ fn float_text(value: f64, dtype: DType) -> String {
     }
 }
 
-fn join(parts: Vec<String>) -> String {
+/// `parts` comma-separated.
+pub fn join(parts: Vec<String>) -> String {
     parts.join(", ")
 }
 
 impl<'a> Printer<'a> {
     pub fn new() -> Printer<'a> {
         Printer {
-            graph: None,
+            tensor_names: None,
             kernels: &[],
             vars: Namer::new("v"),
             buffers: Namer::new("buf"),
@@ -203,9 +198,9 @@ impl<'a> Printer<'a> {
         }
     }
 
-    /// A printer that names tensor reads after the tensors of `g`.
-    pub fn with_graph(g: &'a Graph) -> Printer<'a> {
-        Printer { graph: Some(g), ..Printer::new() }
+    /// A printer that names tensor reads after `names` (indexed by `TensorId`).
+    pub fn with_tensor_names(names: &'a [String]) -> Printer<'a> {
+        Printer { tensor_names: Some(names), ..Printer::new() }
     }
 
     /// The printed name of `v` in this unit.
@@ -218,10 +213,10 @@ impl<'a> Printer<'a> {
         self.buffers.name(b.id(), b.name())
     }
 
-    /// The printed name of tensor `t`: its graph name, or `t{id}` without a graph.
+    /// The printed name of tensor `t`: its given name, or `t{id}` without names.
     pub fn tensor(&mut self, t: TensorId) -> String {
-        match self.graph.and_then(|g| g.tensors.get(t.0 as usize)) {
-            Some(tensor) => self.tensors.name(t, &tensor.name),
+        match self.tensor_names.and_then(|n| n.get(t.0 as usize)) {
+            Some(name) => self.tensors.name(t, name),
             None => format!("t{}", t.0),
         }
     }
@@ -312,36 +307,8 @@ impl<'a> Printer<'a> {
         out
     }
 
-    /// Prints the graph given to [`Printer::with_graph`]: a `@graph` header naming the
-    /// parameters and outputs, then one line per tensor.
-    pub fn graph(&mut self) -> String {
-        let Some(g) = self.graph else { return String::new() };
-        let params: Vec<String> = g
-            .params
-            .iter()
-            .map(|p| match p {
-                te::Param::Tensor(t) => self.tensor(*t),
-                te::Param::Scalar(v) => format!("{}: {}", self.var(v), v.dtype()),
-            })
-            .collect();
-        let outputs: Vec<String> = g.outputs.iter().map(|t| self.tensor(*t)).collect();
-        let mut out = format!("@graph {}({}) -> {}\n", g.name, join(params), join(outputs));
-        for id in g.ids() {
-            let t = g.tensor(id);
-            let name = self.tensor(id);
-            let line = match &t.op {
-                Op::Placeholder => format!("{name}: {}[{}]", t.dtype, self.exprs(&t.shape)),
-                Op::Compute { axes, body } => {
-                    let axes: Vec<String> = axes.iter().map(|a| self.var(&a.var)).collect();
-                    format!("{name}[{}] = {}", join(axes), self.expr(body))
-                }
-            };
-            out.push_str(&format!("{INDENT}{line}\n"));
-        }
-        out
-    }
-
-    fn exprs(&mut self, es: &[Expr]) -> String {
+    /// Expressions, comma-separated.
+    pub fn exprs(&mut self, es: &[Expr]) -> String {
         let parts: Vec<String> = es.iter().map(|e| self.expr(e)).collect();
         join(parts)
     }
