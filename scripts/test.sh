@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Installs what the tests need and runs them all. Safe to run again.
 #
-# Needs: the Rust toolchain; for the OpenCL tests, Debian's pocl-opencl-icd (OpenCL on the
-# CPU) and ocl-icd-opencl-dev (libOpenCL), installed here when missing and run as root.
+# Needs: the Rust toolchain (with rustfmt); for the OpenCL tests, Debian's pocl-opencl-icd
+# (OpenCL on the CPU) and ocl-icd-opencl-dev (the ICD loader libOpenCL), installed here
+# when missing and run as root. Nothing links against libOpenCL: the runtime loads it
+# when first used, so everything builds without it and the OpenCL tests then skip.
 # `TVM_REQUIRE_TOOLS=1` (set by CI) turns every test skip for a missing tool into a
 # failure.
 set -euo pipefail
@@ -17,24 +19,17 @@ if ! dpkg -s pocl-opencl-icd ocl-icd-opencl-dev >/dev/null 2>&1; then
   fi
 fi
 
-# Every feature (ndarray, opencl) when libOpenCL is there to link against.
-# (grep reads all of ldconfig's output: with -q it could exit first, and pipefail would
-# count ldconfig's SIGPIPE as "no libOpenCL".)
-if ldconfig -p 2>/dev/null | grep 'libOpenCL\.so\b' >/dev/null; then
-  features=(--all-features)
+# Every crate, every test, every feature (ndarray, compiler; opencl is a default).
+cargo test --workspace --all-targets --all-features 2>&1
+# DSL.md's programs once more, built with tvm's default features only (what a user's
+# crate gets) and the default device set to OpenCL: the typed functions then run their
+# GPU schedules on PoCL, libOpenCL loaded at run time.
+# (grep reads all of clinfo's output: with -q it could exit first, and pipefail would count
+# clinfo's SIGPIPE as "no device".)
+if [ "${TVM_REQUIRE_TOOLS:-}" = 1 ] || { command -v clinfo >/dev/null && clinfo -l 2>/dev/null | grep Device >/dev/null; }; then
+  TVM_DEVICE=opencl cargo test --test dsl_contract 2>&1
 else
-  if [ "${TVM_REQUIRE_TOOLS:-}" = 1 ]; then
-    echo "error: libOpenCL is missing and TVM_REQUIRE_TOOLS=1" >&2
-    exit 1
-  fi
-  features=(--features ndarray)
+  echo "note: no OpenCL device, so DSL.md's programs are not rerun on OpenCL" >&2
 fi
-
-cargo test --workspace --all-targets "${features[@]}" 2>&1
-# DSL.md's programs once more with the default device set to OpenCL: the typed functions
-# then run their GPU schedules on PoCL.
-if [ "${features[0]}" = --all-features ]; then
-  TVM_DEVICE=opencl cargo test --all-features --test dsl_contract 2>&1
-fi
-# The API docs of the compiler must build without warnings.
-RUSTDOCFLAGS="-D warnings" cargo doc -p tvm-core --no-deps 2>&1
+# The API docs must build without warnings.
+RUSTDOCFLAGS="-D warnings" cargo doc -p tvm -p tvm-runtime -p tvm-core --no-deps --all-features 2>&1

@@ -1,9 +1,9 @@
 //! tvm-rs: a TVM-style tensor compiler inside rustc.
 //!
 //! This facade is the crate users depend on. It re-exports the runtime ([`tvm_runtime`]:
-//! [`Tensor`], [`DeviceTensor`], [`Device`], [`Error`], [`f16`], [`bf16`]) and the
+//! [`Tensor`], [`DeviceTensor`], [`Device`], [`Error`], `f16`, `bf16`) and the
 //! `compute!` macro, which compiles kernels while the user's crate compiles. A program
-//! built on it links the runtime alone; the compiler is [`compiler`], behind the opt-in
+//! built on it links the runtime alone; the compiler is `tvm::compiler`, behind the opt-in
 //! feature `compiler`, for build scripts and tools.
 
 pub use tvm_macros::compute;

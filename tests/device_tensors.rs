@@ -154,7 +154,8 @@ fn wrong_device_or_shape_is_an_error() -> Result<(), Error> {
     Ok(())
 }
 
-/// Empty tensors are valid input on every device: an empty result, nothing launched.
+/// Empty tensors are valid input on every device: an empty result, nothing launched;
+/// but one on the wrong device is still an error.
 #[test]
 fn empty_device_tensors() -> Result<(), Error> {
     for device in devices() {
@@ -162,6 +163,10 @@ fn empty_device_tensors() -> Result<(), Error> {
         let y = relu::call_on(&device, &x)?;
         assert_eq!((y.shape(), y.device()), ([0, 3], device));
         assert!(y.to_host()?.is_empty());
+        if device != Device::Cpu {
+            let e = relu::call_on(&Device::Cpu, &x).unwrap_err();
+            assert!(matches!(e, Error::WrongDevice { .. }), "{e:?}");
+        }
     }
     Ok(())
 }

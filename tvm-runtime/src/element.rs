@@ -1,5 +1,5 @@
 //! [`Element`]: the element types a [`Tensor`](crate::Tensor) can hold. The 16-bit floats
-//! are the `half` crate's [`f16`](half::f16) and [`bf16`](half::bf16), the types cudarc,
+//! are the `half` crate's [`f16`](struct@crate::f16)(half::f16) and [`bf16`](struct@crate::bf16)(half::bf16), the types cudarc,
 //! candle and burn use, so tensors cross between those crates and this one unconverted.
 
 use crate::dtype::DType;
@@ -10,7 +10,7 @@ mod sealed {
     pub trait Sealed {}
 }
 
-/// An element type of tensors: `bool`, the fixed-width integers, [`f16`], [`bf16`], `f32`
+/// An element type of tensors: `bool`, the fixed-width integers, [`f16`](struct@crate::f16), [`bf16`](struct@crate::bf16), `f32`
 /// and `f64`. Sealed: the set matches the DSL's element types (DSL.md §2), and generated
 /// code relies on [`Element::DTYPE`] describing the memory layout exactly (`bool` is one
 /// byte, 0 or 1; the rest are plain little-endian numbers of their width).

@@ -3,7 +3,7 @@
 //!
 //! * [`Tensor`]: a host tensor; [`DeviceTensor`]: a tensor that stays on one device
 //!   across kernel calls; [`Element`]: their element types, with the `half` crate's
-//!   [`f16`] and [`bf16`].
+//!   [`f16`](struct@crate::f16) and [`bf16`](struct@crate::bf16).
 //! * [`Device`]: where kernels run, and the process-wide default ([`Device::try_default`]).
 //! * [`Error`]: everything that can go wrong at run time.
 //! * [`gpu`]: the GPU backends behind one interface (OpenCL, loaded at run time), which the

@@ -10,7 +10,7 @@
 //! ```
 //!
 //! Tensor and scalar parameters come in `f.params` order, then the dims in
-//! [`dim_vars`](super::rust::dim_vars) order, as for the CPU function. Each launch
+//! [`dim_vars`] order, as for the CPU function. Each launch
 //! computes its grid and block from the dims with the TIR's integer semantics (wrapping
 //! arithmetic, `/` truncating; a division with no value is an `Err`) and calls
 //! `Module::launch` with the kernel's arguments; the runtime only checks limits and

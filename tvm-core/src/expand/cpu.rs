@@ -5,7 +5,7 @@ use super::paths;
 use super::signature::Signature;
 use crate::tir::PrimFunc;
 use proc_macro2::{Span, TokenStream};
-use quote::quote;
+use quote::{format_ident, quote};
 
 /// The CPU function (an item of the module) and its name; a code generation error is a
 /// compile error at the kernel's name.
@@ -14,9 +14,10 @@ pub fn function(f: &PrimFunc, span: Span) -> Result<(TokenStream, syn::Ident), V
     Ok((item, crate::codegen::rust::fn_ident(f)))
 }
 
-/// The call of the CPU function `name` from a match arm: nothing runs when an output is
-/// empty; `tensor` gives each tensor argument (a slice) from its identifier and whether
-/// it is an output.
+/// The call of the CPU function `name` from a match arm: `tensor` gives each tensor
+/// argument (a slice, or an `Err` through `?`) from its identifier and whether it is an
+/// output. Every argument is taken first (so a tensor on the wrong device is an error
+/// even when nothing would run); nothing runs when an output is empty.
 pub fn call(
     kernel_name: &str,
     sig: &Signature,
@@ -25,10 +26,19 @@ pub fn call(
     tensor: impl Fn(&syn::Ident, bool) -> TokenStream,
 ) -> TokenStream {
     let rt = paths::rt();
-    let args = sig.call_args(f, tensor);
-    let outs = sig.outputs.iter().map(|o| &o.ident);
+    let (mut lets, mut empty) = (Vec::new(), Vec::new());
+    let args = sig.call_args(f, |i, is_output| {
+        let local = format_ident!("__t{}", lets.len());
+        let value = tensor(i, is_output);
+        lets.push(quote!(let #local = #value;));
+        if is_output {
+            empty.push(quote!(#local.is_empty()));
+        }
+        quote!(#local)
+    });
     quote! {{
-        if false #(|| #outs.is_empty())* {
+        #(#lets)*
+        if false #(|| #empty)* {
             return ::core::result::Result::Ok(());
         }
         #name(#(#args),*).map_err(|reason| #rt::cpu_failed(#kernel_name, reason))

@@ -6,12 +6,12 @@
 //! ([`paths`]).
 //!
 //! On any error the expansion is the errors plus a stub of the declared function and
-//! module ([`stub`]), so the rest of the user's crate type-checks and only the real errors
+//! module (`stub`), so the rest of the user's crate type-checks and only the real errors
 //! show.
 //!
-//! The parts, in the order the module is put together: [`signature`] (parameters and
-//! outputs as the user passes them), [`dims`] (shape binding and output checks), [`cpu`]
-//! (the CPU kernel), [`gpu`] (each GPU target's program and host code), [`module`] (the
+//! The parts, in the order the module is put together: `signature` (parameters and
+//! outputs as the user passes them), `dims` (shape binding and output checks), `cpu`
+//! (the CPU kernel), `gpu` (each GPU target's program and host code), `module` (the
 //! typed function and `run`, `run_on`, `call_on`, `source`, `lowered`).
 
 mod cpu;

@@ -97,7 +97,7 @@ impl Signature {
     /// target's host function), in its order: each tensor parameter as `tensor(ident)`,
     /// each scalar by value (`usize` ones `as u64`), then each dim (`__d[k]`). `tensor`
     /// gets the tensor's identifier and whether it is an output.
-    pub fn call_args(&self, f: &PrimFunc, tensor: impl Fn(&syn::Ident, bool) -> TokenStream) -> Vec<TokenStream> {
+    pub fn call_args(&self, f: &PrimFunc, mut tensor: impl FnMut(&syn::Ident, bool) -> TokenStream) -> Vec<TokenStream> {
         let mut args = Vec::new();
         for p in &f.params {
             match p {

@@ -13,7 +13,7 @@
 //!   enqueues it and puts it back (OpenCL captures the arguments at enqueue time), so
 //!   concurrent launches never share an object whose arguments another thread is setting.
 //! * Device buffers are pooled per device by size (allocating and first touching device
-//!   memory costs more than the copies); a [`Buffer`] goes back to the pool on drop.
+//!   memory costs more than the copies); a buffer goes back to the pool on drop.
 //!
 //! The kernel ABI (what the compiler's OpenCL printer emits): `__kernel void <name>(<one
 //! __global T* per buffer parameter>, <one scalar per scalar parameter: bool → uchar, the
