@@ -35,6 +35,42 @@ compute! {
     }
 }
 
+compute! {
+    /// Two outputs of independent sizes.
+    pub fn two_sizes(a: f32[n], b: f32[m]) -> (c: f32[n], d: f32[m]) {
+        c[i] = a[i] * 2.0;
+        d[j] = b[j] + 1.0;
+    }
+}
+
+compute! {
+    /// Raw and non-ASCII names, and a parameter named like the generated code's own
+    /// `device`: all the user's to choose.
+    pub fn r#type(r#in: f32[n], device: f32[n]) -> π: f32[n] {
+        π[i] = r#in[i] * 3.0 + device[i];
+    }
+}
+
+compute! {
+    /// On GPUs, a loop in the host code around the launch (the outer axis is bound to
+    /// nothing); the output's length is a `usize` scalar.
+    pub fn tiles(x: f32[n], m: usize) -> y: f32[m] {
+        y[i] = x[i % n] * 2.0;
+    }
+    schedule!(opencl) {
+        let (o, t) = y.split(y.i, 64);
+        y.bind(t, thread.x);
+    }
+}
+
+compute! {
+    /// On GPUs, an intermediate sized by a `usize` scalar (a host `let`) on the device.
+    pub fn sums(x: f32[n], m: usize) -> y: f32[n] {
+        let t[j]: f32[m] = sum(x[i] * (j as f32) for i in 0..n);
+        y[i] = x[i] + t[i % m];
+    }
+}
+
 /// The CPU and every usable OpenCL device.
 fn devices() -> Vec<Device> {
     let mut v = vec![Device::Cpu];
@@ -166,6 +202,73 @@ fn empty_device_tensors() -> Result<(), Error> {
         if device != Device::Cpu {
             let e = relu::call_on(&Device::Cpu, &x).unwrap_err();
             assert!(matches!(e, Error::WrongDevice { .. }), "{e:?}");
+        }
+    }
+    Ok(())
+}
+
+/// An empty output does not stop the others from being computed, on every device.
+#[test]
+fn one_empty_output_of_two() -> Result<(), Error> {
+    for device in devices() {
+        for (n, m) in [(0usize, 5usize), (5, 0), (3, 4)] {
+            let a = Tensor::from_vec((0..n).map(|i| i as f32).collect(), [n])?;
+            let b = Tensor::from_vec((0..m).map(|i| i as f32).collect(), [m])?;
+            let (c, d) = two_sizes::call_on(&device, &a.to_device(&device)?, &b.to_device(&device)?)?;
+            let want_c: Vec<f32> = (0..n).map(|i| i as f32 * 2.0).collect();
+            let want_d: Vec<f32> = (0..m).map(|i| i as f32 + 1.0).collect();
+            assert_eq!(c.to_host()?.as_slice(), &want_c[..], "{device} n={n} m={m}");
+            assert_eq!(d.to_host()?.as_slice(), &want_d[..], "{device} n={n} m={m}");
+            let (c, d) = two_sizes::__call(&device, &a, &b)?;
+            assert_eq!((c.as_slice(), d.as_slice()), (&want_c[..], &want_d[..]), "host path on {device}");
+        }
+    }
+    Ok(())
+}
+
+/// Names a user may choose do not collide with the generated code, on any device (the
+/// OpenCL kernel of `r#type` is `type_kernel0`).
+#[test]
+fn raw_non_ascii_and_device_names() -> Result<(), Error> {
+    for device in devices() {
+        let a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], [3])?;
+        let b = Tensor::from_vec(vec![0.5f32, 0.25, 0.0], [3])?;
+        let mut out = Tensor::zeros([3]);
+        r#type::run(&device, &a, &b, &mut out)?;
+        assert_eq!(out.as_slice(), &[3.5, 6.25, 9.0], "{device}");
+        let on = r#type::call_on(&device, &a.to_device(&device)?, &b.to_device(&device)?)?;
+        assert_eq!(on.to_host()?.as_slice(), &[3.5, 6.25, 9.0], "{device}");
+    }
+    assert!(r#type::source("opencl")?.contains("void type_kernel0("));
+    let e = r#type(&Tensor::zeros([2]), &Tensor::zeros([3])).unwrap_err();
+    assert_eq!(e.to_string(), "shape mismatch in `r#type`: dimension 0 of `device` is 3, expected 2 (n = 2, bound by `in`)");
+    Ok(())
+}
+
+/// Host code with a loop around the launch, a `let` from a `usize` scalar, and an
+/// intermediate on the device, compiled by the macro and run on every device.
+#[test]
+fn host_loops_lets_and_intermediates() -> Result<(), Error> {
+    let x = Tensor::from_vec(reference::rand_vec(10, 9), [10])?;
+    let xs = x.as_slice();
+    for device in devices() {
+        for m in [1usize, 64, 150] {
+            let y = tiles::__call(&device, &x, m)?;
+            let want: Vec<f32> = (0..m).map(|i| xs[i % 10] * 2.0).collect();
+            assert_eq!(y.as_slice(), &want[..], "tiles on {device}, m={m}");
+            let y = sums::__call(&device, &x, m)?;
+            let total: f32 = xs.iter().sum();
+            let want: Vec<f32> = (0..10).map(|i| xs[i] + total * (i % m) as f32).collect();
+            reference::assert_close(y.as_slice(), &want, 1e-5, &format!("sums on {device}, m={m}"));
+        }
+        // The output is checked against the scalar that sizes it.
+        let mut y = Tensor::zeros([5]);
+        let e = tiles::run(&device, &x, 6, &mut y).unwrap_err();
+        assert!(matches!(e, Error::ShapeMismatch { got: 5, expected: 6, .. }), "{e:?}");
+        if device != Device::Cpu {
+            // An intermediate no memory holds is an error, not a small buffer.
+            let e = sums::__call(&device, &x, 1 << 62).unwrap_err();
+            assert!(matches!(&e, Error::LaunchFailed { reason, .. } if reason.contains("intermediate `t`")), "{e:?}");
         }
     }
     Ok(())

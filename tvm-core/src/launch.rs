@@ -17,16 +17,39 @@ use std::sync::{Mutex, OnceLock};
 use tvm_runtime::gpu::{self, Backend, KernelArg, KernelDesc, Module, Program, Scalar};
 use tvm_runtime::{Device, Error};
 
-/// Runs `f` (a lowered GPU function) on `device`, its kernels taken from `source` (their
-/// text for the device's backend). `args` are in the order of `f.params`, as for
+/// Runs `f` (a lowered GPU function) on `device`, its kernels printed for the device's
+/// backend by the compiler (OpenCL C). `args` are in the order of `f.params`, as for
 /// [`interp::run`]; outputs are host tensors of the right shape, overwritten only when the
 /// whole run succeeds. The outputs' device memory starts as their given contents (poison
 /// them to see elements a kernel never writes).
 ///
 /// Errors are the runtime's: `ShapeMismatch` (and the rest of shape binding),
-/// `DeviceUnavailable`, `CompilationFailed`, `LaunchFailed`; a malformed argument list or
-/// host body is `Internal`.
-pub fn run_on_device(device: &Device, f: &PrimFunc, source: &str, args: &mut [ArgValue]) -> Result<(), Error> {
+/// `DeviceUnavailable`, `CompilationFailed` (also where the code generator fails),
+/// `LaunchFailed`; a malformed argument list or host body is `Internal`.
+pub fn run_on_device(device: &Device, f: &PrimFunc, args: &mut [ArgValue]) -> Result<(), Error> {
+    let source = match device {
+        Device::OpenCl(_) => crate::codegen::opencl::emit_opencl(f)
+            .map_err(|e| Error::CompilationFailed { target: "opencl".to_string(), log: e.to_string() })?,
+        other => return Err(tvm_runtime::__rt::no_backend(other)),
+    };
+    // SAFETY: the program is `f`'s kernels, printed by the compiler.
+    unsafe { run_source_on_device(device, f, &source, args) }
+}
+
+/// [`run_on_device`] with the program's text given: `source`, hand-written or edited, for
+/// tests of the runtime's checks.
+///
+/// # Safety
+/// `source` must hold `f`'s kernels as the compiler prints them: each named as in
+/// `f.kernels`, taking its buffers and scalars in that order and touching no element of a
+/// buffer outside what `f`'s shapes give it (see `gpu::Module::launch`). A kernel that
+/// breaks this may corrupt memory (on a CPU device such as PoCL, the process's).
+pub unsafe fn run_source_on_device(
+    device: &Device,
+    f: &PrimFunc,
+    source: &str,
+    args: &mut [ArgValue],
+) -> Result<(), Error> {
     let backend = match device {
         Device::OpenCl(_) => Backend::OpenCl,
         Device::Cuda(_) => Backend::Cuda,
@@ -151,38 +174,34 @@ fn bind(f: &PrimFunc, args: &[ArgValue]) -> Result<HashMap<VarId, ScalarValue>, 
     Ok(env)
 }
 
+/// Calls `$f` with the elements of host data `$d` (any element type; f16 and bf16 as
+/// their bits, which is how they cross to a device).
+macro_rules! with_elements {
+    ($d:expr, $v:ident => $f:expr) => {
+        match $d {
+            HostData::Bool($v) => $f,
+            HostData::I8($v) => $f,
+            HostData::I16($v) => $f,
+            HostData::I32($v) => $f,
+            HostData::I64($v) => $f,
+            HostData::U8($v) => $f,
+            HostData::U16($v) | HostData::F16($v) | HostData::BF16($v) => $f,
+            HostData::U32($v) => $f,
+            HostData::U64($v) => $f,
+            HostData::F32($v) => $f,
+            HostData::F64($v) => $f,
+        }
+    };
+}
+
 /// Host data on the device (one upload).
 fn upload(m: &Module, d: &HostData) -> Result<gpu::Buffer, Error> {
-    match d {
-        HostData::Bool(v) => m.upload(v),
-        HostData::I8(v) => m.upload(v),
-        HostData::I16(v) => m.upload(v),
-        HostData::I32(v) => m.upload(v),
-        HostData::I64(v) => m.upload(v),
-        HostData::U8(v) => m.upload(v),
-        HostData::U16(v) | HostData::F16(v) | HostData::BF16(v) => m.upload(v),
-        HostData::U32(v) => m.upload(v),
-        HostData::U64(v) => m.upload(v),
-        HostData::F32(v) => m.upload(v),
-        HostData::F64(v) => m.upload(v),
-    }
+    with_elements!(d, v => m.upload(v))
 }
 
 /// `b` read back into `d` (one download).
 fn download(m: &Module, b: &gpu::Buffer, d: &mut HostData) -> Result<(), Error> {
-    match d {
-        HostData::Bool(v) => m.download(b, v),
-        HostData::I8(v) => m.download(b, v),
-        HostData::I16(v) => m.download(b, v),
-        HostData::I32(v) => m.download(b, v),
-        HostData::I64(v) => m.download(b, v),
-        HostData::U8(v) => m.download(b, v),
-        HostData::U16(v) | HostData::F16(v) | HostData::BF16(v) => m.download(b, v),
-        HostData::U32(v) => m.download(b, v),
-        HostData::U64(v) => m.download(b, v),
-        HostData::F32(v) => m.download(b, v),
-        HostData::F64(v) => m.download(b, v),
-    }
+    with_elements!(d, v => m.download(b, v))
 }
 
 /// The host body, walked on the host.
@@ -209,8 +228,10 @@ impl Host<'_> {
                 let saved = self.env.get(&var.id()).copied();
                 let mut k = 0i128;
                 while k < n {
-                    let v = ScalarValue::int_checked(var.dtype(), lo + k)
-                        .ok_or_else(|| self.fail(format!("loop `{}` reaches {}", var.name(), lo + k)))?;
+                    // `lo + k` wrapping at the variable's width, as in TIR and the
+                    // generated host code.
+                    let v = wrap(var.dtype(), lo + k)
+                        .ok_or_else(|| internal(format!("loop variable `{}` of type {}", var.name(), var.dtype())))?;
                     self.env.insert(var.id(), v);
                     self.stmt(body)?;
                     k += 1;
@@ -220,6 +241,19 @@ impl Host<'_> {
             }
             Stmt::Let { var, value, body } => {
                 let v = self.eval(value)?;
+                // A dim a shape bound and the host body binds again (a dim bound by a
+                // `usize` scalar in the kernel, bound here by an output's shape too):
+                // they must agree, or the kernels would index past the buffers.
+                if let Some(bound) = self.env.get(&var.id()) {
+                    if *bound != v {
+                        return Err(self.fail(format!(
+                            "`{}` is {} by the shapes and {} by the scalars",
+                            var.name(),
+                            show(bound),
+                            show(&v)
+                        )));
+                    }
+                }
                 let saved = self.env.insert(var.id(), v);
                 let r = self.stmt(body);
                 restore(&mut self.env, var.id(), saved);
@@ -231,9 +265,8 @@ impl Host<'_> {
                 other => Err(internal(format!("a host condition of type {}", other.dtype()))),
             },
             Stmt::Allocate { buffer, extent, body } if buffer.scope() == Scope::Global => {
-                let n = self.int(extent)?;
-                let n = i64::try_from(n).map_err(|_| self.fail(format!("`{}` has {n} elements", buffer.name())))?;
-                let b = self.m.alloc(n, buffer.dtype().bytes())?;
+                let n = checked_extent(&self.env, extent).map_err(|m| self.fail(m))?;
+                let b = self.m.alloc(buffer.name(), n, buffer.dtype().bytes())?;
                 self.bufs.insert(buffer.id().0, b);
                 let r = self.stmt(body);
                 self.bufs.remove(&buffer.id().0);
@@ -265,7 +298,10 @@ impl Host<'_> {
             let s = self.env.get(&v.id()).ok_or_else(|| internal(format!("`{}` is unbound on the host", v.name())))?;
             args.push(KernelArg::Scalar(scalar(*s)));
         }
-        self.m.launch(index, grid, block, &args)
+        // SAFETY: the caller of `run_source_on_device` promised that the program is `f`'s,
+        // and the buffers are the parameters (their shapes bound `f`'s dims) and the
+        // intermediates allocated at the sizes the lowering gave them.
+        unsafe { self.m.launch(index, grid, block, &args) }
     }
 
     fn eval(&self, e: &Expr) -> Result<ScalarValue, Error> {
@@ -280,6 +316,39 @@ impl Host<'_> {
         let v = self.int(e)?;
         i64::try_from(v).map_err(|_| self.fail(format!("a launch extent is {v}")))
     }
+}
+
+/// `v` wrapped to the width of the integer type `dtype`.
+fn wrap(dtype: crate::DType, v: i128) -> Option<ScalarValue> {
+    let bits = dtype.bits as u32;
+    let wrapped = match dtype.kind {
+        ScalarKind::Int => (v << (128 - bits)) >> (128 - bits),
+        ScalarKind::UInt => v & ((1i128 << bits) - 1),
+        _ => return None,
+    };
+    ScalarValue::int_checked(dtype, wrapped)
+}
+
+fn show(s: &ScalarValue) -> String {
+    s.as_i128().map_or_else(|| format!("{s:?}"), |v| v.to_string())
+}
+
+/// An allocation's element count with sums, differences and products checked, as the
+/// generated host code computes it: `None` where it overflows `i64`.
+fn checked_extent(env: &HashMap<VarId, ScalarValue>, e: &Expr) -> Result<Option<i64>, String> {
+    use crate::tir::BinOp;
+    if let Expr::Binary { op: op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b } = e {
+        if e.dtype() == crate::DType::I64 {
+            let (x, y) = (checked_extent(env, a)?, checked_extent(env, b)?);
+            return Ok(x.zip(y).and_then(|(x, y)| match op {
+                BinOp::Add => x.checked_add(y),
+                BinOp::Sub => x.checked_sub(y),
+                _ => x.checked_mul(y),
+            }));
+        }
+    }
+    let v = eval(env, e)?.as_i128().ok_or_else(|| format!("an allocation size of type {}", e.dtype()))?;
+    Ok(i64::try_from(v).ok())
 }
 
 fn restore(env: &mut HashMap<VarId, ScalarValue>, id: VarId, saved: Option<ScalarValue>) {

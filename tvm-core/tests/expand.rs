@@ -39,17 +39,19 @@ fn host_code_of_one_launch() {
             c: &::tvm::__rt::gpu::Buffer,
             n: i64,
         ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
-            __m.launch(
-                0,
-                [n.wrapping_add(31i64).wrapping_div(32i64), 1i64, 1i64],
-                [32i64, 1i64, 1i64],
-                &[
-                    ::tvm::__rt::gpu::KernelArg::Buffer(a),
-                    ::tvm::__rt::gpu::KernelArg::Buffer(c),
-                    ::tvm::__rt::gpu::KernelArg::Buffer(b),
-                    ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(n)),
-                ],
-            )?;
+            unsafe {
+                __m.launch(
+                    0,
+                    [n.wrapping_add(31i64).wrapping_div(32i64), 1i64, 1i64],
+                    [32i64, 1i64, 1i64],
+                    &[
+                        ::tvm::__rt::gpu::KernelArg::Buffer(a),
+                        ::tvm::__rt::gpu::KernelArg::Buffer(c),
+                        ::tvm::__rt::gpu::KernelArg::Buffer(b),
+                        ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(n)),
+                    ],
+                )
+            }?;
             ::core::result::Result::Ok(())
         }
     "#]]
@@ -61,7 +63,7 @@ fn host_code_of_one_launch() {
 #[test]
 fn host_code_with_device_intermediates() {
     let text = host(include_str!("corpus/softmax_default.rs"));
-    expect![[r#"
+    expect![[r##"
         #[allow(unused_variables, unused_mut, unused_braces, unused_parens, non_snake_case, clippy::all)]
         fn __host_opencl(
             __m: &::tvm::__rt::gpu::Module,
@@ -71,50 +73,56 @@ fn host_code_with_device_intermediates() {
             N: i64,
         ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
             {
-                let m = &__m.alloc(M, 4usize)?;
-                __m.launch(
-                    0,
-                    [M.wrapping_add(255i64).wrapping_div(256i64), 1i64, 1i64],
-                    [256i64, 1i64, 1i64],
-                    &[
-                        ::tvm::__rt::gpu::KernelArg::Buffer(m),
-                        ::tvm::__rt::gpu::KernelArg::Buffer(x),
-                        ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(M)),
-                        ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(N)),
-                    ],
-                )?;
-                {
-                    let s = &__m.alloc(M, 4usize)?;
+                let m = &__m.alloc("m", ::core::option::Option::Some(M), 4usize)?;
+                unsafe {
                     __m.launch(
-                        1,
+                        0,
                         [M.wrapping_add(255i64).wrapping_div(256i64), 1i64, 1i64],
                         [256i64, 1i64, 1i64],
                         &[
-                            ::tvm::__rt::gpu::KernelArg::Buffer(s),
-                            ::tvm::__rt::gpu::KernelArg::Buffer(x),
                             ::tvm::__rt::gpu::KernelArg::Buffer(m),
+                            ::tvm::__rt::gpu::KernelArg::Buffer(x),
                             ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(M)),
                             ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(N)),
                         ],
-                    )?;
-                    __m.launch(
-                        2,
-                        [M.wrapping_mul(N).wrapping_add(255i64).wrapping_div(256i64), 1i64, 1i64],
-                        [256i64, 1i64, 1i64],
-                        &[
-                            ::tvm::__rt::gpu::KernelArg::Buffer(y),
-                            ::tvm::__rt::gpu::KernelArg::Buffer(x),
-                            ::tvm::__rt::gpu::KernelArg::Buffer(m),
-                            ::tvm::__rt::gpu::KernelArg::Buffer(s),
-                            ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(N)),
-                            ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(M)),
-                        ],
-                    )?;
+                    )
+                }?;
+                {
+                    let s = &__m.alloc("s", ::core::option::Option::Some(M), 4usize)?;
+                    unsafe {
+                        __m.launch(
+                            1,
+                            [M.wrapping_add(255i64).wrapping_div(256i64), 1i64, 1i64],
+                            [256i64, 1i64, 1i64],
+                            &[
+                                ::tvm::__rt::gpu::KernelArg::Buffer(s),
+                                ::tvm::__rt::gpu::KernelArg::Buffer(x),
+                                ::tvm::__rt::gpu::KernelArg::Buffer(m),
+                                ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(M)),
+                                ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(N)),
+                            ],
+                        )
+                    }?;
+                    unsafe {
+                        __m.launch(
+                            2,
+                            [M.wrapping_mul(N).wrapping_add(255i64).wrapping_div(256i64), 1i64, 1i64],
+                            [256i64, 1i64, 1i64],
+                            &[
+                                ::tvm::__rt::gpu::KernelArg::Buffer(y),
+                                ::tvm::__rt::gpu::KernelArg::Buffer(x),
+                                ::tvm::__rt::gpu::KernelArg::Buffer(m),
+                                ::tvm::__rt::gpu::KernelArg::Buffer(s),
+                                ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(N)),
+                                ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(M)),
+                            ],
+                        )
+                    }?;
                 }
             }
             ::core::result::Result::Ok(())
         }
-    "#]]
+    "##]]
     .assert_eq(&text);
 }
 
@@ -198,4 +206,64 @@ fn opencl_codegen_failure_keeps_its_message() {
     // `source("opencl")`, `run`'s and `run_on`'s OpenCL arms.
     assert_eq!(bad.matches(&failed).count(), 3, "{failed}\n---\n{bad}");
     assert!(!bad.contains("__host_opencl") && !bad.contains("__OPENCL"), "{bad}");
+}
+
+/// A host loop around a launch (an outer axis bound to nothing), and an output dim bound
+/// by a `usize` scalar (a dim of the host function, checked against the scalar by the
+/// caller).
+#[test]
+fn host_code_with_a_loop_around_a_launch() {
+    let text = host(
+        "fn tiles(x: f32[n], m: usize) -> y: f32[m] { y[i] = x[i % n] * 2.0; }
+         schedule!(opencl) { let (o, t) = y.split(y.i, 64); y.bind(t, thread.x); }",
+    );
+    expect![[r#"
+        #[allow(unused_variables, unused_mut, unused_braces, unused_parens, non_snake_case, clippy::all)]
+        fn __host_opencl(
+            __m: &::tvm::__rt::gpu::Module,
+            x: &::tvm::__rt::gpu::Buffer,
+            m: u64,
+            y: &::tvm::__rt::gpu::Buffer,
+            n: i64,
+            m_1: i64,
+        ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
+            {
+                let (__lo, __n): (i64, i64) = (0i64, m_1.wrapping_add(63i64).wrapping_div(64i64));
+                let mut __k: i64 = 0;
+                while __k < __n {
+                    let o: i64 = __lo.wrapping_add(__k);
+                    unsafe {
+                        __m.launch(
+                            0,
+                            [1i64, 1i64, 1i64],
+                            [64i64, 1i64, 1i64],
+                            &[
+                                ::tvm::__rt::gpu::KernelArg::Buffer(y),
+                                ::tvm::__rt::gpu::KernelArg::Buffer(x),
+                                ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(o)),
+                                ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(m_1)),
+                                ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(n)),
+                            ],
+                        )
+                    }?;
+                    __k += 1;
+                }
+            }
+            ::core::result::Result::Ok(())
+        }
+    "#]].assert_eq(&text);
+}
+
+/// A dim that only an intermediate uses, bound by a `usize` scalar: a host `let` from the
+/// scalar, which the host code keeps.
+#[test]
+fn host_code_with_a_let() {
+    let text = host(
+        "fn sums(x: f32[n], m: usize) -> y: f32[n] {
+             let t[j]: f32[m] = sum(x[i] * (j as f32) for i in 0..n);
+             y[i] = x[i] + t[i % m];
+         }",
+    );
+    assert!(text.contains("let m_1: i64 = (m as i64);"), "{text}");
+    assert!(text.contains("let t = &__m.alloc(\"t\", ::core::option::Option::Some(m_1), 4usize)?;"), "{text}");
 }

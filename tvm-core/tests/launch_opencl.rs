@@ -15,7 +15,7 @@ use common::opencl::device_or_skip;
 use tvm_core::codegen::opencl::emit_opencl;
 use tvm_core::frontend::parse_str;
 use tvm_core::interp::{self, ArgValue, HostTensor, ScalarValue};
-use tvm_core::launch::run_on_device;
+use tvm_core::launch::run_source_on_device;
 use tvm_runtime::gpu::opencl::{Caps, OpenClRuntime};
 use tvm_runtime::Device;
 use tvm_core::tir::{Buffer, Expr, Kernel, Param, PrimFunc, Scope, Stmt, ThreadTag, Var};
@@ -93,6 +93,14 @@ __kernel void axpy_add(__global float* tmp, __global float* b, __global float* c
     Axpy { f, source }
 }
 
+/// Runs the hand-written axpy program `source` (or a broken variant of it, which does
+/// not get as far as launching) for `k.f`.
+fn run(dev: usize, k: &Axpy, source: &str, args: &mut [ArgValue]) -> Result<(), Error> {
+    // SAFETY: `axpy`'s program holds `k.f`'s kernels with its parameters, each guarded by
+    // `i < n`; the broken variants the tests give fail to build or to load.
+    unsafe { run_source_on_device(&Device::OpenCl(dev), &k.f, source, args) }
+}
+
 fn axpy_args(n: usize, m: usize) -> Vec<ArgValue> {
     let a: Vec<f32> = (0..n).map(|i| (i as f32) * 0.25 - 3.0).collect();
     let b: Vec<f32> = (0..m).map(|i| 1.0 / (1.0 + i as f32)).collect();
@@ -115,7 +123,7 @@ fn axpy_matches_the_interpreter() {
         let mut want = axpy_args(n, n);
         interp::run(&k.f, &mut want).unwrap();
         let mut got = axpy_args(n, n);
-        run_on_device(&Device::OpenCl(0), &k.f, &k.source, &mut got).unwrap();
+        run(0, &k, &k.source, &mut got).unwrap();
         common::assert_close(out_f32(&got), out_f32(&want), &format!("axpy n={n}"));
         // Inputs are untouched.
         assert_eq!(got[0], want[0]);
@@ -129,7 +137,7 @@ fn empty_tensor_launches_nothing() {
     }
     let k = axpy(BLOCK);
     let mut got = axpy_args(0, 0);
-    run_on_device(&Device::OpenCl(0), &k.f, &k.source, &mut got).unwrap();
+    run(0, &k, &k.source, &mut got).unwrap();
     assert_eq!(got[3].as_tensor().unwrap().numel(), 0);
 }
 
@@ -141,7 +149,7 @@ fn shape_mismatch_is_reported() {
     let k = axpy(BLOCK);
     let mut args = axpy_args(10, 9);
     let before = args.clone();
-    let e = run_on_device(&Device::OpenCl(0), &k.f, &k.source, &mut args).unwrap_err();
+    let e = run(0, &k, &k.source, &mut args).unwrap_err();
     assert!(
         matches!(&e, Error::ShapeMismatch { param, dim: 0, got: 9, expected: 10, symbol: Some(s), bound_by: Some(by), .. }
             if param == "b" && s == "n = 10" && by == "a"),
@@ -159,7 +167,7 @@ fn build_failure_carries_the_log() {
     }
     let k = axpy(BLOCK);
     let bad = "__kernel void axpy_scale(__global float* a) { this is not C; }";
-    let e = run_on_device(&Device::OpenCl(0), &k.f, bad, &mut axpy_args(4, 4)).unwrap_err();
+    let e = run(0, &k, bad, &mut axpy_args(4, 4)).unwrap_err();
     match &e {
         Error::CompilationFailed { target, log } => {
             assert_eq!(target, "opencl");
@@ -176,7 +184,7 @@ fn missing_kernel_is_a_launch_failure() {
     }
     let k = axpy(BLOCK);
     let src = "__kernel void other(__global float* a) { a[0] = 1.0f; }";
-    let e = run_on_device(&Device::OpenCl(0), &k.f, src, &mut axpy_args(4, 4)).unwrap_err();
+    let e = run(0, &k, src, &mut axpy_args(4, 4)).unwrap_err();
     assert!(matches!(&e, Error::LaunchFailed { kernel, .. } if kernel == "axpy_scale"), "{e:?}");
 }
 
@@ -186,7 +194,7 @@ fn oversized_block_is_a_clear_error() {
         return;
     }
     let k = axpy(1 << 20);
-    let e = run_on_device(&Device::OpenCl(0), &k.f, &k.source, &mut axpy_args(4, 4)).unwrap_err();
+    let e = run(0, &k, &k.source, &mut axpy_args(4, 4)).unwrap_err();
     let msg = e.to_string();
     assert!(matches!(e, Error::LaunchFailed { .. }), "{msg}");
     assert!(msg.contains("1048576") && msg.contains("maximum"), "{msg}");
@@ -196,7 +204,7 @@ fn oversized_block_is_a_clear_error() {
 fn missing_device_is_unavailable() {
     let n = OpenClRuntime::global().device_count();
     let k = axpy(BLOCK);
-    let e = run_on_device(&Device::OpenCl(n), &k.f, &k.source, &mut axpy_args(4, 4)).unwrap_err();
+    let e = run(n, &k, &k.source, &mut axpy_args(4, 4)).unwrap_err();
     assert!(matches!(&e, Error::DeviceUnavailable { device, .. } if *device == format!("opencl:{n}")), "{e:?}");
 }
 
@@ -296,7 +304,7 @@ fn concurrent_runs_with_pooled_buffers() {
                     }
                     let mut want = args.clone();
                     interp::run(&k.f, &mut want).unwrap();
-                    run_on_device(&Device::OpenCl(0), &k.f, &k.source, &mut args).unwrap();
+                    run(0, &k, &k.source, &mut args).unwrap();
                     common::assert_close(out_f32(&args), out_f32(&want), &format!("axpy n={n}, thread {t}"));
                 }
             });

@@ -612,6 +612,27 @@ fn raw_and_unicode_identifiers_expand() {
     }
 }
 
+/// The CPU backend has no f16 or bf16 yet: a kernel with such a parameter (read or not)
+/// is a compile error, not a panic of the macro.
+#[test]
+fn half_precision_parameters_are_errors_not_panics() {
+    for src in [
+        "fn f(a: f32[n], h: f16) -> c: f32[n] { c[i] = a[i]; }",
+        "fn f(a: f32[n], b: bf16[n]) -> c: f32[n] { c[i] = a[i]; }",
+        "fn f(a: f16[n]) -> c: f16[n] { c[i] = a[i]; }",
+    ] {
+        match expand_src(src) {
+            Outcome::Out(out) => {
+                assert!(has_compile_error(&out), "{src}\n---\n{out}");
+                assert!(out.to_string().contains("f16") || out.to_string().contains("bf16"), "{out}");
+                check_output(&out).unwrap_or_else(|e| panic!("{src}: {e}"));
+            }
+            Outcome::Panic(p) => panic!("{src}: panics: {p}"),
+            Outcome::Lex => panic!("{src}: does not lex"),
+        }
+    }
+}
+
 /// Expands `src`, which must not panic.
 fn assert_no_panic(src: &str) {
     if let Outcome::Panic(p) = expand_src(src) {

@@ -1366,7 +1366,7 @@ fn run_on_opencl(spec: &Spec, stmts: &[String]) -> Result<Outcome, TestCaseError
     let src = tvm_core::codegen::opencl::emit_opencl(&f).map_err(|e| fail(format!("emit_opencl: {e}")))?;
     let mut args = inputs;
     args.push(poisoned_output(spec));
-    tvm_core::launch::run_on_device(&tvm_runtime::Device::OpenCl(0), &f, &src, &mut args)
+    tvm_core::launch::run_on_device(&tvm_runtime::Device::OpenCl(0), &f, &mut args)
         .map_err(|e| fail(format!("the run failed: {e}\n{src}")))?;
     let (bad, len) = differences(spec, args.last().expect("the output"), &want);
     match wrong_result(&bad, len) {

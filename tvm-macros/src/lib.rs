@@ -2,10 +2,25 @@
 //! generate, expand) is the compiler's, in `tvm_core::expand`.
 
 use proc_macro::TokenStream;
+use std::panic::{catch_unwind, AssertUnwindSafe};
 
 /// Compiles a kernel and its schedules (see the `tvm` crate and DSL.md) into a typed
 /// function and a module of the same name.
 #[proc_macro]
 pub fn compute(input: TokenStream) -> TokenStream {
-    tvm_core::expand::compute(input.into()).into()
+    let tokens = proc_macro2::TokenStream::from(input);
+    match catch_unwind(AssertUnwindSafe(|| tvm_core::expand::compute(tokens))) {
+        Ok(out) => out.into(),
+        // A broken invariant of the compiler (the fuzz tests look for these): a compile
+        // error that says so, rather than rustc's "proc macro panicked".
+        Err(payload) => {
+            let what = payload
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| payload.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_default();
+            let msg = format!("internal error in tvm-rs (please report it with this kernel): {what}");
+            format!("::core::compile_error!({msg:?});").parse().unwrap_or_default()
+        }
+    }
 }

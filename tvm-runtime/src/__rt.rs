@@ -26,13 +26,7 @@ pub fn not_built(target: &str) -> Error {
 /// The error for a device whose backend does not exist yet (CUDA): why the device is
 /// unavailable, or that no backend runs on it.
 pub fn no_backend(device: &crate::Device) -> Error {
-    match device.check_available() {
-        Err(e) => e,
-        Ok(()) => Error::DeviceUnavailable {
-            device: device.to_string(),
-            reason: format!("tvm-rs has no {} backend yet", device.kind()),
-        },
-    }
+    crate::gpu::no_backend(device)
 }
 
 /// The error of a failed CPU kernel (`reason` from the kernel function).
@@ -40,22 +34,12 @@ pub fn cpu_failed(kernel: &str, reason: &str) -> Error {
     Error::LaunchFailed { kernel: kernel.to_string(), reason: reason.to_string() }
 }
 
-/// `a / b` in host code, truncating; `Err` where the kernel's TIR has no value (division
-/// by zero, `i64::MIN / -1`).
+/// The value of a host-code division (`checked_div`, `checked_rem`), or the error for
+/// one that has no value in the kernel's TIR (division by zero, `MIN / -1`).
 #[inline]
-pub fn div(function: &str, a: i64, b: i64) -> Result<i64, Error> {
-    a.checked_div(b).ok_or_else(|| host_arith(function, a, "/", b))
-}
-
-/// `a % b` in host code (the sign of `a`); `Err` as for [`div`].
-#[inline]
-pub fn rem(function: &str, a: i64, b: i64) -> Result<i64, Error> {
-    a.checked_rem(b).ok_or_else(|| host_arith(function, a, "%", b))
-}
-
-fn host_arith(function: &str, a: i64, op: &str, b: i64) -> Error {
-    Error::LaunchFailed {
+pub fn checked<T>(value: Option<T>, function: &str, op: &str) -> Result<T, Error> {
+    value.ok_or_else(|| Error::LaunchFailed {
         kernel: function.to_string(),
-        reason: format!("the launch configuration computes {a} {op} {b}, which has no value"),
-    }
+        reason: format!("the launch configuration divides (`{op}`) by zero, or overflows"),
+    })
 }

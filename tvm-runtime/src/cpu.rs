@@ -122,11 +122,12 @@ pub fn map3<A: Copy, B: Copy, C: Copy, R: Copy + Default, const L: usize>(
     r
 }
 
-/// `n` chunks of `size` elements of `s`, for the `n` iterations of a parallel loop (the
-/// last ones shorter, then empty).
+/// `n` chunks of `size` elements of `s` (at least 1), for the `n` iterations of a
+/// parallel loop (the last ones shorter, then empty).
 #[cfg(feature = "rayon")]
 #[inline(always)]
 pub fn chunks<'a, T: Send>(s: &'a mut [T], size: usize, n: usize) -> impl IndexedParallelIterator<Item = &'a mut [T]> {
+    let size = size.max(1);
     let have = s.len().div_ceil(size);
     let empty = (0..n.saturating_sub(have)).into_par_iter().map(|_| <&'a mut [T]>::default());
     s.par_chunks_mut(size).chain(empty).take(n)

@@ -42,7 +42,7 @@ impl<T: Element, const R: usize> Tensor<T, R> {
     pub fn to_device(&self, device: &Device) -> Result<DeviceTensor<T, R>, Error> {
         let storage = match device {
             Device::Cpu => Storage::Host(self.as_slice().to_vec()),
-            _ => Storage::Gpu(gpu::upload(device, self.as_slice())?),
+            _ => Storage::Gpu(gpu::Gpu::of(device)?.upload(self.as_slice())?),
         };
         Ok(DeviceTensor { shape: self.shape(), storage })
     }
@@ -57,7 +57,7 @@ impl<T: Element, const R: usize> DeviceTensor<T, R> {
         let storage = match device {
             Device::Cpu => Storage::Host(vec![T::default(); n]),
             _ => {
-                let mut b = gpu::alloc(device, n * std::mem::size_of::<T>())?;
+                let mut b = gpu::Gpu::of(device)?.alloc(n * std::mem::size_of::<T>())?;
                 b.fill_zero()?;
                 Storage::Gpu(b)
             }
@@ -73,7 +73,7 @@ impl<T: Element, const R: usize> DeviceTensor<T, R> {
         let n = element_count::<T>(&shape)?;
         let storage = match device {
             Device::Cpu => Storage::Host(vec![T::default(); n]),
-            _ => Storage::Gpu(gpu::alloc(device, n * std::mem::size_of::<T>())?),
+            _ => Storage::Gpu(gpu::Gpu::of(device)?.alloc(n * std::mem::size_of::<T>())?),
         };
         Ok(DeviceTensor { shape, storage })
     }
@@ -89,6 +89,16 @@ impl<T: Element, const R: usize> DeviceTensor<T, R> {
     /// The shape, outermost dimension first.
     pub fn shape(&self) -> [usize; R] {
         self.shape
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> crate::DType {
+        T::DTYPE
+    }
+
+    /// The number of dimensions, `R`.
+    pub const fn rank(&self) -> usize {
+        R
     }
 
     /// The number of elements (the product of the shape).

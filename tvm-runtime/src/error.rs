@@ -43,6 +43,9 @@ pub enum Error {
     /// The device exists but lacks what the kernel needs (f64 on an OpenCL device without
     /// `cl_khr_fp64`, more local memory than it has); `reason` says what.
     DeviceUnsupported { device: String, reason: String },
+    /// The device has no room for `bytes` more bytes (after the runtime freed the buffers
+    /// it keeps for reuse); `reason` is the driver's word.
+    OutOfMemory { device: String, bytes: usize, reason: String },
     /// A device tensor given to a kernel that runs on another device: `param` of `kernel`
     /// lives on `got`, and the kernel was asked to run on `expected`.
     WrongDevice { kernel: String, param: String, expected: String, got: String },
@@ -120,6 +123,9 @@ impl fmt::Display for Error {
             Error::DeviceUnavailable { device, reason } => write!(f, "device `{device}` is unavailable: {reason}"),
             Error::DeviceUnsupported { device, reason } => {
                 write!(f, "device `{device}` cannot run this kernel: {reason}")
+            }
+            Error::OutOfMemory { device, bytes, reason } => {
+                write!(f, "device `{device}` is out of memory: {bytes} bytes could not be allocated ({reason})")
             }
             Error::WrongDevice { kernel, param, expected, got } => write!(
                 f,

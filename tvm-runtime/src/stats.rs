@@ -31,15 +31,16 @@ pub struct DeviceStats {
 
 impl Sub for DeviceStats {
     type Output = DeviceStats;
-    /// The counts between two readings (`later - earlier`).
+    /// The counts between two readings (`later - earlier`; zero where `self` is not the
+    /// later reading).
     fn sub(self, o: DeviceStats) -> DeviceStats {
         DeviceStats {
-            uploads: self.uploads - o.uploads,
-            downloads: self.downloads - o.downloads,
-            bytes_uploaded: self.bytes_uploaded - o.bytes_uploaded,
-            bytes_downloaded: self.bytes_downloaded - o.bytes_downloaded,
-            allocations: self.allocations - o.allocations,
-            pool_reuses: self.pool_reuses - o.pool_reuses,
+            uploads: self.uploads.saturating_sub(o.uploads),
+            downloads: self.downloads.saturating_sub(o.downloads),
+            bytes_uploaded: self.bytes_uploaded.saturating_sub(o.bytes_uploaded),
+            bytes_downloaded: self.bytes_downloaded.saturating_sub(o.bytes_downloaded),
+            allocations: self.allocations.saturating_sub(o.allocations),
+            pool_reuses: self.pool_reuses.saturating_sub(o.pool_reuses),
         }
     }
 }

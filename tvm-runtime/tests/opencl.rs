@@ -44,6 +44,7 @@ static SCALE: Program = Program {
 
 /// Runs `SCALE` on `x` into `y`: `y = a * x + k`.
 fn scale(m: &gpu::Module, x: &DeviceTensor<f32, 1>, y: &DeviceTensor<f32, 1>, a: f32, k: i32) -> Result<(), Error> {
+    assert_eq!(x.len(), y.len(), "the kernel touches n elements of both");
     let n = x.len() as i64;
     let args = [
         KernelArg::Buffer(x.buffer_for(&DEV, "scale", "x")?),
@@ -52,7 +53,9 @@ fn scale(m: &gpu::Module, x: &DeviceTensor<f32, 1>, y: &DeviceTensor<f32, 1>, a:
         KernelArg::Scalar(Scalar::I64(n)),
         KernelArg::Scalar(Scalar::I32(k)),
     ];
-    m.launch(0, [(n + 63) / 64, 1, 1], [64, 1, 1], &args)
+    // SAFETY: `SCALE_SRC` is the kernel `SCALE` describes, and it touches elements
+    // `0..n` of `x` and `y`, which both hold `n`.
+    unsafe { m.launch(0, [(n + 63) / 64, 1, 1], [64, 1, 1], &args) }
 }
 
 #[test]
@@ -172,6 +175,12 @@ fn launches_check_arguments_and_extents() {
     let x = Tensor::from_vec(vec![1.0f32; 8], [8]).unwrap().to_device(&DEV).unwrap();
     let y = DeviceTensor::<f32, 1>::zeros(&DEV, [8]).unwrap();
     let (bx, by) = (x.buffer_for(&DEV, "t", "x").unwrap(), y.buffer_for(&DEV, "t", "y").unwrap());
+    // SAFETY (of every launch below): `SCALE_SRC` is what `SCALE` describes; the good
+    // arguments give it n = 8 elements of `x` and `y`, which hold 8; the others are
+    // refused before anything runs.
+    let launch = |kernel: usize, grid: [i64; 3], block: [i64; 3], args: &[KernelArg<'_>]| unsafe {
+        m.launch(kernel, grid, block, args)
+    };
     let good = [
         KernelArg::Buffer(bx),
         KernelArg::Buffer(by),
@@ -180,24 +189,24 @@ fn launches_check_arguments_and_extents() {
         KernelArg::Scalar(Scalar::I32(0)),
     ];
     // Too few arguments, and a scalar of the wrong type.
-    let e = m.launch(0, [1, 1, 1], [8, 1, 1], &good[..4]).unwrap_err();
+    let e = launch(0, [1, 1, 1], [8, 1, 1], &good[..4]).unwrap_err();
     assert!(matches!(&e, Error::Internal { message } if message.contains("4 arguments for 5 parameters")), "{e:?}");
     let mut wrong = good;
     wrong[3] = KernelArg::Scalar(Scalar::I32(8));
-    let e = m.launch(0, [1, 1, 1], [8, 1, 1], &wrong).unwrap_err();
+    let e = launch(0, [1, 1, 1], [8, 1, 1], &wrong).unwrap_err();
     assert!(matches!(e, Error::Internal { .. }), "{e:?}");
-    let e = m.launch(1, [1, 1, 1], [8, 1, 1], &good).unwrap_err();
+    let e = launch(1, [1, 1, 1], [8, 1, 1], &good).unwrap_err();
     assert!(matches!(e, Error::Internal { .. }), "{e:?}");
     // A negative extent is an error; a zero one launches nothing.
-    let e = m.launch(0, [-1, 1, 1], [8, 1, 1], &good).unwrap_err();
+    let e = launch(0, [-1, 1, 1], [8, 1, 1], &good).unwrap_err();
     assert!(matches!(&e, Error::LaunchFailed { kernel, reason } if kernel == "scale" && reason == "grid extent 0 is -1"));
-    m.launch(0, [0, 1, 1], [8, 1, 1], &good).unwrap();
+    launch(0, [0, 1, 1], [8, 1, 1], &good).unwrap();
     assert_eq!(y.to_host().unwrap().as_slice(), &[0.0; 8], "a zero grid ran the kernel");
     // A block over the device's limit (the description has no constant block).
-    let e = m.launch(0, [1, 1, 1], [1 << 20, 1, 1], &good).unwrap_err();
+    let e = launch(0, [1, 1, 1], [1 << 20, 1, 1], &good).unwrap_err();
     assert!(matches!(&e, Error::LaunchFailed { reason, .. } if reason.contains("maximum")), "{e:?}");
     // And the good launch runs.
-    m.launch(0, [1, 1, 1], [8, 1, 1], &good).unwrap();
+    launch(0, [1, 1, 1], [8, 1, 1], &good).unwrap();
     assert_eq!(y.to_host().unwrap().as_slice(), &[2.0; 8]);
 }
 
@@ -335,4 +344,62 @@ fn concurrent_launches() {
             });
         }
     });
+}
+
+/// Misuse of the interface is an `Err`, never a panic: a download into memory of another
+/// length, a kernel name the driver cannot take, a launch with a block other than the
+/// constant one a kernel requires, an intermediate whose size overflows, a GPU program
+/// on the CPU.
+#[test]
+fn misuse_is_an_error_not_a_panic() {
+    let _serial = serial();
+    let e = gpu::load(&Device::Cpu, &SCALE).err().unwrap();
+    assert!(matches!(e, Error::DeviceUnavailable { .. }), "{e:?}");
+    if !device_or_skip("misuse_is_an_error_not_a_panic") {
+        return;
+    }
+    let m = gpu::load(&DEV, &SCALE).unwrap();
+    let b = m.upload(&[1.0f32, 2.0, 3.0]).unwrap();
+    let mut short = [0f32; 2];
+    let e = m.download(&b, &mut short).unwrap_err();
+    assert_eq!(e.to_string(), "length mismatch: 2 elements given for shape [3], which holds 3");
+    let mut long = [0f32; 4];
+    assert!(matches!(m.download(&b, &mut long), Err(Error::LengthMismatch { len: 4, .. })));
+    let mut exact = [0f32; 3];
+    m.download(&b, &mut exact).unwrap();
+    assert_eq!(exact, [1.0, 2.0, 3.0]);
+
+    static NUL_NAME: Program = Program {
+        backend: Backend::OpenCl,
+        function: "nul",
+        source: SCALE_SRC,
+        kernels: &[KernelDesc { name: "sca\0le", params: SCALE_PARAMS, shared_bytes: 0, block: None }],
+    };
+    let e = gpu::load(&DEV, &NUL_NAME).err().unwrap();
+    assert!(matches!(&e, Error::CompilationFailed { log, .. } if log.contains("NUL")), "{e:?}");
+
+    static FIXED_BLOCK: Program = Program {
+        backend: Backend::OpenCl,
+        function: "fixed",
+        source: SCALE_SRC,
+        kernels: &[KernelDesc { name: "scale", params: SCALE_PARAMS, shared_bytes: 0, block: Some([64, 1, 1]) }],
+    };
+    let m = gpu::load(&DEV, &FIXED_BLOCK).unwrap();
+    let x = DeviceTensor::<f32, 1>::zeros(&DEV, [32]).unwrap();
+    let args = [
+        KernelArg::Buffer(x.buffer_for(&DEV, "t", "x").unwrap()),
+        KernelArg::Buffer(x.buffer_for(&DEV, "t", "x").unwrap()),
+        KernelArg::Scalar(Scalar::F32(1.0)),
+        KernelArg::Scalar(Scalar::I64(32)),
+        KernelArg::Scalar(Scalar::I32(0)),
+    ];
+    // SAFETY: refused before anything runs (the block is not the required one).
+    let e = unsafe { m.launch(0, [1, 1, 1], [32, 1, 1], &args) }.unwrap_err();
+    assert!(matches!(&e, Error::Internal { message } if message.contains("requires [64, 1, 1]")), "{e:?}");
+
+    let e = m.alloc("tmp", None, 4).unwrap_err();
+    assert_eq!(e.to_string(), "launch of `fixed` failed: the size of intermediate `tmp` overflows");
+    let e = m.alloc("tmp", Some(i64::MAX), 4).unwrap_err();
+    assert!(matches!(e, Error::LaunchFailed { .. }), "{e:?}");
+    assert_eq!(m.alloc("tmp", Some(10), 4).unwrap().len_bytes(), 40);
 }

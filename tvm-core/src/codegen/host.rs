@@ -14,7 +14,9 @@
 //! computes its grid and block from the dims with the TIR's integer semantics (wrapping
 //! arithmetic, `/` truncating; a division with no value is an `Err`) and calls
 //! `Module::launch` with the kernel's arguments; the runtime only checks limits and
-//! enqueues. The kernels themselves are described by a `static` [`Program`] (name, text,
+//! enqueues. The size of each intermediate is computed with checked arithmetic (an
+//! overflow is an `Err`, never a small buffer). A host body this cannot express (an
+//! undefined name, mismatched types) is a `CodegenError`, not Rust that fails to compile. The kernels themselves are described by a `static` [`Program`] (name, text,
 //! parameter kinds, shared memory, block shape): [`program_tokens`] writes it from
 //! [`kernel_infos`], which the device launcher of tests and tools
 //! ([`crate::launch`]) uses too.
@@ -26,7 +28,8 @@ use super::rust::names::Names;
 use super::rust::{dim_vars, scalar_ty, unsupported};
 use super::CodegenError;
 use crate::dtype::{DType, ScalarKind};
-use crate::tir::{BinOp, Expr, Param, PrimFunc, Scope, Stmt};
+use crate::tir::{BinOp, Buffer, BufferId, Expr, Param, PrimFunc, Scope, Stmt, Var, VarId};
+use std::collections::HashSet;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 use tvm_runtime::gpu::{Backend, ParamKind};
@@ -115,23 +118,24 @@ pub fn emit_host(f: &PrimFunc, name: &Ident, rt: &TokenStream) -> R<TokenStream>
     if f.kernels.is_empty() && !matches!(f.body, Stmt::NoOp) {
         return Err(unsupported(format!("host code of the function `{}`, which has no kernels", f.name)));
     }
-    let mut e = HostEmitter { f, rt, names: Names::default() };
+    let mut e = HostEmitter { f, rt, names: Names::default(), vars: HashSet::new(), buffers: HashSet::new() };
     let mut params = vec![quote!(__m: &#rt::gpu::Module)];
     for p in &f.params {
         params.push(match p {
             Param::Tensor { buffer, .. } => {
+                e.buffers.insert(buffer.id());
                 let id = e.names.buffer(buffer);
                 quote!(#id: &#rt::gpu::Buffer)
             }
             Param::Scalar(v) => {
-                let id = e.names.var(v);
                 let t = rust_type(v.dtype(), rt)?;
+                let id = e.define_var(v);
                 quote!(#id: #t)
             }
         });
     }
     for d in dim_vars(f) {
-        let id = e.names.var(&d);
+        let id = e.define_var(&d);
         params.push(quote!(#id: i64));
     }
     let body = e.stmt(&f.body)?;
@@ -157,9 +161,32 @@ struct HostEmitter<'a> {
     f: &'a PrimFunc,
     rt: &'a TokenStream,
     names: Names,
+    /// Variables and buffers defined where the code being emitted runs: an expression
+    /// naming another one is an error here, not Rust that does not compile.
+    vars: HashSet<VarId>,
+    buffers: HashSet<BufferId>,
 }
 
 impl HostEmitter<'_> {
+    fn define_var(&mut self, v: &Var) -> Ident {
+        self.vars.insert(v.id());
+        self.names.var(v)
+    }
+
+    fn var(&mut self, v: &Var) -> R<Ident> {
+        if !self.vars.contains(&v.id()) {
+            return Err(unsupported(format!("the host code naming `{}`, which is not defined there", v.name())));
+        }
+        Ok(self.names.var(v))
+    }
+
+    fn buffer(&mut self, b: &Buffer) -> R<Ident> {
+        if !self.buffers.contains(&b.id()) {
+            return Err(unsupported(format!("a launch with buffer `{}`, which the host has no memory for", b.name())));
+        }
+        Ok(self.names.buffer(b))
+    }
+
     fn stmt(&mut self, s: &Stmt) -> R<TokenStream> {
         Ok(match s {
             Stmt::Seq(v) => {
@@ -168,10 +195,14 @@ impl HostEmitter<'_> {
             }
             Stmt::NoOp => quote!(),
             Stmt::For { var, min, extent, body, .. } => {
-                let (lo, n) = (self.expr(min)?, self.expr(extent)?);
-                let id = self.names.var(var);
                 let t = scalar_ty(var.dtype())?;
+                if !var.dtype().is_integer() {
+                    return Err(unsupported(format!("a host loop over `{}` of type {}", var.name(), var.dtype())));
+                }
+                let (lo, n) = (self.int_as(min, var.dtype())?, self.int_as(extent, var.dtype())?);
+                let id = self.define_var(var);
                 let body = self.stmt(body)?;
+                // The loop variable takes `lo + k` for `k` in `0..n`, wrapping as TIR does.
                 quote! {{
                     let (__lo, __n): (#t, #t) = (#lo, #n);
                     let mut __k: #t = 0;
@@ -183,13 +214,24 @@ impl HostEmitter<'_> {
                 }}
             }
             Stmt::Let { var, value, body } => {
+                if value.dtype() != var.dtype() {
+                    return Err(unsupported(format!(
+                        "a host `let {}: {}` of a value of type {}",
+                        var.name(),
+                        var.dtype(),
+                        value.dtype()
+                    )));
+                }
                 let x = self.expr(value)?;
-                let id = self.names.var(var);
                 let t = rust_type(var.dtype(), self.rt)?;
+                let id = self.define_var(var);
                 let body = self.stmt(body)?;
                 quote!({ let #id: #t = #x; #body })
             }
             Stmt::If { cond, then, otherwise } => {
+                if cond.dtype() != DType::BOOL {
+                    return Err(unsupported(format!("a host condition of type {}", cond.dtype())));
+                }
                 let c = self.expr(cond)?;
                 let t = self.stmt(then)?;
                 match otherwise {
@@ -201,14 +243,16 @@ impl HostEmitter<'_> {
                 }
             }
             Stmt::Allocate { buffer, extent, body } if buffer.scope() == Scope::Global => {
-                let n = self.int(extent)?;
+                let n = self.checked(extent)?;
                 let bytes = buffer.dtype().bytes();
+                let name = buffer.name();
+                self.buffers.insert(buffer.id());
                 let id = self.names.buffer(buffer);
                 let body = self.stmt(body)?;
                 // A reference, as the parameters are; the buffer is dropped (back to the
                 // pool) at the end of its block, and the queue is in order, so its next
                 // user runs after the kernels launched here.
-                quote!({ let #id = &__m.alloc(#n, #bytes)?; #body })
+                quote!({ let #id = &__m.alloc(#name, #n, #bytes)?; #body })
             }
             Stmt::Launch { kernel } => self.launch(*kernel)?,
             other => {
@@ -223,32 +267,62 @@ impl HostEmitter<'_> {
     fn launch(&mut self, index: usize) -> R<TokenStream> {
         let rt = self.rt;
         let k = self.f.kernels.get(index).ok_or_else(|| unsupported(format!("a launch of missing kernel {index}")))?;
-        let grid = k.grid.iter().map(|e| self.int(e)).collect::<R<Vec<_>>>()?;
-        let block = k.block.iter().map(|e| self.int(e)).collect::<R<Vec<_>>>()?;
+        let grid = k.grid.iter().map(|e| self.int_as(e, DType::I64)).collect::<R<Vec<_>>>()?;
+        let block = k.block.iter().map(|e| self.int_as(e, DType::I64)).collect::<R<Vec<_>>>()?;
         let mut args = Vec::new();
         for b in &k.buffer_args {
-            let id = self.names.buffer(b);
+            let id = self.buffer(b)?;
             args.push(quote!(#rt::gpu::KernelArg::Buffer(#id)));
         }
         for v in &k.scalar_args {
-            let id = self.names.var(v);
+            let id = self.var(v)?;
             let variant = scalar_variant(v.dtype())?;
             args.push(quote!(#rt::gpu::KernelArg::Scalar(#rt::gpu::Scalar::#variant(#id))));
         }
         let i = Literal::usize_unsuffixed(index);
+        // SAFETY (of the emitted `unsafe`): the program is this function's own, printed
+        // from the kernels the description was made from, and every buffer is a parameter
+        // whose shape the caller checked or an intermediate allocated here at the size
+        // the lowering gave it: the kernel touches no element outside them.
         Ok(quote! {
-            __m.launch(#i, [#(#grid),*], [#(#block),*], &[#(#args),*])?;
+            unsafe { __m.launch(#i, [#(#grid),*], [#(#block),*], &[#(#args),*]) }?;
         })
     }
 
-    /// An integer host expression as an `i64` value.
-    fn int(&mut self, e: &Expr) -> R<TokenStream> {
+    /// An integer host expression as a value of the integer type `to`.
+    fn int_as(&mut self, e: &Expr, to: DType) -> R<TokenStream> {
         let d = e.dtype();
         if !d.is_integer() || !d.is_scalar() {
             return Err(unsupported(format!("the host expression `{}` of type {d}", crate::tir::printer::print_expr(e))));
         }
         let x = self.expr(e)?;
-        Ok(if d == DType::I64 { x } else { quote!((#x as i64)) })
+        if d == to {
+            return Ok(x);
+        }
+        let t = scalar_ty(to)?;
+        Ok(quote!((#x as #t)))
+    }
+
+    /// The element count of an allocation as an `Option<i64>`: `None` where the
+    /// arithmetic on the dims overflows (sums, differences and products are checked;
+    /// the rest of the expression is evaluated as usual).
+    fn checked(&mut self, e: &Expr) -> R<TokenStream> {
+        let op = match e {
+            Expr::Binary { op: BinOp::Add, .. } => Some(quote!(checked_add)),
+            Expr::Binary { op: BinOp::Sub, .. } => Some(quote!(checked_sub)),
+            Expr::Binary { op: BinOp::Mul, .. } => Some(quote!(checked_mul)),
+            _ => None,
+        };
+        match (e, op) {
+            (Expr::Binary { a, b, .. }, Some(op)) if e.dtype() == DType::I64 => {
+                let (x, y) = (self.checked(a)?, self.checked(b)?);
+                Ok(quote!(#x.and_then(|__a: i64| #y.and_then(|__b: i64| __a.#op(__b)))))
+            }
+            _ => {
+                let x = self.int_as(e, DType::I64)?;
+                Ok(quote!(::core::option::Option::Some(#x)))
+            }
+        }
     }
 
     /// A scalar host expression, with the TIR's semantics.
@@ -264,23 +338,20 @@ impl HostEmitter<'_> {
             Expr::Float { value, dtype } => float_lit(*value, *dtype)?,
             Expr::Bool(b) => quote!(#b),
             Expr::Var(v) => {
-                let id = self.names.var(v);
+                let id = self.var(v)?;
                 quote!(#id)
             }
-            Expr::Binary { op: op @ (BinOp::Div | BinOp::Mod), a, b } if d == DType::I64 => {
+            Expr::Binary { op: op @ (BinOp::Div | BinOp::Mod), a, b } if d.is_integer() => {
                 let (x, y) = (self.expr(a)?, self.expr(b)?);
                 match b.as_int() {
                     // A constant other than 0 and -1: the division always has a value.
                     Some(c) if c != 0 && c != -1 => binop(*op, d, x, y),
-                    _ if *op == BinOp::Div => quote!(#rt::div(#function, #x, #y)?),
-                    _ => quote!(#rt::rem(#function, #x, #y)?),
+                    // Else one with no value (by zero, `MIN / -1`) is an error, as in TIR.
+                    _ => {
+                        let (f, sym) = if *op == BinOp::Div { (quote!(checked_div), "/") } else { (quote!(checked_rem), "%") };
+                        quote!(#rt::checked(#x.#f(#y), #function, #sym)?)
+                    }
                 }
-            }
-            Expr::Binary { op: BinOp::Div | BinOp::Mod, .. } if d.is_integer() => {
-                return Err(unsupported(format!(
-                    "integer division of type {d} in host code (`{}`)",
-                    crate::tir::printer::print_expr(e)
-                )))
             }
             Expr::Binary { op, a, b } => {
                 let (x, y) = (self.expr(a)?, self.expr(b)?);
@@ -310,7 +381,7 @@ impl HostEmitter<'_> {
                 let (c, t, o) = (self.expr(cond)?, self.expr(then)?, self.expr(otherwise)?);
                 quote!((if #c { #t } else { #o }))
             }
-            Expr::Cast { dtype, value } => {
+            Expr::Cast { dtype, value } if !is_half(value.dtype()) && !is_half(*dtype) => {
                 let x = self.expr(value)?;
                 cast(value.dtype(), *dtype, x)?
             }
@@ -319,6 +390,12 @@ impl HostEmitter<'_> {
             }
         })
     }
+}
+
+/// Whether `d` is f16 or bf16 (host code passes them through, and computes nothing with
+/// them).
+fn is_half(d: DType) -> bool {
+    d.bits == 16 && d.is_float()
 }
 
 /// The `gpu::Scalar` variant of a scalar kernel argument of type `d`.

@@ -4,10 +4,10 @@
 //! the caller against the bound dims.
 
 use super::paths;
-use super::signature::{ident, ParamKind, Signature};
+use super::signature::{ParamKind, Signature};
 use crate::frontend::Kernel;
 use crate::tir::Expr;
-use proc_macro2::{Span, TokenStream};
+use proc_macro2::TokenStream;
 use quote::quote;
 
 /// `fn __dims(<tensor shapes as [usize; R]>, <usize scalars>) -> Result<[i64; ND], Error>`,
@@ -39,7 +39,10 @@ pub fn dims_fn(kernel: &Kernel, sig: &Signature) -> (TokenStream, Vec<TokenStrea
     let mut bind = Vec::new();
     for b in &kernel.dim_bindings {
         let name = b.dim.name();
-        let s = ident(name, Span::call_site());
+        // The scalar parameter of the same name, with the user's span.
+        let Some(s) = sig.params.iter().map(|p| &p.ident).find(|i| super::signature::param_name(i) == name.trim_start_matches("r#")) else {
+            continue;
+        };
         let slot = slot(name);
         bind.push(quote!(#rt::bind_scalar_dim(#slot, #s, #kname, #name)?;));
     }
@@ -47,7 +50,7 @@ pub fn dims_fn(kernel: &Kernel, sig: &Signature) -> (TokenStream, Vec<TokenStrea
     for (p, gp) in sig.params.iter().zip(&g.params) {
         let crate::te::Param::Tensor(t) = gp else { continue };
         let i = &p.ident;
-        let pname = i.to_string();
+        let pname = super::signature::param_name(i);
         for (d, e) in g.tensor(*t).shape.iter().enumerate() {
             match e {
                 Expr::Var(v) => {
@@ -78,7 +81,7 @@ pub fn output_checks(kernel: &Kernel, sig: &Signature) -> TokenStream {
     let mut checks = Vec::new();
     for o in &sig.outputs {
         let i = &o.ident;
-        let pname = i.to_string();
+        let pname = super::signature::param_name(i);
         for (d, s) in o.shape.iter().enumerate() {
             checks.push(quote!(#rt::check_dim(#i.shape()[#d], #s as i64, #kname, #pname, #d)?;));
         }

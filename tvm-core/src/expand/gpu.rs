@@ -5,7 +5,7 @@
 //! rest of the kernel still works on its other targets.
 
 use super::paths;
-use super::signature::Signature;
+use super::signature::{param_name, Signature};
 use crate::codegen::host::{emit_host, program_tokens};
 use crate::tir::PrimFunc;
 use proc_macro2::TokenStream;
@@ -20,8 +20,6 @@ pub struct GpuTarget<'f> {
 }
 
 struct Code {
-    /// The program's text.
-    source: String,
     /// The `static` program and the host function.
     items: TokenStream,
     program: syn::Ident,
@@ -42,7 +40,7 @@ impl<'f> GpuTarget<'f> {
             .map_err(|e| e.to_string())?;
             let host_fn = emit_host(f, &host, &rt).map_err(|e| e.to_string())?;
             let static_item = program_tokens(f, backend, &source, &program, &rt);
-            Ok(Code { source, items: quote!(#static_item #host_fn), program, host })
+            Ok(Code { items: quote!(#static_item #host_fn), program, host })
         })();
         GpuTarget { backend, f, code }
     }
@@ -61,8 +59,8 @@ impl<'f> GpuTarget<'f> {
     pub fn source_value(&self) -> TokenStream {
         match &self.code {
             Ok(c) => {
-                let text = &c.source;
-                quote!(::core::result::Result::Ok(#text))
+                let program = &c.program;
+                quote!(::core::result::Result::Ok(#program.source))
             }
             Err(log) => self.failed(log),
         }
@@ -76,6 +74,7 @@ impl<'f> GpuTarget<'f> {
             Ok(c) => c,
             Err(log) => return self.failed(log),
         };
+        let dev = paths::device_param();
         let (rt, program, host) = (paths::rt(), &c.program, &c.host);
         let buf = |i: &syn::Ident, is_output: bool| format_ident!("__{}_{}", if is_output { "o" } else { "b" }, i.to_string().trim_start_matches("r#"));
         let inputs = sig.params.iter().filter(|p| matches!(p.kind, super::signature::ParamKind::Tensor { .. })).map(|p| {
@@ -95,7 +94,7 @@ impl<'f> GpuTarget<'f> {
             quote!(&#b)
         });
         quote! {{
-            let __m = #rt::gpu::load(device, &#program)?;
+            let __m = #rt::gpu::load(#dev, &#program)?;
             #(#inputs)*
             #(#outputs)*
             #host(&__m, #(#args),*)?;
@@ -111,13 +110,19 @@ impl<'f> GpuTarget<'f> {
             Ok(c) => c,
             Err(log) => return self.failed(log),
         };
+        let dev = paths::device_param();
         let (rt, program, host) = (paths::rt(), &c.program, &c.host);
+        // Every tensor is checked to live on the device before the program is loaded (a
+        // build error must not hide a tensor on the wrong device).
+        let mut lets = Vec::new();
         let args = sig.call_args(self.f, |i, _| {
-            let name = i.to_string();
-            quote!(#i.buffer_for(device, #kernel_name, #name)?)
+            let (name, local) = (param_name(i), format_ident!("__t{}", lets.len()));
+            lets.push(quote!(let #local = #i.buffer_for(#dev, #kernel_name, #name)?;));
+            quote!(#local)
         });
         quote! {{
-            let __m = #rt::gpu::load(device, &#program)?;
+            #(#lets)*
+            let __m = #rt::gpu::load(#dev, &#program)?;
             #host(&__m, #(#args),*)
         }}
     }

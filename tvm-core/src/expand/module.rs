@@ -26,6 +26,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     let name = &sig.name;
     let kname = &kernel.name;
     let (vis, attrs) = (&kernel.vis, &kernel.attrs);
+    let dev = paths::device_param();
     let (tensor_t, dtensor_t, device_t, error_t, result_t, rt) =
         (paths::tensor(), paths::device_tensor(), paths::device(), paths::error(), paths::result(), paths::rt());
     let nd = sig.dims.len();
@@ -72,7 +73,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     });
     let dout_allocs = sig.outputs.iter().zip(&dout_tys).map(|(o, t)| {
         let (i, shape) = (&o.ident, &o.shape);
-        quote!(let mut #i = <#t>::uninit_for_output(device, [#(#shape),*])?;)
+        quote!(let mut #i = <#t>::uninit_for_output(#dev, [#(#shape),*])?;)
     });
 
     let (dims_fn, dims_args) = dims::dims_fn(kernel, &sig);
@@ -88,7 +89,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
         }
     });
     let cpu_run_on = cpu::call(kname, &sig, &lowered.cpu, &cpu_name, |i, out| {
-        let n = i.to_string();
+        let n = super::signature::param_name(i);
         if out {
             quote!(#i.host_for_mut(#kname, #n)?)
         } else {
@@ -117,26 +118,26 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
         #[allow(non_snake_case, unused_variables, unused_mut, clippy::all, clippy::pedantic)]
         #vis mod #name {
             #[doc = #docs_run]
-            pub fn run(device: &#device_t, #(#p_decls,)* #(#out_decls),*) -> #result_t<(), #error_t> {
+            pub fn run(#dev: &#device_t, #(#p_decls,)* #(#out_decls),*) -> #result_t<(), #error_t> {
                 let __d = __dims(#(#dims_args),*)?;
                 #out_checks
-                __launch(device, &__d, #(#p_idents,)* #(#out_idents),*)
+                __launch(#dev, &__d, #(#p_idents,)* #(#out_idents),*)
             }
 
             /// Runs on `device` over tensors that live there (`Tensor::to_device`), writing
             /// into existing outputs: no copy between host and device. A tensor on another
             /// device is `Err(WrongDevice)`.
-            pub fn run_on(device: &#device_t, #(#dp_decls,)* #(#dout_decls),*) -> #result_t<(), #error_t> {
+            pub fn run_on(#dev: &#device_t, #(#dp_decls,)* #(#dout_decls),*) -> #result_t<(), #error_t> {
                 let __d = __dims(#(#dims_args),*)?;
                 #out_checks
-                __launch_on(device, &__d, #(#p_idents,)* #(#out_idents),*)
+                __launch_on(#dev, &__d, #(#p_idents,)* #(#out_idents),*)
             }
 
             /// [`run_on`] into new outputs on `device`.
-            pub fn call_on(device: &#device_t, #(#dp_decls),*) -> #result_t<#dret_ty, #error_t> {
+            pub fn call_on(#dev: &#device_t, #(#dp_decls),*) -> #result_t<#dret_ty, #error_t> {
                 let __d = __dims(#(#dims_args),*)?;
                 #(#dout_allocs)*
-                __launch_on(device, &__d, #(#p_idents,)* #(&mut #out_idents),*)?;
+                __launch_on(#dev, &__d, #(#p_idents,)* #(&mut #out_idents),*)?;
                 ::core::result::Result::Ok(#ret_val)
             }
 
@@ -161,25 +162,25 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
             }
 
             #[doc(hidden)]
-            pub fn __call(device: &#device_t, #(#p_decls),*) -> #result_t<#ret_ty, #error_t> {
+            pub fn __call(#dev: &#device_t, #(#p_decls),*) -> #result_t<#ret_ty, #error_t> {
                 let __d = __dims(#(#dims_args),*)?;
                 #(#out_allocs)*
-                __launch(device, &__d, #(#p_idents,)* #(&mut #out_idents),*)?;
+                __launch(#dev, &__d, #(#p_idents,)* #(&mut #out_idents),*)?;
                 ::core::result::Result::Ok(#ret_val)
             }
 
             #dims_fn
 
-            fn __launch(device: &#device_t, __d: &[i64; #nd], #(#p_decls,)* #(#out_decls),*) -> #result_t<(), #error_t> {
-                match device {
+            fn __launch(#dev: &#device_t, __d: &[i64; #nd], #(#p_decls,)* #(#out_decls),*) -> #result_t<(), #error_t> {
+                match #dev {
                     #device_t::Cpu => #cpu_run,
                     #device_t::OpenCl(_) => #opencl_run,
                     other => ::core::result::Result::Err(#rt::no_backend(other)),
                 }
             }
 
-            fn __launch_on(device: &#device_t, __d: &[i64; #nd], #(#dp_decls,)* #(#dout_decls),*) -> #result_t<(), #error_t> {
-                match device {
+            fn __launch_on(#dev: &#device_t, __d: &[i64; #nd], #(#dp_decls,)* #(#dout_decls),*) -> #result_t<(), #error_t> {
+                match #dev {
                     #device_t::Cpu => #cpu_run_on,
                     #device_t::OpenCl(_) => #opencl_run_on,
                     other => ::core::result::Result::Err(#rt::no_backend(other)),

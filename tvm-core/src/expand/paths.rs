@@ -15,6 +15,11 @@ pub fn device_tensor() -> TokenStream {
 pub fn device() -> TokenStream {
     quote!(::tvm::Device)
 }
+/// The `device` parameter of the generated functions: hygienic (mixed-site), so a kernel
+/// parameter of the same name is another variable.
+pub fn device_param() -> proc_macro2::Ident {
+    proc_macro2::Ident::new("device", proc_macro2::Span::mixed_site())
+}
 pub fn error() -> TokenStream {
     quote!(::tvm::Error)
 }

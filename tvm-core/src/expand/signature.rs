@@ -49,6 +49,12 @@ pub fn ident(name: &str, span: Span) -> syn::Ident {
     }
 }
 
+/// The name of a parameter as messages show it (a raw identifier without its `r#`).
+pub fn param_name(i: &syn::Ident) -> String {
+    let s = i.to_string();
+    s.strip_prefix("r#").map(str::to_string).unwrap_or(s)
+}
+
 impl Signature {
     pub fn of(kernel: &Kernel) -> Signature {
         let g = &kernel.graph;

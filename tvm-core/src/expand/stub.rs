@@ -14,6 +14,7 @@ fn elem(t: &TensorType) -> TokenStream {
 /// The stub of `ast`'s function and module; bodies never run (the crate has errors).
 pub fn stub(ast: &KernelAst) -> TokenStream {
     let Ok(name) = syn::parse_str::<syn::Ident>(&ast.sig.name.name) else { return TokenStream::new() };
+    let dev = paths::device_param();
     let (tensor, dtensor, device, error, result) =
         (paths::tensor(), paths::device_tensor(), paths::device(), paths::error(), paths::result());
     let vis = &ast.vis;
@@ -67,13 +68,13 @@ pub fn stub(ast: &KernelAst) -> TokenStream {
         }
         #[allow(unused_variables, dead_code, non_snake_case)]
         #vis mod #name {
-            pub fn run(device: &#device, #(#params,)* #(#out_params),*) -> #result<(), #error> {
+            pub fn run(#dev: &#device, #(#params,)* #(#out_params),*) -> #result<(), #error> {
                 ::core::unreachable!("the kernel has compile errors")
             }
-            pub fn run_on(device: &#device, #(#dparams,)* #(#dout_params),*) -> #result<(), #error> {
+            pub fn run_on(#dev: &#device, #(#dparams,)* #(#dout_params),*) -> #result<(), #error> {
                 ::core::unreachable!("the kernel has compile errors")
             }
-            pub fn call_on(device: &#device, #(#dparams),*) -> #result<#dret, #error> {
+            pub fn call_on(#dev: &#device, #(#dparams),*) -> #result<#dret, #error> {
                 ::core::unreachable!("the kernel has compile errors")
             }
             pub fn source(target: &str) -> #result<&'static str, #error> {

@@ -29,15 +29,23 @@ pub fn schedule_ops(sch: &Schedule, b: &Bounds) -> Result<PrimFunc, Vec<Schedule
         let nest = cx.make_nest(sid);
         body = cx.realize(sid, Stmt::seq(vec![nest, body]));
     }
-    // Dims bound by `usize` scalar parameters rather than by input shapes.
-    let input_dims: Vec<Var> = sch
+    // Dims bound by `usize` scalar parameters rather than by shapes: a `let` from the
+    // scalar. A dim in the shape of a parameter (an input, or an output, which the caller
+    // passes with a shape checked against the scalar) is already bound by it, and binding
+    // it again would shadow a variable in scope.
+    let param_dims: Vec<Var> = sch
         .graph
-        .input_tensors()
+        .params
         .iter()
-        .flat_map(|&t| sch.graph.tensor(t).shape.iter().filter_map(|e| e.as_var().cloned()).collect::<Vec<_>>())
+        .filter_map(|p| match p {
+            TeParam::Tensor(t) => Some(*t),
+            TeParam::Scalar(_) => None,
+        })
+        .chain(sch.graph.outputs.iter().copied())
+        .flat_map(|t| sch.graph.tensor(t).shape.iter().filter_map(|e| e.as_var().cloned()).collect::<Vec<_>>())
         .collect();
     for d in sch.graph.dims.iter().rev() {
-        if input_dims.contains(d) {
+        if param_dims.contains(d) {
             continue;
         }
         if let Some(s) = sch.graph.scalar_params().into_iter().find(|s| s.name() == d.name()) {

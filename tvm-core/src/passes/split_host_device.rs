@@ -45,7 +45,7 @@ impl Mutator for Split {
     fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
         match s {
             Stmt::ThreadBinding { .. } => {
-                let k = make_kernel(format!("{}_kernel{}", self.name, self.kernels.len()), s);
+                let k = make_kernel(format!("{}_kernel{}", c_name(&self.name), self.kernels.len()), s);
                 for (tag, e) in k.grid.iter().zip(GRID).chain(k.block.iter().zip(BLOCK)).map(|(e, t)| (t, e)) {
                     if crate::tir::visit::vars_of(e).iter().any(|v| !self.host_vars.contains(v))
                         && !self.bad.contains(&tag)
@@ -63,6 +63,13 @@ impl Mutator for Split {
             s => super_stmt(self, s),
         }
     }
+}
+
+/// `name` as a C identifier: a raw identifier's `r#` dropped, and every character a C
+/// identifier cannot hold (a non-ASCII letter) as `_`.
+fn c_name(name: &str) -> String {
+    let bare = name.strip_prefix("r#").unwrap_or(name);
+    bare.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect()
 }
 
 const GRID: [ThreadTag; 3] = [ThreadTag::BlockX, ThreadTag::BlockY, ThreadTag::BlockZ];

@@ -153,9 +153,9 @@ pub mod opencl {
     ) -> Vec<f32> {
         let s = schedule_for(&parse(src), variant, Target::opencl());
         let f = tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)));
-        let source = tvm_core::codegen::opencl::emit_opencl(&f).unwrap_or_else(|e| panic!("emit_opencl: {e}"));
         let mut args = poisoned_args(inputs, scalars, out);
-        if let Err(e) = tvm_core::launch::run_on_device(&Device::OpenCl(dev), &f, &source, &mut args) {
+        if let Err(e) = tvm_core::launch::run_on_device(&Device::OpenCl(dev), &f, &mut args) {
+            let source = tvm_core::codegen::opencl::emit_opencl(&f).unwrap_or_default();
             panic!("opencl:{dev}: {e}\n{source}");
         }
         output_f32(&args)

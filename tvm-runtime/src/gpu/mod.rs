@@ -161,8 +161,19 @@ impl Buffer {
         self.bytes
     }
 
-    /// Copies `bytes` to the start of the buffer (counted as an upload).
+    /// `Err(LengthMismatch)` unless `len` bytes of elements of `elem` bytes fill the
+    /// buffer exactly.
+    fn check_len(&self, len: usize, elem: usize) -> Result<(), Error> {
+        if len == self.bytes {
+            return Ok(());
+        }
+        let elem = elem.max(1);
+        Err(Error::LengthMismatch { len: len / elem, shape: vec![self.bytes / elem] })
+    }
+
+    /// Copies `bytes`, as long as the buffer, into it (counted as an upload).
     pub(crate) fn write(&mut self, bytes: &[u8]) -> Result<(), Error> {
+        self.check_len(bytes.len(), 1)?;
         match &mut self.inner {
                 BufferInner::OpenCl(b) => b.write(bytes)?,
         }
@@ -173,8 +184,9 @@ impl Buffer {
         Ok(())
     }
 
-    /// Copies the start of the buffer into `out` (counted as a download).
+    /// Copies the buffer into `out`, as long as it (counted as a download).
     pub(crate) fn read(&self, out: &mut [u8]) -> Result<(), Error> {
+        self.check_len(out.len(), 1)?;
         match &self.inner {
                 BufferInner::OpenCl(b) => b.read(out)?,
         }
@@ -192,8 +204,10 @@ impl Buffer {
         }
     }
 
-    /// The elements of `out` from the buffer (a plain copy, or through bytes for `bool`).
+    /// The elements of `out` from the buffer (a plain copy, or through bytes for `bool`);
+    /// `Err(LengthMismatch)` unless `out` is exactly as long as the buffer.
     pub(crate) fn read_elements<T: Element>(&self, out: &mut [T]) -> Result<(), Error> {
+        self.check_len(std::mem::size_of_val(out), std::mem::size_of::<T>())?;
         match T::as_bytes_mut(out) {
             Some(bytes) => self.read(bytes),
             None => {
@@ -224,14 +238,11 @@ impl Gpu {
     pub(crate) fn of(device: &Device) -> Result<Gpu, Error> {
         match *device {
                 Device::OpenCl(n) => opencl::OpenClRuntime::global().state(n).map(Gpu::OpenCl),
-            Device::Cpu => Err(Error::Internal { message: "the cpu is not a gpu device".to_string() }),
-            other => {
-                other.check_available()?;
-                Err(Error::DeviceUnavailable {
-                    device: other.to_string(),
-                    reason: format!("tvm-rs has no {} backend yet", other.kind()),
-                })
-            }
+            Device::Cpu => Err(Error::DeviceUnavailable {
+                device: "cpu".to_string(),
+                reason: "the cpu runs no GPU programs (its kernels are Rust)".to_string(),
+            }),
+            other => Err(no_backend(&other)),
         }
     }
 
@@ -306,15 +317,26 @@ impl Module {
         }
     }
 
-    /// An intermediate of `elements` elements of `elem_bytes` bytes each, contents
-    /// unspecified; `elements` comes from the host code's arithmetic on the dims.
-    pub fn alloc(&self, elements: i64, elem_bytes: usize) -> Result<Buffer, Error> {
-        let bytes = usize::try_from(elements).ok().and_then(|n| n.checked_mul(elem_bytes)).ok_or_else(|| {
-            Error::Internal {
-                message: format!("`{}` allocates {elements} elements of {elem_bytes} bytes", self.program.function),
-            }
-        })?;
-        self.gpu.alloc(bytes)
+    /// Device memory for intermediate `name` of `elements` elements of `elem_bytes` bytes
+    /// each, contents unspecified; `elements` comes from the host code's checked
+    /// arithmetic on the dims, and is `None` where that overflowed. `Err(LaunchFailed)`
+    /// when the size does not fit in memory (an intermediate sized by dims of different
+    /// inputs, say), `Err(OutOfMemory)` when the device has no room for it.
+    pub fn alloc(&self, name: &str, elements: Option<i64>, elem_bytes: usize) -> Result<Buffer, Error> {
+        let bytes = elements
+            .and_then(|n| usize::try_from(n).ok())
+            .and_then(|n| n.checked_mul(elem_bytes))
+            .filter(|&b| b <= isize::MAX as usize);
+        match bytes {
+            Some(bytes) => self.gpu.alloc(bytes),
+            None => Err(Error::LaunchFailed {
+                kernel: self.program.function.to_string(),
+                reason: match elements {
+                    Some(n) => format!("intermediate `{name}` needs {n} elements of {elem_bytes} bytes, which no memory holds"),
+                    None => format!("the size of intermediate `{name}` overflows"),
+                },
+            }),
+        }
     }
 
     /// An input tensor's elements on the device (one upload).
@@ -334,17 +356,34 @@ impl Module {
         }
     }
 
-    /// Copies an output back into `out` (one download), after every kernel launched before.
+    /// Copies an output back into `out` (one download), after every kernel launched
+    /// before; `Err(LengthMismatch)` unless `out` is exactly as long as the buffer.
     pub fn download<T: Element>(&self, b: &Buffer, out: &mut [T]) -> Result<(), Error> {
         b.read_elements(out)
     }
 
     /// Launches kernel `kernel` of the program on `grid` blocks of `block` threads with
     /// `args` (in the kernel's parameter order). A grid or block with a zero extent
-    /// launches nothing. Errors: `LaunchFailed` for a negative extent, a block over the
-    /// device's or the kernel's limits, or a driver failure; `Internal` for arguments that
-    /// do not match the kernel's description (a bug of the generated code).
-    pub fn launch(&self, kernel: usize, grid: [i64; 3], block: [i64; 3], args: &[KernelArg<'_>]) -> Result<(), Error> {
+    /// launches nothing. Errors: `Internal` for arguments that do not match the kernel's
+    /// description, or a block other than its constant one (a bug of the generated code);
+    /// `LaunchFailed` for a negative extent, a block over the device's or the kernel's
+    /// limits, or a driver failure.
+    ///
+    /// # Safety
+    /// The kernel runs device code that reads and writes the buffers it is given, and
+    /// only the compiler knows where: the program's text must be what its description
+    /// says (each kernel's parameters of those kinds and types), and every buffer must
+    /// hold every element the kernel touches for this grid, block and these scalars. The
+    /// host code `compute!` generates guarantees both (it launches its own program, with
+    /// buffers of the shapes it checked); other callers must too. On an OpenCL device
+    /// that is the CPU (PoCL), a kernel that breaks this corrupts the process's memory.
+    pub unsafe fn launch(
+        &self,
+        kernel: usize,
+        grid: [i64; 3],
+        block: [i64; 3],
+        args: &[KernelArg<'_>],
+    ) -> Result<(), Error> {
         let Some(k) = self.program.kernels.get(kernel) else {
             return Err(Error::Internal {
                 message: format!("`{}` has no kernel {kernel}", self.program.function),
@@ -358,10 +397,17 @@ impl Module {
                 *out = usize::try_from(v).map_err(|_| fail(format!("{what} extent {d} is {v}")))?;
             }
         }
+        check_args(self, k, args)?;
+        if let Some(want) = k.block {
+            if b.iter().zip(want).any(|(&x, w)| x != w as usize) {
+                return Err(Error::Internal {
+                    message: format!("launch of `{}` with block {b:?}, which requires {want:?}", k.name),
+                });
+            }
+        }
         if g.contains(&0) || b.contains(&0) {
             return Ok(());
         }
-        check_args(self, k, args)?;
         match &self.inner {
                 ModuleInner::OpenCl(m) => {
                 let Gpu::OpenCl(s) = self.gpu;
@@ -402,13 +448,14 @@ pub fn is_cached(device: &Device, program: &'static Program) -> bool {
     }
 }
 
-/// A GPU device's memory for `bytes` bytes, contents unspecified (`Device::Cpu` and
-/// unavailable devices are errors).
-pub(crate) fn alloc(device: &Device, bytes: usize) -> Result<Buffer, Error> {
-    Gpu::of(device)?.alloc(bytes)
-}
-
-/// `data` copied to a GPU device (one upload).
-pub(crate) fn upload<T: Element>(device: &Device, data: &[T]) -> Result<Buffer, Error> {
-    Gpu::of(device)?.upload(data)
+/// The error for a device with no backend (CUDA, until its backend exists): why the
+/// device is unavailable, or that no backend runs on it.
+pub(crate) fn no_backend(device: &Device) -> Error {
+    match device.check_available() {
+        Err(e) => e,
+        Ok(()) => Error::DeviceUnavailable {
+            device: device.to_string(),
+            reason: format!("tvm-rs has no {} backend yet", device.kind()),
+        },
+    }
 }

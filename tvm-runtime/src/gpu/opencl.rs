@@ -29,26 +29,25 @@ use opencl3::error_codes::{ClError, DLOPEN_FUNCTION_NOT_AVAILABLE, DLOPEN_RUNTIM
 use opencl3::kernel::Kernel as ClKernel;
 use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::program::Program as ClProgram;
-use opencl3::types::{cl_device_id, CL_BLOCKING};
+use opencl3::types::CL_BLOCKING;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// One OpenCL device, with its context and queue made on first use.
 struct DeviceSlot {
-    id: cl_device_id,
+    device: ClDevice,
     platform_name: String,
     name: String,
     state: OnceLock<Result<DeviceState, Error>>,
 }
 
-// SAFETY: a `cl_device_id` is an opaque handle the OpenCL API allows using from any thread.
-unsafe impl Send for DeviceSlot {}
-unsafe impl Sync for DeviceSlot {}
-
-/// A device ready to run: its context, queue, limits, caches and buffer pool.
+/// A device ready to run: its context, queue, limits, caches and buffer pool. There is
+/// one in-order queue per device: buffers go back to the pool while kernels that use them
+/// may still be queued, which is safe only because whatever their next user enqueues
+/// runs after those kernels.
 pub(crate) struct DeviceState {
     index: usize,
-    id: cl_device_id,
+    device: ClDevice,
     context: Context,
     queue: CommandQueue,
     max_work_group_size: usize,
@@ -62,10 +61,6 @@ pub(crate) struct DeviceState {
     /// same program wait on its cell.
     modules: Mutex<HashMap<usize, ModuleCell>>,
 }
-
-// SAFETY: as for `DeviceSlot`, the device id is a thread-safe handle; the rest is Send + Sync.
-unsafe impl Send for DeviceState {}
-unsafe impl Sync for DeviceState {}
 
 type ModuleCell = Arc<OnceLock<Result<Arc<Module>, Error>>>;
 
@@ -153,9 +148,10 @@ impl OpenClRuntime {
                     // A platform with no device reports CL_DEVICE_NOT_FOUND: skip it.
                     let ids = p.get_devices(CL_DEVICE_TYPE_ALL).unwrap_or_default();
                     for id in ids {
-                        let name = ClDevice::new(id).name().unwrap_or_else(|_| "unknown device".to_string());
+                        let device = ClDevice::new(id);
+                        let name = device.name().unwrap_or_else(|_| "unknown device".to_string());
                         devices.push(DeviceSlot {
-                            id,
+                            device,
                             platform_name: platform_name.clone(),
                             name,
                             state: OnceLock::new(),
@@ -208,7 +204,7 @@ impl OpenClRuntime {
         let slot = self.slot(n)?;
         slot.state
             .get_or_init(|| {
-                let dev = ClDevice::new(slot.id);
+                let dev = slot.device;
                 let fail = |what: &str, e: ClError| Self::unavailable(n, format!("{what} failed on `{}`: {e}", slot.name));
                 let context = Context::from_device(&dev).map_err(|e| fail("creating a context", e))?;
                 #[allow(deprecated)]
@@ -226,7 +222,7 @@ impl OpenClRuntime {
                 };
                 Ok(DeviceState {
                     index: n,
-                    id: slot.id,
+                    device: slot.device,
                     context,
                     queue,
                     max_work_group_size,
@@ -274,21 +270,33 @@ impl DeviceState {
         }
         let mut program = ClProgram::create_from_source(&self.context, source)
             .map_err(|e| failed(format!("creating the program failed: {e}")))?;
-        let built = program.build(&[self.id], options);
-        let log = program.get_build_log(self.id).unwrap_or_default();
+        let built = program.build(&[self.device.id()], options);
+        let log = program.get_build_log(self.device.id()).unwrap_or_default();
         match built {
             Ok(()) => Ok((program, log.trim().to_string())),
             Err(e) => Err(failed(format!("{e}\n{log}"))),
         }
     }
 
-    /// `program` loaded on this device: from the cache, or built and checked now.
+    /// `program` loaded on this device: from the cache, or built and checked now. What
+    /// fails for good (a compile error, a kernel the device cannot run) stays cached;
+    /// anything else (a driver or resource failure) is tried again by the next load.
     pub(crate) fn load(&'static self, program: &'static Program) -> Result<Arc<Module>, Error> {
+        let key = program as *const Program as usize;
         let cell = {
             let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
-            modules.entry(program as *const Program as usize).or_default().clone()
+            modules.entry(key).or_default().clone()
         };
-        cell.get_or_init(|| self.build_module(program).map(Arc::new)).clone()
+        let result = cell.get_or_init(|| self.build_module(program).map(Arc::new)).clone();
+        if let Err(e) = &result {
+            if !matches!(e, Error::CompilationFailed { .. } | Error::DeviceUnsupported { .. }) {
+                let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
+                if modules.get(&key).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
+                    modules.remove(&key);
+                }
+            }
+        }
+        result
     }
 
     /// Whether `program` is in this device's cache (built, failed, or being built).
@@ -298,6 +306,12 @@ impl DeviceState {
     }
 
     fn build_module(&self, program: &'static Program) -> Result<Module, Error> {
+        if let Some(k) = program.kernels.iter().find(|k| k.name.contains('\0')) {
+            return Err(Error::CompilationFailed {
+                target: "opencl".to_string(),
+                log: format!("the kernel name {:?} contains a NUL character", k.name),
+            });
+        }
         let (built, _log) = self.compile(program.source, "")?;
         let mut kernels = Vec::with_capacity(program.kernels.len());
         for k in program.kernels {
@@ -305,7 +319,7 @@ impl DeviceState {
             let fail = |reason: String| Error::LaunchFailed { kernel: k.name.to_string(), reason };
             let object = ClKernel::create(&built, k.name)
                 .map_err(|e| fail(format!("the program has no kernel `{}` ({e})", k.name)))?;
-            let limit = object.get_work_group_size(self.id).map_err(|e| fail(format!("querying the kernel: {e}")))?;
+            let limit = object.get_work_group_size(self.device.id()).map_err(|e| fail(format!("querying the kernel: {e}")))?;
             let kernel = LoadedKernel { objects: Mutex::new(vec![object]), limit };
             if let Some(block) = k.block {
                 self.check_block(k, &kernel, block.map(|b| b as usize))?;
@@ -343,29 +357,33 @@ impl DeviceState {
     }
 
     /// A device buffer of `bytes` bytes (at least 1: OpenCL rejects empty buffers): one
-    /// of the pool's if it has that size, else a new one. Its contents are unspecified.
+    /// of the pool's if it has that size, else a new one (after emptying the pool, if the
+    /// first try fails). Its contents are unspecified. `Err(OutOfMemory)` when the device
+    /// has no room for it.
     pub(crate) fn alloc(&'static self, bytes: usize) -> Result<Buffer, Error> {
         let size = bytes.max(1);
         let pooled = {
             let mut pool = self.pool.lock().unwrap_or_else(|p| p.into_inner());
-            pool.iter().position(|(n, _)| *n == size).map(|i| pool.swap_remove(i).1)
+            pool.iter().position(|(n, _)| *n == size).map(|i| pool.remove(i).1)
         };
-        let mem = match pooled {
-            Some(b) => {
-                crate::stats::count(|s| s.pool_reuses += 1);
-                b
-            }
-            None => {
-                // SAFETY: no host pointer is passed.
-                let b = unsafe { ClBuffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, size, std::ptr::null_mut()) }
-                    .map_err(|e| Error::DeviceUnsupported {
-                        device: self.label().to_string(),
-                        reason: format!("allocating {bytes} bytes of device memory failed: {e}"),
-                    })?;
-                crate::stats::count(|s| s.allocations += 1);
-                b
-            }
-        };
+        if let Some(mem) = pooled {
+            crate::stats::count(|s| s.pool_reuses += 1);
+            return Ok(Buffer { state: self, mem: Some(mem), bytes });
+        }
+        // SAFETY: no host pointer is passed.
+        let create = || unsafe { ClBuffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, size, std::ptr::null_mut()) };
+        let mem = create()
+            .or_else(|_| {
+                // The pool may hold what the device needs: free it and try once more.
+                self.pool.lock().unwrap_or_else(|p| p.into_inner()).clear();
+                create()
+            })
+            .map_err(|e| Error::OutOfMemory {
+                device: self.label().to_string(),
+                bytes,
+                reason: e.to_string(),
+            })?;
+        crate::stats::count(|s| s.allocations += 1);
         Ok(Buffer { state: self, mem: Some(mem), bytes })
     }
 
@@ -470,8 +488,8 @@ impl Buffer {
         self.mem().get()
     }
 
-    fn io_error(&self, what: &str, e: ClError) -> Error {
-        Error::DeviceUnavailable { device: self.state.label().to_string(), reason: format!("{what} failed: {e}") }
+    fn io_error(state: &DeviceState, what: &str, e: ClError) -> Error {
+        Error::DeviceUnavailable { device: state.label().to_string(), reason: format!("{what} failed: {e}") }
     }
 
     /// Copies `bytes` (at most the buffer's size) to the start of the buffer; blocking.
@@ -485,10 +503,7 @@ impl Buffer {
         // SAFETY: the buffer holds at least `bytes.len()` bytes; the write is blocking, so
         // `bytes` is not used after the call returns.
         unsafe { queue.enqueue_write_buffer(mem, CL_BLOCKING, 0, bytes, &[]) }
-            .map_err(|e| Error::DeviceUnavailable {
-                device: self.state.label().to_string(),
-                reason: format!("copying to the device failed: {e}"),
-            })?;
+            .map_err(|e| Self::io_error(self.state, "copying to the device", e))?;
         Ok(())
     }
 
@@ -501,7 +516,7 @@ impl Buffer {
         }
         // SAFETY: the buffer holds at least `out.len()` bytes; the read is blocking.
         unsafe { self.state.queue.enqueue_read_buffer(self.mem(), CL_BLOCKING, 0, out, &[]) }
-            .map_err(|e| self.io_error("copying from the device", e))?;
+            .map_err(|e| Self::io_error(self.state, "copying from the device", e))?;
         Ok(())
     }
 
@@ -512,22 +527,24 @@ impl Buffer {
         let mem = self.mem.as_mut().expect("internal: a live buffer has its memory");
         // SAFETY: the pattern is one byte and the range is the whole buffer.
         unsafe { queue.enqueue_fill_buffer(mem, &[0u8], 0, size, &[]) }
-            .map_err(|e| Error::DeviceUnavailable {
-                device: self.state.label().to_string(),
-                reason: format!("clearing device memory failed: {e}"),
-            })?;
+            .map_err(|e| Self::io_error(self.state, "clearing device memory", e))?;
         Ok(())
     }
 }
 
 impl Drop for Buffer {
-    /// Back to the pool, dropping the oldest buffers past the pool's limits. Safe before
-    /// the kernels using it finished: the queue is in order, so whatever the buffer's next
-    /// user enqueues runs after them.
+    /// Back to the pool (unless it alone is over the pool's byte limit), dropping the
+    /// oldest buffers past the pool's limits. Safe before the kernels using it finished:
+    /// the queue is in order, so whatever the buffer's next user enqueues runs after them
+    /// (and a buffer the pool drops is released by OpenCL once those kernels are done).
     fn drop(&mut self) {
         let Some(mem) = self.mem.take() else { return };
+        let size = self.bytes.max(1);
+        if size > POOL_BYTES {
+            return;
+        }
         let mut pool = self.state.pool.lock().unwrap_or_else(|p| p.into_inner());
-        pool.push((self.bytes.max(1), mem));
+        pool.push((size, mem));
         while pool.len() > POOL_BUFFERS || pool.iter().map(|(n, _)| n).sum::<usize>() > POOL_BYTES {
             pool.remove(0);
         }

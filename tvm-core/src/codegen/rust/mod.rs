@@ -104,6 +104,15 @@ pub fn emit_rust_with(f: &PrimFunc, opts: &EmitOptions) -> Result<TokenStream, C
     if !f.target.is_cpu() || !f.kernels.is_empty() {
         return Err(unsupported(format!("target `{}` (only cpu functions are emitted as Rust)", f.target)));
     }
+    // Every parameter's type must have a Rust type here (f16 and bf16 do not, yet), also
+    // where the body never reads the parameter.
+    for p in &f.params {
+        let d = match p {
+            Param::Tensor { buffer, .. } => buffer.dtype(),
+            Param::Scalar(v) => v.dtype(),
+        };
+        scalar_ty(d)?;
+    }
     let dims = dim_vars(f);
     let levels = levels_of(&f.target)?;
     // The smallest dim bound proves the most accesses; take the largest bound that

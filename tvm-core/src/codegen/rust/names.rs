@@ -14,7 +14,7 @@ const RESERVED: &[&str] = &[
     "Self", "static", "struct", "super", "trait", "true", "type", "unsafe", "use", "where", "while", "abstract",
     "become", "box", "do", "final", "macro", "override", "priv", "try", "typeof", "unsized", "virtual", "yield",
     "union", "bool", "char", "str", "f16", "f32", "f64", "f128", "i8", "i16", "i32", "i64", "i128", "isize", "u8",
-    "u16", "u32", "u64", "u128", "usize", "T", "L", "_",
+    "u16", "u32", "u64", "u128", "usize", "T", "L", "_", "None", "Some", "Ok", "Err",
 ];
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -45,11 +45,11 @@ impl Names {
         }
         let mut base: String =
             name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
-        if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) || base.starts_with("__") {
-            base = format!("v{base}");
-        }
         if RESERVED.contains(&base.as_str()) {
             base.push('_');
+        }
+        if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) || base.starts_with("__") {
+            base = format!("v{base}");
         }
         let mut s = base.clone();
         let mut n = 1;

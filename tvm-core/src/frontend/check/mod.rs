@@ -231,6 +231,21 @@ impl<'a> Checker<'a> {
         matches!(self.syms.get(name), Some(Sym::Scalar(_) | Sym::Dim(_)))
     }
 
+    /// Reports `name` if it starts with `__`: such names are the generated code's (its
+    /// locals and items live beside the parameters and outputs). True if reserved.
+    fn reserved(&mut self, name: &Name) -> bool {
+        let bare = name.name.strip_prefix("r#").unwrap_or(&name.name);
+        if !bare.starts_with("__") {
+            return false;
+        }
+        self.error_help(
+            name.loc,
+            format!("`{}` is reserved: names starting with `__` belong to the code `compute!` generates", name.name),
+            format!("rename it, for example `{}`", bare.trim_start_matches('_')),
+        );
+        true
+    }
+
     /// Reports `name` if it is already declared; true if it is new.
     fn check_new_name(&mut self, name: &Name) -> bool {
         if self.syms.contains_key(&name.name) {
@@ -326,6 +341,8 @@ impl<'a> Checker<'a> {
         let mut skip = vec![false; params.len()];
         for (k, p) in params.iter().enumerate() {
             let name = p.name();
+            // A reserved name is reported and otherwise checked as any other.
+            self.reserved(name);
             if !seen.insert(&name.name) {
                 self.error_help(
                     name.loc,
@@ -395,6 +412,7 @@ impl<'a> Checker<'a> {
 
     fn outputs(&mut self, outputs: &[OutputAst]) {
         for o in outputs {
+            self.reserved(&o.name);
             if !self.check_new_name(&o.name) {
                 continue;
             }
