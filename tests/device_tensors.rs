@@ -24,16 +24,12 @@ compute! {
     }
 }
 
-compute! {
-    /// Row softmax: on GPUs the default schedule computes `m` and `s` as their own kernels,
-    /// so the host code allocates them as device intermediates.
-    pub fn softmax(x: f32[M, N]) -> y: f32[M, N] {
-        let m[i]: f32[M] = max(x[i, j] for j in 0..N);
-        let e[i, j]: f32[M, N] = exp(x[i, j] - m[i]);
-        let s[i]: f32[M] = sum(e[i, j] for j in 0..N);
-        y[i, j] = e[i, j] / s[i];
-    }
+/// Row softmax (the corpus kernel with the default schedules): on GPUs, `m` and `s` are
+/// kernels of their own, so the host code allocates them as device intermediates.
+mod softmax_kernel {
+    include!("../tvm-core/tests/corpus/softmax_default.rs");
 }
+use softmax_kernel::softmax;
 
 compute! {
     /// Two outputs of independent sizes.

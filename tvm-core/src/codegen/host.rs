@@ -23,7 +23,7 @@
 //!
 //! [`Program`]: tvm_runtime::gpu::Program
 
-use super::rust::expr::{binop, cast, cmpop, float_lit, int_lit, neg};
+use super::rust::expr::{binop, is_scalar_operator, operands, scalar_operator};
 use super::rust::names::Names;
 use super::rust::{dim_vars, scalar_ty, unsupported};
 use super::CodegenError;
@@ -334,9 +334,6 @@ impl HostEmitter<'_> {
             return Err(unsupported(format!("the vector host expression `{}`", crate::tir::printer::print_expr(e))));
         }
         Ok(match e {
-            Expr::Int { value, dtype } => int_lit(*value, *dtype)?,
-            Expr::Float { value, dtype } => float_lit(*value, *dtype)?,
-            Expr::Bool(b) => quote!(#b),
             Expr::Var(v) => {
                 let id = self.var(v)?;
                 quote!(#id)
@@ -353,37 +350,13 @@ impl HostEmitter<'_> {
                     }
                 }
             }
-            Expr::Binary { op, a, b } => {
-                let (x, y) = (self.expr(a)?, self.expr(b)?);
-                binop(*op, d, x, y)
+            // Host code passes f16 and bf16 values through and computes nothing with them.
+            Expr::Cast { dtype, value } if is_half(value.dtype()) || is_half(*dtype) => {
+                return Err(unsupported(format!("the host expression `{}`", crate::tir::printer::print_expr(e))));
             }
-            Expr::Cmp { op, a, b } => {
-                let (x, y) = (self.expr(a)?, self.expr(b)?);
-                cmpop(*op, x, y)
-            }
-            Expr::And(a, b) => {
-                let (x, y) = (self.expr(a)?, self.expr(b)?);
-                quote!((#x && #y))
-            }
-            Expr::Or(a, b) => {
-                let (x, y) = (self.expr(a)?, self.expr(b)?);
-                quote!((#x || #y))
-            }
-            Expr::Not(a) => {
-                let x = self.expr(a)?;
-                quote!((!#x))
-            }
-            Expr::Neg(a) => {
-                let x = self.expr(a)?;
-                neg(d, x)?
-            }
-            Expr::Select { cond, then, otherwise } => {
-                let (c, t, o) = (self.expr(cond)?, self.expr(then)?, self.expr(otherwise)?);
-                quote!((if #c { #t } else { #o }))
-            }
-            Expr::Cast { dtype, value } if !is_half(value.dtype()) && !is_half(*dtype) => {
-                let x = self.expr(value)?;
-                cast(value.dtype(), *dtype, x)?
+            e if is_scalar_operator(e) => {
+                let xs = operands(e).into_iter().map(|x| self.expr(x)).collect::<R<Vec<_>>>()?;
+                scalar_operator(e, xs)?
             }
             _ => {
                 return Err(unsupported(format!("the host expression `{}`", crate::tir::printer::print_expr(e))));

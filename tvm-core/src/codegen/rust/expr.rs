@@ -23,44 +23,23 @@ impl Emitter<'_> {
             return self.vector(e);
         }
         Ok(match e {
-            Expr::Int { value, dtype } => int_lit(*value, *dtype)?,
-            Expr::Float { value, dtype } => float_lit(*value, *dtype)?,
-            Expr::Bool(b) => quote!(#b),
             Expr::Var(v) => {
                 let id = self.names.var(v);
                 quote!(#id)
             }
-            Expr::Binary { op, a, b } => {
-                let (x, y) = (self.expr(a)?, self.expr(b)?);
-                binop(*op, d, x, y)
-            }
-            Expr::Cmp { op, a, b } => {
-                let (x, y) = (self.expr(a)?, self.expr(b)?);
-                cmpop(*op, x, y)
-            }
-            Expr::And(a, b) => {
-                let (x, y) = (self.expr(a)?, self.expr(b)?);
-                quote!((#x && #y))
-            }
-            Expr::Or(a, b) => {
-                let (x, y) = (self.expr(a)?, self.expr(b)?);
-                quote!((#x || #y))
-            }
-            Expr::Not(a) => {
-                let x = self.expr(a)?;
-                quote!((!#x))
-            }
-            Expr::Neg(a) => {
-                let x = self.expr(a)?;
-                neg(d, x)?
-            }
-            Expr::Select { cond, then, otherwise } => {
-                let (c, t, o) = (self.expr(cond)?, self.expr(then)?, self.expr(otherwise)?);
-                quote!((if #c { #t } else { #o }))
-            }
-            Expr::Cast { dtype, value } => {
-                let x = self.expr(value)?;
-                cast(value.dtype(), *dtype, x)?
+            Expr::Int { .. }
+            | Expr::Float { .. }
+            | Expr::Bool(_)
+            | Expr::Binary { .. }
+            | Expr::Cmp { .. }
+            | Expr::And(..)
+            | Expr::Or(..)
+            | Expr::Not(_)
+            | Expr::Neg(_)
+            | Expr::Select { .. }
+            | Expr::Cast { .. } => {
+                let xs = operands(e).into_iter().map(|x| self.expr(x)).collect::<R<Vec<_>>>()?;
+                scalar_operator(e, xs)?
             }
             Expr::Call { func, args } => {
                 let xs = args.iter().map(|a| self.expr(a)).collect::<R<Vec<_>>>()?;
@@ -287,6 +266,69 @@ impl Emitter<'_> {
             }
         })
     }
+}
+
+/// Whether `e` is a constant or an operator [`scalar_operator`] emits.
+pub(crate) fn is_scalar_operator(e: &Expr) -> bool {
+    matches!(
+        e,
+        Expr::Int { .. }
+            | Expr::Float { .. }
+            | Expr::Bool(_)
+            | Expr::Binary { .. }
+            | Expr::Cmp { .. }
+            | Expr::And(..)
+            | Expr::Or(..)
+            | Expr::Not(_)
+            | Expr::Neg(_)
+            | Expr::Select { .. }
+            | Expr::Cast { .. }
+    )
+}
+
+/// The operands of an operator, in the order [`scalar_operator`] takes them.
+pub(crate) fn operands(e: &Expr) -> Vec<&Expr> {
+    match e {
+        Expr::Binary { a, b, .. } | Expr::Cmp { a, b, .. } | Expr::And(a, b) | Expr::Or(a, b) => vec![a, b],
+        Expr::Not(a) | Expr::Neg(a) => vec![a],
+        Expr::Select { cond, then, otherwise } => vec![cond, then, otherwise],
+        Expr::Cast { value, .. } => vec![value],
+        _ => vec![],
+    }
+}
+
+/// The scalar constant or operator `e` (see [`is_scalar_operator`]) as Rust, with the
+/// interpreter's semantics, its operands already emitted as `xs`. Shared by the CPU
+/// backend and the host code of GPU functions.
+pub(crate) fn scalar_operator(e: &Expr, xs: Vec<TokenStream>) -> R<TokenStream> {
+    let d = e.dtype();
+    let x = |i: usize| xs[i].clone();
+    Ok(match e {
+        Expr::Int { value, dtype } => int_lit(*value, *dtype)?,
+        Expr::Float { value, dtype } => float_lit(*value, *dtype)?,
+        Expr::Bool(b) => quote!(#b),
+        Expr::Binary { op, .. } => binop(*op, d, x(0), x(1)),
+        Expr::Cmp { op, .. } => cmpop(*op, x(0), x(1)),
+        Expr::And(..) => {
+            let (a, b) = (x(0), x(1));
+            quote!((#a && #b))
+        }
+        Expr::Or(..) => {
+            let (a, b) = (x(0), x(1));
+            quote!((#a || #b))
+        }
+        Expr::Not(_) => {
+            let a = x(0);
+            quote!((!#a))
+        }
+        Expr::Neg(_) => neg(d, x(0))?,
+        Expr::Select { .. } => {
+            let (c, t, o) = (x(0), x(1), x(2));
+            quote!((if #c { #t } else { #o }))
+        }
+        Expr::Cast { dtype, value } => cast(value.dtype(), *dtype, x(0))?,
+        _ => return Err(unsupported(format!("`{}` as a scalar operator", crate::tir::printer::print_expr(e)))),
+    })
 }
 
 /// Whether evaluating `e` where the interpreter would not could fail or touch memory (a
