@@ -7,6 +7,10 @@
 //! back (blocking). The generated side does all of that plus its checks (shapes, device,
 //! limits) and its caches. Both run on OpenCL device 0 (on this project's machines, PoCL).
 //!
+//! Criterion measures each side on its own; then the two calls run interleaved for 3000
+//! rounds (alternating which goes first), and the medians and the median per-round ratio
+//! are printed: PoCL's timings drift on a shared machine, and interleaving cancels that.
+//!
 //! Run: `cargo bench --bench opencl_overhead`. With no OpenCL device it prints why and
 //! measures nothing.
 
@@ -86,6 +90,44 @@ fn bench(c: &mut Criterion) {
     g.bench_function("generated run", |bch| bch.iter(|| vector_add::run(&device, &ta, &tb, &mut tc).unwrap()));
     g.bench_function("hand-written opencl3", |bch| bch.iter(|| by_hand(&mut out)));
     g.finish();
+
+    // The same two calls interleaved (generated, hand-written, then the other order), so
+    // that both see the same state of a shared 2-core machine: per-call medians, and the
+    // median of the per-round ratios.
+    let rounds = 3000;
+    let (mut gen, mut hand, mut ratio) = (Vec::new(), Vec::new(), Vec::new());
+    for r in 0..rounds {
+        let mut time_gen = || {
+            let t = std::time::Instant::now();
+            vector_add::run(&device, &ta, &tb, &mut tc).unwrap();
+            t.elapsed().as_secs_f64()
+        };
+        let (a, b) = if r % 2 == 0 {
+            let a = time_gen();
+            let t = std::time::Instant::now();
+            by_hand(&mut out);
+            (a, t.elapsed().as_secs_f64())
+        } else {
+            let t = std::time::Instant::now();
+            by_hand(&mut out);
+            let b = t.elapsed().as_secs_f64();
+            (time_gen(), b)
+        };
+        gen.push(a);
+        hand.push(b);
+        ratio.push(a / b);
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let (g, h, r) = (median(&mut gen), median(&mut hand), median(&mut ratio));
+    println!(
+        "interleaved, {rounds} rounds: generated run {:.1} µs, hand-written {:.1} µs (medians); \
+         median ratio generated / hand-written {r:.3}",
+        g * 1e6,
+        h * 1e6
+    );
 }
 
 criterion_group!(benches, bench);
