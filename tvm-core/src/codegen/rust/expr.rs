@@ -27,20 +27,6 @@ impl Emitter<'_> {
                 let id = self.names.var(v);
                 quote!(#id)
             }
-            Expr::Int { .. }
-            | Expr::Float { .. }
-            | Expr::Bool(_)
-            | Expr::Binary { .. }
-            | Expr::Cmp { .. }
-            | Expr::And(..)
-            | Expr::Or(..)
-            | Expr::Not(_)
-            | Expr::Neg(_)
-            | Expr::Select { .. }
-            | Expr::Cast { .. } => {
-                let xs = operands(e).into_iter().map(|x| self.expr(x)).collect::<R<Vec<_>>>()?;
-                scalar_operator(e, xs)?
-            }
             Expr::Call { func, args } => {
                 let xs = args.iter().map(|a| self.expr(a)).collect::<R<Vec<_>>>()?;
                 self.call(*func, d, xs)?
@@ -54,6 +40,11 @@ impl Emitter<'_> {
             Expr::Ramp { .. } | Expr::Broadcast { .. } => unreachable!("internal: one-lane vector node"),
             Expr::ProducerLoad { .. } | Expr::Reduce(_) => {
                 return Err(unsupported("tensor-expression nodes (the function was not lowered)"))
+            }
+            // Constants and operators.
+            _ => {
+                let xs = operands(e).into_iter().map(|x| self.expr(x)).collect::<R<Vec<_>>>()?;
+                scalar_operator(e, xs)?
             }
         })
     }
