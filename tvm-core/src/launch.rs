@@ -174,34 +174,14 @@ fn bind(f: &PrimFunc, args: &[ArgValue]) -> Result<HashMap<VarId, ScalarValue>, 
     Ok(env)
 }
 
-/// Calls `$f` with the elements of host data `$d` (any element type; f16 and bf16 as
-/// their bits, which is how they cross to a device).
-macro_rules! with_elements {
-    ($d:expr, $v:ident => $f:expr) => {
-        match $d {
-            HostData::Bool($v) => $f,
-            HostData::I8($v) => $f,
-            HostData::I16($v) => $f,
-            HostData::I32($v) => $f,
-            HostData::I64($v) => $f,
-            HostData::U8($v) => $f,
-            HostData::U16($v) | HostData::F16($v) | HostData::BF16($v) => $f,
-            HostData::U32($v) => $f,
-            HostData::U64($v) => $f,
-            HostData::F32($v) => $f,
-            HostData::F64($v) => $f,
-        }
-    };
-}
-
 /// Host data on the device (one upload).
 fn upload(m: &Module, d: &HostData) -> Result<gpu::Buffer, Error> {
-    with_elements!(d, v => m.upload(v))
+    interp::each_data!(d, v => m.upload(v))
 }
 
 /// `b` read back into `d` (one download).
 fn download(m: &Module, b: &gpu::Buffer, d: &mut HostData) -> Result<(), Error> {
-    with_elements!(d, v => m.download(b, v))
+    interp::each_data!(d, v => m.download(b, v))
 }
 
 /// The host body, walked on the host.

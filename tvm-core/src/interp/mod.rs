@@ -77,7 +77,7 @@ mod value;
 
 pub use error::{ErrorKind, InterpError};
 /// The scalar operations, shared with the device launcher's host side.
-pub(crate) use value::{binary, cast, compare, neg};
+pub(crate) use value::{binary, cast, compare, each_data, neg};
 pub use value::{ArgValue, HostData, HostTensor, ScalarValue};
 
 use crate::tir::PrimFunc;

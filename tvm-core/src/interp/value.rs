@@ -180,6 +180,8 @@ pub enum HostData {
     F64(Vec<f64>),
 }
 
+/// Evaluates `$e` with `$v` bound to the elements of host data `$d`, whatever their type
+/// (f16 and bf16 as their bits). Also the device launcher's (`crate::launch`).
 macro_rules! each_data {
     ($d:expr, $v:ident => $e:expr) => {
         match $d {
@@ -199,6 +201,7 @@ macro_rules! each_data {
         }
     };
 }
+pub(crate) use each_data;
 
 impl HostData {
     pub fn len(&self) -> usize {

@@ -20,6 +20,7 @@
 //! rest their OpenCL C type>)`, launched with local size = block and global size = grid ×
 //! block per dim.
 
+pub use super::Caps;
 use super::{KernelArg, KernelDesc, Program, Scalar};
 use crate::error::Error;
 use opencl3::command_queue::CommandQueue;
@@ -67,59 +68,6 @@ type ModuleCell = Arc<OnceLock<Result<Arc<Module>, Error>>>;
 /// At most this many buffers, and this many bytes, wait in a device's pool.
 const POOL_BUFFERS: usize = 16;
 const POOL_BYTES: usize = 1 << 30;
-
-/// What a device supports of what generated programs may use.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Caps {
-    /// `opencl:N (platform: device)`, for messages.
-    pub label: String,
-    /// Double precision (`cl_khr_fp64`, or a non-zero `CL_DEVICE_DOUBLE_FP_CONFIG`).
-    pub fp64: bool,
-    /// Half precision arithmetic (`cl_khr_fp16`).
-    pub fp16: bool,
-    /// `CL_DEVICE_LOCAL_MEM_SIZE` in bytes.
-    pub local_mem_bytes: u64,
-}
-
-impl Caps {
-    /// `Ok` if the device can build `source`, judged by the extension pragmas the OpenCL
-    /// printer puts first in a program that uses f64 or f16; else
-    /// `Err(DeviceUnsupported)` naming the type and the extension.
-    pub fn check_program(&self, source: &str) -> Result<(), Error> {
-        let pragma = |ext: &str| {
-            source.lines().any(|l| {
-                let w: Vec<&str> = l.split_whitespace().collect();
-                w.len() >= 4 && w[0] == "#pragma" && w[1] == "OPENCL" && w[2] == "EXTENSION" && w[3] == ext
-            })
-        };
-        for (used, have, ty, ext) in [
-            (pragma("cl_khr_fp64"), self.fp64, "f64", "cl_khr_fp64"),
-            (pragma("cl_khr_fp16"), self.fp16, "f16", "cl_khr_fp16"),
-        ] {
-            if used && !have {
-                return Err(Error::DeviceUnsupported {
-                    device: self.label.clone(),
-                    reason: format!("the kernel computes in {ty}, and the device does not report {ext}"),
-                });
-            }
-        }
-        Ok(())
-    }
-
-    /// `Ok` if a kernel using `bytes` of local (shared) memory fits the device.
-    pub fn check_local_memory(&self, kernel: &str, bytes: u64) -> Result<(), Error> {
-        if bytes > self.local_mem_bytes {
-            return Err(Error::DeviceUnsupported {
-                device: self.label.clone(),
-                reason: format!(
-                    "kernel `{kernel}` uses {bytes} bytes of local memory, more than the device's {} bytes",
-                    self.local_mem_bytes
-                ),
-            });
-        }
-        Ok(())
-    }
-}
 
 /// The process-wide OpenCL state: the devices of every platform, each with one context,
 /// queue, program cache and buffer pool. Thread-safe; get it with

@@ -2,19 +2,12 @@
 //! every question about one answers `DeviceUnavailable`. The types that stand for a live
 //! device are uninhabited, so nothing here can be reached at run time.
 
+pub use super::Caps;
 use super::{KernelArg, KernelDesc, Program};
 use crate::error::Error;
 use std::convert::Infallible;
 use std::sync::Arc;
 
-/// What a device supports (never built without the feature).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Caps {
-    pub label: String,
-    pub fp64: bool,
-    pub fp16: bool,
-    pub local_mem_bytes: u64,
-}
 
 /// The OpenCL runtime of a build without OpenCL: no device.
 pub struct OpenClRuntime(());
