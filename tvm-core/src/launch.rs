@@ -111,6 +111,7 @@ fn program(f: &PrimFunc, backend: Backend, source: &str) -> &'static Program {
             function: leak(&f.name),
             source: leak(source),
             kernels: Box::leak(kernels.into_boxed_slice()),
+            binaries: &[],
         }))
     })
 }

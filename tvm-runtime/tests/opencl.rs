@@ -40,6 +40,7 @@ static SCALE: Program = Program {
     function: "scale",
     source: SCALE_SRC,
     kernels: &[KernelDesc { name: "scale", params: SCALE_PARAMS, shared_bytes: 0, block: None }],
+    binaries: &[],
 };
 
 /// Runs `SCALE` on `x` into `y`: `y = a * x + k`.
@@ -102,6 +103,7 @@ fn programs_load_once() {
             shared_bytes: 0,
             block: Some([1, 1, 1]),
         }],
+        binaries: &[],
     };
     assert!(!gpu::is_cached(&DEV, &ONCE));
     let loaded: Vec<gpu::Module> = std::thread::scope(|s| {
@@ -118,6 +120,7 @@ fn programs_load_once() {
         function: "bad",
         source: "__kernel void programs_load_once_bad(__global int* a) { not C; }",
         kernels: &[],
+        binaries: &[],
     };
     let e1 = gpu::load(&DEV, &BAD).err().expect("a program that does not compile");
     assert!(matches!(&e1, Error::CompilationFailed { target, log } if target == "opencl" && !log.trim().is_empty()));
@@ -138,6 +141,7 @@ fn loading_checks_kernels_and_block_shapes() {
         function: "missing",
         source: SCALE_SRC,
         kernels: &[KernelDesc { name: "not_there", params: &[], shared_bytes: 0, block: None }],
+        binaries: &[],
     };
     let e = gpu::load(&DEV, &MISSING).err().unwrap();
     assert!(matches!(&e, Error::LaunchFailed { kernel, reason } if kernel == "not_there" && reason.contains("no kernel")));
@@ -147,6 +151,7 @@ fn loading_checks_kernels_and_block_shapes() {
         function: "huge",
         source: SCALE_SRC,
         kernels: &[KernelDesc { name: "scale", params: SCALE_PARAMS, shared_bytes: 0, block: Some([1 << 20, 1, 1]) }],
+        binaries: &[],
     };
     let e = gpu::load(&DEV, &HUGE_BLOCK).err().unwrap();
     let msg = e.to_string();
@@ -157,6 +162,7 @@ fn loading_checks_kernels_and_block_shapes() {
         function: "shared",
         source: SCALE_SRC,
         kernels: &[KernelDesc { name: "scale", params: SCALE_PARAMS, shared_bytes: 1 << 40, block: None }],
+        binaries: &[],
     };
     let e = gpu::load(&DEV, &HUGE_SHARED).err().unwrap();
     assert!(matches!(&e, Error::DeviceUnsupported { reason, .. } if reason.contains("1099511627776 bytes of local memory")));
@@ -374,6 +380,7 @@ fn misuse_is_an_error_not_a_panic() {
         function: "nul",
         source: SCALE_SRC,
         kernels: &[KernelDesc { name: "sca\0le", params: SCALE_PARAMS, shared_bytes: 0, block: None }],
+        binaries: &[],
     };
     let e = gpu::load(&DEV, &NUL_NAME).err().unwrap();
     assert!(matches!(&e, Error::CompilationFailed { log, .. } if log.contains("NUL")), "{e:?}");
@@ -383,6 +390,7 @@ fn misuse_is_an_error_not_a_panic() {
         function: "fixed",
         source: SCALE_SRC,
         kernels: &[KernelDesc { name: "scale", params: SCALE_PARAMS, shared_bytes: 0, block: Some([64, 1, 1]) }],
+        binaries: &[],
     };
     let m = gpu::load(&DEV, &FIXED_BLOCK).unwrap();
     let x = DeviceTensor::<f32, 1>::zeros(&DEV, [32]).unwrap();

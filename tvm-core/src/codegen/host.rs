@@ -102,6 +102,7 @@ pub fn program_tokens(f: &PrimFunc, backend: Backend, source: &str, ident: &Iden
             function: #function,
             source: #source,
             kernels: &[#(#kernels),*],
+            binaries: &[],
         };
     }
 }

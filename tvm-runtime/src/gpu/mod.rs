@@ -83,6 +83,32 @@ pub struct Program {
     pub source: &'static str,
     /// Its kernels, in the order host code launches them by index.
     pub kernels: &'static [KernelDesc],
+    /// Binaries of `source` built ahead of time (CUDA: PTX and cubin that a `build.rs`
+    /// compiled with nvcc), tried before the source is compiled at run time. Empty for
+    /// OpenCL, and for CUDA without a build step.
+    pub binaries: &'static [Binary],
+}
+
+/// The format of a prebuilt [`Binary`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryFormat {
+    /// PTX text, JIT-compiled by the driver for any device of at least `arch`.
+    Ptx,
+    /// A cubin, loadable by devices of `arch`'s major version and a minor at least as high.
+    Cubin,
+}
+
+/// A prebuilt binary of a [`Program`]'s source.
+#[derive(Debug)]
+pub struct Binary {
+    pub format: BinaryFormat,
+    /// The compute capability it was built for, × 10 (`80` for `sm_80`).
+    pub arch: u32,
+    /// The cache key of the source, architecture and flags it was built from (the file
+    /// name build.rs gave it); the macro embeds a binary only when the key of its own
+    /// generated source matches.
+    pub key: &'static str,
+    pub bytes: &'static [u8],
 }
 
 /// What a device supports of what generated programs may use (with or without the
