@@ -19,7 +19,28 @@ if ! dpkg -s pocl-opencl-icd ocl-icd-opencl-dev >/dev/null 2>&1; then
   fi
 fi
 
-# Every crate, every test, every feature (ndarray, compiler; opencl is a default).
+# The CUDA toolchain, from PyPI wheels into a venv under target/ (no GPU needed): NVRTC
+# 12.9 (libnvrtc, loaded at run time by the runtime), ptxas 12.9, and the CUDA 13.0 nvcc
+# (it runs on a CPU-only machine with the system gcc; 13.0 writes PTX that the 580
+# driver loads) with cuobjdump. The tests find NVRTC through LD_LIBRARY_PATH and the
+# tools on PATH (ptxas 12.9 first).
+venv=$PWD/target/cuda-venv
+site() { "$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])' 2>/dev/null; }
+nv="$(site)/nvidia"
+if [ ! -x "$nv/cu13/bin/nvcc" ] || [ ! -e "$nv/cuda_nvrtc/lib/libnvrtc.so.12" ] || [ ! -x "$nv/cu13/bin/cuobjdump" ]; then
+  if { [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"; } &&
+    "$venv/bin/pip" install -q nvidia-cuda-nvrtc-cu12==12.9.86 nvidia-cuda-nvcc-cu12==12.9.86 \
+      nvidia-cuda-runtime-cu12==12.9.79 nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 \
+      nvidia-nvvm==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cuobjdump==13.5.37 nvidia-cuda-nvdisasm==13.5.37 2>&1; then
+    nv="$(site)/nvidia"
+  else
+    echo "note: the CUDA wheels could not be installed: the CUDA toolchain tests skip" >&2
+  fi
+fi
+export LD_LIBRARY_PATH="$nv/cuda_nvrtc/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+export PATH="$nv/cuda_nvcc/bin:$PATH:$nv/cu13/bin"
+
+# Every crate, every test, every feature (ndarray, compiler; opencl and cuda are defaults).
 cargo test --workspace --all-targets --all-features 2>&1
 # DSL.md's programs once more, built with tvm's default features only (what a user's
 # crate gets) and the default device set to OpenCL: the typed functions then run their

@@ -13,3 +13,9 @@ pub use tvm_runtime::*;
 /// kernel outside a macro, as build scripts and tools do.
 #[cfg(feature = "compiler")]
 pub use tvm_core as compiler;
+
+/// The build-script helper (feature `compiler`): `tvm::build::compile_kernels()` in a
+/// crate's `build.rs` compiles its CUDA kernels with nvcc ahead of time, and `compute!`
+/// embeds the results (see [`tvm_core::build`]).
+#[cfg(feature = "compiler")]
+pub use tvm_core::build;

@@ -67,10 +67,12 @@ compute! {
     }
 }
 
-/// The CPU and every usable OpenCL device.
+/// The CPU, every usable OpenCL device, and every usable CUDA device (none here: the
+/// GPU check runs this on a machine with one).
 fn devices() -> Vec<Device> {
     let mut v = vec![Device::Cpu];
     v.extend(opencl_devices::devices().map(Device::OpenCl));
+    v.extend((0..Device::cuda_device_count()).map(Device::Cuda).filter(|d| d.is_available()));
     v
 }
 

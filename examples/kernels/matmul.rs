@@ -1,7 +1,8 @@
 //! Matmul 1024³ f32 with a TVM-tutorial CPU schedule (packed B, an 8 x 16 register tile)
-//! and a GPU schedule (16 x 16 output tiles per block, a staged through shared memory 16
-//! columns of k at a time). Shared by the example of the same name, by
-//! `benches/cpu.rs` and by the backend suite (`tests/backends/`).
+//! and a GPU schedule (128 x 128 tiles per block of 256 threads, 8 x 8 per thread in
+//! registers, both operands staged through shared memory with float4 loads). Shared by
+//! the example of the same name, by `benches/cpu.rs` and by the backend suite
+//! (`tests/backends/`).
 
 use tvm::compute;
 
@@ -33,19 +34,50 @@ compute! {
     }
 
     schedule!(cuda) {
-        // The packing is for CPU registers: on the GPU c reads b directly, coalesced
-        // along j, and a's rows go through shared memory 16 columns of k at a time.
+        // Warptiling-style SGEMM: a block of 16 x 16 threads computes a 128 x 128 tile of
+        // c, each thread an 8 x 8 register tile (cache_write local at the thread axis).
+        // Per 8-wide slice of k, both operands are staged through shared memory, loaded
+        // by all 256 threads with one float4 each; the thread tile reads its rows of a
+        // and columns of b from shared memory as float4 too (ptxas merges them: LDS.128).
         bp.compute_inline();
-        let (bi, bj, ti, tj) = c.tile(c.i, c.j, 16, 16);
+        let cl = c.cache_write(local);
+        let (bi, bj, ii, jj) = c.tile(c.i, c.j, 128, 128);
+        let (ty, yi) = c.split(ii, 8);
+        let (tx, xi) = c.split(jj, 8);
+        c.reorder(bi, bj, ty, tx, yi, xi);
         c.bind(bi, block.y);
         c.bind(bj, block.x);
-        c.bind(ti, thread.y);
-        c.bind(tj, thread.x);
-        let (ko, ki) = c.split(c.k, 16);
-        let a_s = a.cache_read(shared, [c]);
-        a_s.compute_at(c, ko);
+        c.bind(ty, thread.y);
+        c.bind(tx, thread.x);
+        let (xo, xv) = c.split(xi, 4);
+        c.vectorize(xv);
+        cl.compute_at(c, tx);
+        let [ci, cj] = cl.axes();
+        let (ko, ki) = cl.split(cl.k, 8);
+        cl.reorder(ko, ki, ci, cj);
+        cl.unroll(ki);
+        cl.unroll(ci);
+        cl.unroll(cj);
+        // The 128 x 8 slice of a and the 8 x 128 slice of b (as packed panels), 4 floats
+        // per thread.
+        let a_s = a.cache_read(shared, [cl]);
+        let b_s = bp.cache_read(shared, [cl]);
+        a_s.compute_at(cl, ko);
+        b_s.compute_at(cl, ko);
         let [ay, ax] = a_s.axes();
-        a_s.bind(ay, thread.y);
-        a_s.bind(ax, thread.x);
+        let af = a_s.fuse(ay, ax);
+        let (at, av) = a_s.split(af, 4);
+        let (aty, atx) = a_s.split(at, 16);
+        a_s.bind(aty, thread.y);
+        a_s.bind(atx, thread.x);
+        a_s.vectorize(av);
+        let [bx, bk, by] = b_s.axes();
+        let bf0 = b_s.fuse(bx, bk);
+        let bf = b_s.fuse(bf0, by);
+        let (bt, bv) = b_s.split(bf, 4);
+        let (bty, btx) = b_s.split(bt, 16);
+        b_s.bind(bty, thread.y);
+        b_s.bind(btx, thread.x);
+        b_s.vectorize(bv);
     }
 }

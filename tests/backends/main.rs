@@ -3,9 +3,10 @@
 //! compared with the plain references of `tvm-core/tests/support/reference.rs`.
 //!
 //! The backends are every device of [`Device::all`] that is available: the CPU always,
-//! each OpenCL device (PoCL in CI; `tvm`'s `opencl` feature), each CUDA device once the
-//! CUDA backend exists. A backend that is missing is skipped with a printed reason, except
-//! that `TVM_REQUIRE_TOOLS=1` (CI) requires an OpenCL device. A kernel is added once, here,
+//! each OpenCL device (PoCL in CI; `tvm`'s `opencl` feature), each CUDA device (`cuda`
+//! feature; a driver and a GPU). A backend that is missing is skipped with a printed
+//! reason, except that `TVM_REQUIRE_TOOLS=1` (CI) requires an OpenCL device and
+//! `TVM_REQUIRE_CUDA=1` (`scripts/gpu-check.sh`) a CUDA device. A kernel is added once, here,
 //! and runs on every backend: the corpus kernels are included from
 //! `tvm-core/tests/corpus/` (the same files the compiler's own tests parse), the example
 //! kernels from `examples/kernels/`.
@@ -166,14 +167,21 @@ fn backends() -> &'static [Device] {
     BACKENDS.get_or_init(|| {
         let mut found = Vec::new();
         for d in Device::all() {
-            if let Device::Cuda(_) = d {
-                eprintln!("backend suite: {d} is skipped: tvm-rs has no CUDA backend yet");
-                continue;
-            }
             match d.check_available() {
                 Ok(()) => found.push(d),
                 Err(e) => eprintln!("backend suite: {d} is skipped: {e}"),
             }
+        }
+        if !found.iter().any(|d| matches!(d, Device::Cuda(_))) {
+            let why = match Device::Cuda(0).check_available() {
+                Err(e) => e.to_string(),
+                Ok(()) => "`tvm` was built without its `cuda` feature".to_string(),
+            };
+            // scripts/gpu-check.sh sets TVM_REQUIRE_CUDA=1 on the GPU machine.
+            if std::env::var("TVM_REQUIRE_CUDA").as_deref() == Ok("1") {
+                panic!("TVM_REQUIRE_CUDA=1 but the CUDA backend cannot run: {why}");
+            }
+            eprintln!("backend suite: CUDA is skipped: {why}");
         }
         if !found.iter().any(|d| matches!(d, Device::OpenCl(_))) {
             let why = if cfg!(feature = "opencl") {
@@ -531,14 +539,12 @@ fn in_range_bool_output() {
     }
 }
 
-/// Every kernel's OpenCL program builds on every OpenCL backend with warnings as errors
-/// (the runtime builds them without `-Werror`, since a user's driver may warn about
-/// anything).
-#[cfg(feature = "opencl")]
-#[test]
-fn opencl_programs_build_without_warnings() {
-    type Source = fn(&str) -> Result<&'static str, tvm::Error>;
-    let kernels: &[(&str, Source)] = &[
+/// A kernel module's `source` function.
+type Source = fn(&str) -> Result<&'static str, tvm::Error>;
+
+/// Every kernel of the suite, by name, with its `source` function.
+fn every_source() -> &'static [(&'static str, Source)] {
+    &[
         ("vector_add", corpus::vector_add::vector_add::source),
         ("vector_add_1024", corpus::vector_add_1024::vector_add::source),
         ("vector_add_golden", corpus::vector_add_golden::vector_add::source),
@@ -566,15 +572,51 @@ fn opencl_programs_build_without_warnings() {
         ("poly_vec4", own_vectors::poly_vec4::source),
         ("row_sum", own_opencl::row_sum::source),
         ("scale_shift", own_opencl::scale_shift::source),
-    ];
+    ]
+}
+
+/// Every kernel's OpenCL program builds on every OpenCL backend with warnings as errors
+/// (the runtime builds them without `-Werror`, since a user's driver may warn about
+/// anything).
+#[cfg(feature = "opencl")]
+#[test]
+fn opencl_programs_build_without_warnings() {
     let rt = tvm::gpu::opencl::OpenClRuntime::global();
     for d in backends() {
         let Device::OpenCl(n) = *d else { continue };
-        for (name, source) in kernels {
+        for (name, source) in every_source() {
             let text = source("opencl").unwrap_or_else(|e| panic!("{name}: no OpenCL source: {e}"));
             if let Err(e) = rt.build_uncached(n, text, "-Werror") {
                 panic!("{name} on {d}: {e}\n--- source ---\n{text}");
             }
+        }
+    }
+}
+
+/// Every kernel of the suite has CUDA code, and NVRTC compiles it to cubins for sm_80 and
+/// sm_90 (NVRTC runs the same assembler as ptxas). Needs a loadable libnvrtc (skips
+/// without one, unless `TVM_REQUIRE_TOOLS=1`).
+#[test]
+fn cuda_programs_compile_with_nvrtc() {
+    use tvm::gpu::{cuda, BinaryFormat};
+    let sources: Vec<(&str, &str)> = every_source()
+        .iter()
+        .map(|(name, source)| (*name, source("cuda").unwrap_or_else(|e| panic!("{name}: no CUDA source: {e}"))))
+        .collect();
+    for (name, text) in &sources {
+        assert!(text.contains("extern \"C\" __global__ void"), "{name}:\n{text}");
+    }
+    if let Err(e) = cuda::nvrtc_version() {
+        if std::env::var("TVM_REQUIRE_TOOLS").as_deref() == Ok("1") {
+            panic!("TVM_REQUIRE_TOOLS=1 but NVRTC cannot be loaded: {e}");
+        }
+        return eprintln!("skipping the NVRTC builds: {e}");
+    }
+    for (name, text) in &sources {
+        for arch in [80, 90] {
+            let built = cuda::compile_cuda_with(text, arch, BinaryFormat::Cubin, None)
+                .unwrap_or_else(|e| panic!("{name} for sm_{arch}: {e}\n--- source ---\n{text}"));
+            assert!(!built.bytes.is_empty(), "{name} for sm_{arch}: an empty cubin");
         }
     }
 }

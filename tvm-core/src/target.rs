@@ -41,6 +41,9 @@ pub struct Target {
     pub mcpu: Option<String>,
     pub num_cores: Option<u32>,
     pub opencl_device: Option<String>,
+    /// CUDA: fast math intrinsics (`__expf`, ...) instead of the precise functions
+    /// (`-fast-math`; off by default).
+    pub fast_math: bool,
 }
 
 /// Why a target string was rejected.
@@ -100,6 +103,7 @@ impl Target {
             mcpu: None,
             num_cores: None,
             opencl_device: None,
+            fast_math: false,
         }
     }
 
@@ -155,6 +159,19 @@ impl Target {
                     t.max_shared_memory_per_block = num("a positive number of bytes")?
                 }
                 (TargetKind::Cuda, "thread_warp_size") => t.warp_size = num("a positive integer")?,
+                (TargetKind::Cuda, "fast-math") => {
+                    t.fast_math = match value {
+                        "" | "1" | "true" => true,
+                        "0" | "false" => false,
+                        _ => {
+                            return Err(TargetError::BadValue {
+                                option: key.to_string(),
+                                value: value.to_string(),
+                                expected: "nothing, true or false",
+                            })
+                        }
+                    }
+                }
                 (TargetKind::OpenCl, "device") => t.opencl_device = Some(value.to_string()),
                 (TargetKind::Cpu, "mcpu") => {
                     t.mcpu = Some(value.to_string());

@@ -128,39 +128,21 @@ fn row_sum_cuda_cross_thread_reduction() {
         ROW_SUM,
         Variant::Gpu,
         expect![[r#"
-        @func cuda row_sum(x: f32[M, 100] global, r: f32[M] global out)
-          launch row_sum_kernel0<<<grid(M, 1, 1), block(32, 1, 1)>>>(x, r)
+            @func cuda row_sum(x: f32[M, 100] global, r: f32[M] global out)
+              launch row_sum_kernel0<<<grid(M, 1, 1), block(32, 1, 1)>>>(x, r)
 
-        @kernel row_sum_kernel0(x, r)
-          blockIdx.x: blockIdx_x
-          threadIdx.x: threadIdx_x
-          alloc r_red: f32[32] shared
-          alloc r_acc: f32[1] local
-          r_acc[0] = 0.0
-          for jo in serial(0, 4):
-            if jo * 32 + threadIdx_x < 100:
-              r_acc[0] = r_acc[0] + x[jo * 32 + blockIdx_x * 100 + threadIdx_x]
-          r_red[threadIdx_x] = r_acc[0]
-          barrier()
-          if threadIdx_x < 16:
-            r_red[threadIdx_x] = r_red[threadIdx_x] + r_red[threadIdx_x + 16]
-          barrier()
-          if threadIdx_x < 8:
-            r_red[threadIdx_x] = r_red[threadIdx_x] + r_red[threadIdx_x + 8]
-          barrier()
-          if threadIdx_x < 4:
-            r_red[threadIdx_x] = r_red[threadIdx_x] + r_red[threadIdx_x + 4]
-          barrier()
-          if threadIdx_x < 2:
-            r_red[threadIdx_x] = r_red[threadIdx_x] + r_red[threadIdx_x + 2]
-          barrier()
-          if threadIdx_x < 1:
-            r_red[threadIdx_x] = r_red[threadIdx_x] + r_red[threadIdx_x + 1]
-          barrier()
-          if threadIdx_x == 0:
-            r[blockIdx_x] = r_red[0]
-          barrier()
-    "#]],
+            @kernel row_sum_kernel0(x, r)
+              blockIdx.x: blockIdx_x
+              threadIdx.x: threadIdx_x
+              alloc r_acc: f32[1] local
+              r_acc[0] = 0.0
+              for jo in serial(0, 4):
+                if jo * 32 + threadIdx_x < 100:
+                  r_acc[0] = r_acc[0] + x[jo * 32 + blockIdx_x * 100 + threadIdx_x]
+              warp_reduce(sum, r_acc, width=32)
+              if threadIdx_x == 0:
+                r[blockIdx_x] = r_acc[0]
+        "#]],
     );
 }
 

@@ -23,8 +23,8 @@ pub fn not_built(target: &str) -> Error {
     }
 }
 
-/// The error for a device whose backend does not exist yet (CUDA): why the device is
-/// unavailable, or that no backend runs on it.
+/// The error for a device the kernel has no code for (CUDA, until the compiler generates
+/// its host code): why the device is unavailable, or that the kernel has no code for it.
 pub fn no_backend(device: &crate::Device) -> Error {
     crate::gpu::no_backend(device)
 }

@@ -7,13 +7,13 @@
 //! [`Error::DeviceUnavailable`], never a silent fallback), else CUDA if a CUDA device is
 //! present and kernels have CUDA code ([`CUDA_BACKEND`]), else the CPU.
 //!
-//! The CUDA presence check here uses no CUDA crate and loads nothing: the driver library
-//! `libcuda.so.1` must exist (in a directory of `LD_LIBRARY_PATH`, skipping `stubs`
-//! directories, whose library is a link-time stub and not a driver, or in a standard
-//! library directory) and `/proc/driver/nvidia/gpus` must list the devices (their number
-//! is the device count). It is Linux-only; elsewhere no CUDA device is found. When the
-//! CUDA runtime lands, the real check (`cuInit` and `cuDeviceGetCount` through cudarc,
-//! still only after the library was found) replaces it.
+//! The CUDA presence check first looks for the driver library `libcuda.so.1` on disk,
+//! loading nothing (in a directory of `LD_LIBRARY_PATH`, skipping `stubs` directories,
+//! whose library is a link-time stub and not a driver, or in a standard library
+//! directory; Linux only, elsewhere no CUDA device is found). Only when it exists does the
+//! CUDA backend (feature `cuda`) load it through cudarc and ask the driver: `cuInit` and
+//! `cuDeviceGetCount` give the devices ([`crate::gpu::cuda::CudaRuntime`]). Without the
+//! feature there is no CUDA device.
 
 use crate::error::Error;
 use std::fmt;
@@ -59,7 +59,7 @@ impl Device {
             .get_or_init(|| {
                 let env = std::env::var_os("TVM_DEVICE");
                 let env = env.as_ref().map(|v| v.to_string_lossy());
-                decide_default(env.as_deref(), CUDA_BACKEND && cuda_probe().device_count > 0)
+                decide_default(env.as_deref(), CUDA_BACKEND && Device::cuda_device_count() > 0)
             })
             .clone()
     }
@@ -71,44 +71,29 @@ impl Device {
 
     /// `Ok` if the device can run kernels, else `Err(DeviceUnavailable)` saying why.
     pub fn check_available(&self) -> Result<(), Error> {
-        let unavailable = |reason: String| Err(Error::DeviceUnavailable { device: self.to_string(), reason });
+        // Without its feature, a backend's runtime has no device and says why.
         match *self {
             Device::Cpu => Ok(()),
-            Device::Cuda(n) => {
-                let probe = cuda_probe();
-                if probe.library.is_none() {
-                    unavailable("no CUDA driver library (libcuda.so.1) was found".to_string())
-                } else if probe.device_count == 0 {
-                    unavailable("the CUDA driver library is present but reports no device".to_string())
-                } else if n >= probe.device_count {
-                    let s = if probe.device_count == 1 { "" } else { "s" };
-                    unavailable(format!("only {} CUDA device{s} found", probe.device_count))
-                } else {
-                    Ok(())
-                }
-            }
-            #[cfg(feature = "opencl")]
+            Device::Cuda(n) => crate::gpu::cuda::CudaRuntime::global().check_device(n),
             Device::OpenCl(n) => crate::gpu::opencl::OpenClRuntime::global().check_device(n),
-            #[cfg(not(feature = "opencl"))]
-            Device::OpenCl(_) => unavailable("tvm was built without its `opencl` feature".to_string()),
         }
     }
 
-    /// Every device present: the CPU, then each CUDA device found, then each OpenCL
-    /// device of every platform (none when libOpenCL is missing or the `opencl` feature is
-    /// off). A listed device may still fail [`Device::check_available`] (an OpenCL device
-    /// whose context cannot be made).
+    /// Every device present: the CPU, then each CUDA device the driver reports (none
+    /// without a driver or the `cuda` feature), then each OpenCL device of every platform
+    /// (none when libOpenCL is missing or the `opencl` feature is off). A listed device may
+    /// still fail [`Device::check_available`] (a device whose context cannot be made).
     pub fn all() -> Vec<Device> {
         let mut v = vec![Device::Cpu];
         v.extend((0..Device::cuda_device_count()).map(Device::Cuda));
-        #[cfg(feature = "opencl")]
         v.extend((0..crate::gpu::opencl::OpenClRuntime::global().device_count()).map(Device::OpenCl));
         v
     }
 
-    /// The number of CUDA devices found (0 without a driver); probed once per process.
+    /// The number of CUDA devices the driver reports (0 without a driver or the `cuda`
+    /// feature); asked once per process.
     pub fn cuda_device_count() -> usize {
-        cuda_probe().device_count
+        crate::gpu::cuda::CudaRuntime::global().device_count()
     }
 }
 
@@ -132,10 +117,9 @@ impl Default for Device {
     }
 }
 
-/// Whether kernels have CUDA code that runs. Not yet: until the CUDA backend exists, a
-/// CUDA device that is present does not become the default, so that the typed functions
-/// keep running (on the CPU) where a CUDA driver is installed.
-pub const CUDA_BACKEND: bool = false;
+/// Whether this build runs CUDA code: the `cuda` feature (on by default). With it, a CUDA
+/// device that is present is the default device; without it, no CUDA device exists.
+pub const CUDA_BACKEND: bool = cfg!(feature = "cuda");
 
 /// The default-device decision as a pure function: `env` is the value of `TVM_DEVICE`
 /// (`None` if unset; empty or blank counts as unset), `cuda_usable` whether a CUDA device
@@ -186,26 +170,18 @@ impl FromStr for Device {
     }
 }
 
-/// What the CUDA presence check found.
-struct CudaProbe {
-    /// The driver library's path, if found.
-    library: Option<PathBuf>,
-    /// The number of devices (0 without the library).
-    device_count: usize,
-}
-
-/// The CUDA presence check, run once per process.
-fn cuda_probe() -> &'static CudaProbe {
-    static PROBE: OnceLock<CudaProbe> = OnceLock::new();
-    PROBE.get_or_init(|| {
-        let library = find_cuda_driver(std::env::var_os("LD_LIBRARY_PATH").as_deref());
-        let device_count = if library.is_some() { proc_gpu_count(Path::new("/proc/driver/nvidia/gpus")) } else { 0 };
-        CudaProbe { library, device_count }
-    })
+/// The path of the CUDA driver library (`find_cuda_driver` of this process's
+/// `LD_LIBRARY_PATH`), looked up once per process. The CUDA backend loads nothing of
+/// CUDA unless this found it.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) fn cuda_driver_library() -> Option<&'static Path> {
+    static LIBRARY: OnceLock<Option<PathBuf>> = OnceLock::new();
+    LIBRARY.get_or_init(|| find_cuda_driver(std::env::var_os("LD_LIBRARY_PATH").as_deref())).as_deref()
 }
 
 /// The path of `libcuda.so.1` in `ld_library_path`'s directories (except `stubs`
 /// directories) or the standard library directories; `None` off Linux.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
 fn find_cuda_driver(ld_library_path: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
     if !cfg!(target_os = "linux") {
         return None;
@@ -227,10 +203,4 @@ fn find_cuda_driver(ld_library_path: Option<&std::ffi::OsStr>) -> Option<PathBuf
         .chain(STANDARD.iter().map(PathBuf::from))
         .map(|dir| dir.join("libcuda.so.1"))
         .find(|lib| lib.is_file())
-}
-
-/// The number of entries of `dir` (one per GPU in `/proc/driver/nvidia/gpus`); 0 if it
-/// cannot be read.
-fn proc_gpu_count(dir: &Path) -> usize {
-    std::fs::read_dir(dir).map(|entries| entries.filter(|e| e.is_ok()).count()).unwrap_or(0)
 }

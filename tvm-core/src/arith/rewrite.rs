@@ -608,6 +608,10 @@ impl<'a> Ctx<'a> {
             let rd = self.div_pos(r, c);
             return q.add(&rd);
         }
+        if let Some((x, k)) = self.split_by_divisor(&a, c) {
+            // (g·x + r) / (g·k) == x / k when 0 <= r < g and the dividend is >= 0.
+            return self.div_pos(x, k);
+        }
         if let Some(Expr::Binary { op: BinOp::Div, a: x, b: d }) = a.single_atom() {
             if let Some(c2) = d.as_int().filter(|&c2| c2 > 0) {
                 if let Some(cc) = c.checked_mul(c2) {
@@ -618,6 +622,26 @@ impl<'a> Ctx<'a> {
             }
         }
         self.atom_checked(Expr::binary(BinOp::Div, from_poly(&a), Expr::int(c)))
+    }
+
+    /// For a constant `c > 1`: `a == g·x + r` with `g` a proper divisor of `c` (`1 < g <
+    /// c`, the largest that works), `0 <= r < g` and `a >= 0`; returns `x` and `k = c / g`.
+    /// What makes `(4·t + v) / 8` (with `v < 4`) `t / 2`: the fused and split index of a
+    /// vectorized load (TVM's canonical simplifier does the same).
+    fn split_by_divisor(&mut self, a: &Poly, c: i64) -> Option<(Poly, i64)> {
+        if c > 4096 || !self.prove_nonneg(a) {
+            return None;
+        }
+        for g in (2..c).rev().filter(|g| c % g == 0) {
+            let (x, r) = split(a, g);
+            if x.is_zero() {
+                continue;
+            }
+            if self.prove_nonneg(&r) && self.prove_le0(&r.add_const(1 - g)) {
+                return Some((x, c / g));
+            }
+        }
+        None
     }
 
     /// `a % b` (the remainder has the sign of `a`).
@@ -673,6 +697,12 @@ impl<'a> Ctx<'a> {
         }
         if !q.is_zero() && self.prove_nonneg(&a) && self.prove_nonneg(&r) {
             return self.mod_pos(r, c);
+        }
+        if let Some((x, k)) = self.split_by_divisor(&a, c) {
+            // (g·x + r) % (g·k) == g·(x % k) + r when 0 <= r < g and the dividend is >= 0.
+            let g = c / k;
+            let r = a.sub(&x.scale(g));
+            return self.mod_pos(x, k).scale(g).add(&r);
         }
         if let Some(Expr::Binary { op: BinOp::Mod, a: x, b: d }) = a.single_atom() {
             if d.as_int().is_some_and(|c2| c2 != i64::MIN && c2 != 0 && c2.abs() % c == 0) {

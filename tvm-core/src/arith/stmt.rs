@@ -132,7 +132,7 @@ impl Analyzer {
             Stmt::Allocate { buffer, extent, body } => {
                 Stmt::Allocate { buffer, extent: self.simplify(&extent), body: Box::new(self.simplify_stmt(*body)) }
             }
-            s @ (Stmt::Barrier | Stmt::Launch { .. } | Stmt::NoOp) => s,
+            s @ (Stmt::Barrier | Stmt::WarpReduce { .. } | Stmt::Launch { .. } | Stmt::NoOp) => s,
         }
     }
 }

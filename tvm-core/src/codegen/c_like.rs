@@ -9,7 +9,7 @@
 
 use super::CodegenError;
 use crate::dtype::{DType, ScalarKind};
-use crate::tir::visit::{walk_stmt, Visitor};
+use crate::tir::visit::{walk_expr, walk_stmt, Visitor};
 use crate::tir::{BinOp, Buffer, Expr, Intrinsic, Kernel, Scope, Stmt, ThreadTag, Var, VarId};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
@@ -37,7 +37,7 @@ pub trait Dialect {
     /// A contiguous vector load `ptr[base .. base + lanes]`, if the dialect has one.
     fn vector_load(&self, ty: &str, lanes: u16, ptr: &str, base: &str) -> Option<String>;
     /// A contiguous vector store statement (without `;`), if the dialect has one.
-    fn vector_store(&self, lanes: u16, value: &str, ptr: &str, base: &str) -> Option<String>;
+    fn vector_store(&self, ty: &str, lanes: u16, value: &str, ptr: &str, base: &str) -> Option<String>;
     /// A vector built from scalar lanes (already printed).
     fn vector_make(&self, ty: &str, lanes: &[String]) -> String;
     /// A vector with `value` in every lane.
@@ -51,7 +51,80 @@ pub trait Dialect {
     fn min_max(&self, is_max: bool, d: DType) -> String;
     /// A saturating float-to-integer conversion of `x` to `to`, if the dialect has one.
     fn saturating_cast(&self, to: &str, x: &str) -> Option<String>;
+
+    /// The first line of a kernel (up to and including `{`), from the printed attribute
+    /// of [`Dialect::work_group_size_attr`], the name and the printed parameters.
+    fn kernel_head(&self, attr: Option<&str>, name: &str, params: &[String]) -> String {
+        let attr = attr.map(|a| format!(" {a}")).unwrap_or_default();
+        format!("{}{attr} void {name}({}) {{", self.kernel_qualifier(), params.join(", "))
+    }
+    /// A global buffer parameter the kernel only reads (the default: as any other).
+    fn read_only_param(&self, elem: &str, name: &str) -> String {
+        self.global_param(elem, name)
+    }
+    /// Whether vector types have C operators (`+`, `*`, ...); without them, vector values
+    /// are only loaded and stored, and arithmetic is printed lane by lane.
+    fn vector_operators(&self) -> bool {
+        true
+    }
+    /// Whether a vector load or store needs its address aligned to the vector's size
+    /// (CUDA's `float4` accesses do; OpenCL's `vloadN` does not). Where the printer
+    /// cannot prove the alignment, it accesses lane by lane.
+    fn vector_access_aligned(&self) -> bool {
+        false
+    }
+    /// A declaration of a shared or local array (without `;`), aligned for the widest
+    /// vector access where the dialect needs that.
+    fn array_decl(&self, qualifier: Option<&str>, ty: &str, name: &str, n: i64) -> String {
+        match qualifier {
+            Some(q) => format!("{q} {ty} {name}[{n}]"),
+            None => format!("{ty} {name}[{n}]"),
+        }
+    }
+    /// Whether f16 and bf16 values are computed as `float`, stored as 16-bit patterns and
+    /// rounded after every operation (a dialect without native half types); the program
+    /// then needs the conversion helpers of [`HALF_HELPERS`].
+    fn half_as_float(&self) -> bool {
+        false
+    }
+    /// A float infinity or NaN of type `d`; `None` prints `INFINITY` / `NAN`.
+    fn special_float(&self, _value: f64, _d: DType) -> Option<String> {
+        None
+    }
+    /// The lanes of the calling warp that take part in a warp shuffle (all threads of the
+    /// block reach a warp reduction, so these are the warp's existing lanes); `None` when
+    /// the dialect has no warp shuffles.
+    fn warp_mask(&self) -> Option<&'static str> {
+        None
+    }
+    /// `value` (of type `ty`) from the lane whose index differs from the caller's by the
+    /// bits of `lane_mask`, within aligned groups of `width` lanes.
+    fn warp_shuffle_xor(&self, _mask: &str, _value: &str, _lane_mask: u32, _width: u32) -> Option<String> {
+        None
+    }
+    /// Whether index arithmetic (`i64` in TIR) is printed as 32-bit `int` in kernels
+    /// where every index value provably fits (see [`index_fits_i32`]).
+    fn narrow_indices(&self) -> bool {
+        false
+    }
 }
+
+/// Conversions between `float` and the bit patterns of f16 and bf16 (stored as
+/// `unsigned short`), for dialects that compute in `float` ([`Dialect::half_as_float`]).
+/// Round to nearest even, NaN kept (quietened), without any header: PTX `cvt` for f16,
+/// integer arithmetic for bf16 (whose `cvt` needs sm_80).
+pub const HALF_HELPERS: &str = "\
+static __device__ __forceinline__ float tvm_f16_to_f32(unsigned short h) { float f; asm(\"cvt.f32.f16 %0, %1;\" : \"=f\"(f) : \"h\"(h)); return f; }
+static __device__ __forceinline__ unsigned short tvm_f32_to_f16(float f) { unsigned short h; asm(\"cvt.rn.f16.f32 %0, %1;\" : \"=h\"(h) : \"f\"(f)); return h; }
+static __device__ __forceinline__ float tvm_round_f16(float f) { return tvm_f16_to_f32(tvm_f32_to_f16(f)); }
+static __device__ __forceinline__ float tvm_bf16_to_f32(unsigned short h) { return __uint_as_float(((unsigned int)h) << 16); }
+static __device__ __forceinline__ unsigned short tvm_f32_to_bf16(float f) {
+  unsigned int u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
+  return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+}
+static __device__ __forceinline__ float tvm_round_bf16(float f) { return tvm_bf16_to_f32(tvm_f32_to_bf16(f)); }
+";
 
 /// Identifiers no variable may take.
 const RESERVED: &[&str] = &[
@@ -146,6 +219,22 @@ const RESERVED: &[&str] = &[
     "operator",
     "INFINITY",
     "NAN",
+    "threadIdx",
+    "blockIdx",
+    "blockDim",
+    "gridDim",
+    "warpSize",
+    "asm",
+    "float2",
+    "float4",
+    "double2",
+    "int2",
+    "int4",
+    "longlong2",
+    "signed",
+    "llabs",
+    "fminf",
+    "fmaxf",
 ];
 
 /// Unique C identifiers for variables and buffers of one kernel.
@@ -163,7 +252,12 @@ impl Names {
         if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
             base = format!("v_{base}");
         }
-        if base.starts_with("__") || base.starts_with("get_") || base.starts_with("convert_") {
+        if base.starts_with("__")
+            || base.starts_with("get_")
+            || base.starts_with("convert_")
+            || base.starts_with("make_")
+            || base.starts_with("tvm_")
+        {
             base = format!("v{base}");
         }
         if RESERVED.contains(&base.as_str()) {
@@ -195,6 +289,7 @@ impl Names {
 pub struct Uses {
     pub f64: bool,
     pub f16: bool,
+    pub bf16: bool,
 }
 
 /// Prints kernels in one dialect, recording which features they need.
@@ -204,6 +299,15 @@ pub struct CPrinter<'d, D: Dialect + ?Sized> {
     names: Names,
     out: String,
     indent: usize,
+    /// Index arithmetic of the current kernel is printed as `int` (see
+    /// [`Dialect::narrow_indices`]).
+    index32: bool,
+    /// Largest known divisors of the `let`-bound integer variables in scope, for the
+    /// alignment of vector accesses.
+    divisors: HashMap<VarId, i64>,
+    /// Vector loads of the statement being printed, hoisted into variables (for dialects
+    /// without vector operators): (buffer, printed base, lanes) → variable.
+    hoisted: HashMap<(crate::tir::BufferId, String, u16), String>,
 }
 
 fn unsupported(what: impl Into<String>) -> CodegenError {
@@ -214,7 +318,16 @@ type R<T> = Result<T, CodegenError>;
 
 impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
     pub fn new(dialect: &'d D) -> Self {
-        CPrinter { dialect, uses: Uses::default(), names: Names::default(), out: String::new(), indent: 0 }
+        CPrinter {
+            dialect,
+            uses: Uses::default(),
+            names: Names::default(),
+            out: String::new(),
+            indent: 0,
+            index32: false,
+            divisors: HashMap::new(),
+            hoisted: HashMap::new(),
+        }
     }
 
     /// The spelling of a scalar type (bool buffers and parameters use `uchar` instead:
@@ -227,6 +340,18 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
         if e.kind == ScalarKind::Float && e.bits == 16 {
             self.uses.f16 = true;
         }
+        if e.kind == ScalarKind::BFloat {
+            self.uses.bf16 = true;
+        }
+        if self.index32 && e == DType::I64 && d.lanes == 1 {
+            return Ok("int".into());
+        }
+        if is_half(e) && self.dialect.half_as_float() {
+            if d.lanes > 1 {
+                return Err(unsupported(format!("vectors of type {d}")));
+            }
+            return Ok("float".into());
+        }
         if d.lanes > 1 {
             return self.dialect.vector_type(e, d.lanes).ok_or_else(|| unsupported(format!("vectors of type {d}")));
         }
@@ -237,6 +362,11 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
     pub fn storage_type(&mut self, d: DType) -> R<String> {
         if d.is_bool() {
             self.type_name(DType::U8)
+        } else if is_half(d.element()) && self.dialect.half_as_float() {
+            self.type_name(d.element())?; // records the use
+            Ok("unsigned short".into())
+        } else if d.element() == DType::I64 && self.index32 {
+            Ok("long long".into()) // never reached: narrowed kernels hold no i64 data
         } else {
             self.type_name(d.element())
         }
@@ -255,13 +385,30 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
         self.names = Names::default();
         self.out.clear();
         self.indent = 0;
+        self.divisors.clear();
+        self.hoisted.clear();
+        self.index32 = self.dialect.narrow_indices() && index_fits_i32(k);
+        let written = written_buffers(&k.body);
         let mut params = Vec::new();
+        let mut prologue = Vec::new();
         for b in &k.buffer_args {
             let n = self.names.bind_buffer(b);
             let t = self.storage_type(b.dtype())?;
-            params.push(self.dialect.global_param(&t, &n));
+            params.push(if written.contains(&b.id()) {
+                self.dialect.global_param(&t, &n)
+            } else {
+                self.dialect.read_only_param(&t, &n)
+            });
         }
         for v in &k.scalar_args {
+            if is_half(v.dtype()) && self.dialect.half_as_float() {
+                let bits = self.names.fresh(&format!("{}_bits", v.name()));
+                let n = self.names.bind_var(v);
+                params.push(format!("unsigned short {bits}"));
+                prologue.push(format!("float {n} = {}({bits});", half_fn(v.dtype(), "to_f32")));
+                self.type_name(v.dtype())?;
+                continue;
+            }
             let n = self.names.bind_var(v);
             let t = self.storage_type(v.dtype())?;
             params.push(format!("{t} {n}"));
@@ -270,10 +417,12 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
             (Some(x), Some(y), Some(z)) => self.dialect.work_group_size_attr([x, y, z]),
             _ => None,
         };
-        let attr = attr.map(|a| format!(" {a}")).unwrap_or_default();
-        let head = format!("{}{attr} void {}({}) {{", self.dialect.kernel_qualifier(), k.name, params.join(", "));
+        let head = self.dialect.kernel_head(attr.as_deref(), &k.name, &params);
         self.line(&head);
         self.indent += 1;
+        for l in prologue {
+            self.line(&l);
+        }
         for (tag, v) in &k.thread_vars {
             let n = self.names.bind_var(v);
             let t = self.type_name(v.dtype())?;
@@ -288,7 +437,8 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
             let name = self.names.bind_buffer(&b);
             let t = self.storage_type(b.dtype())?;
             let q = self.dialect.shared_qualifier();
-            self.line(&format!("{q} {t} {name}[{}];", n.max(1)));
+            let decl = self.dialect.array_decl(Some(q), &t, &name, n.max(1));
+            self.line(&format!("{decl};"));
         }
         self.stmt(&k.body)?;
         self.indent -= 1;
@@ -332,7 +482,13 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
             }
             Stmt::Let { var, value, body } => {
                 let t = self.type_name(var.dtype())?;
+                self.hoist_vector_loads(value)?;
                 let v = self.expr(value)?;
+                self.hoisted.clear();
+                if var.dtype().is_integer() && var.dtype().lanes == 1 {
+                    let d = known_divisor(value, &self.divisors);
+                    self.divisors.insert(var.id(), d);
+                }
                 let n = self.names.bind_var(var);
                 self.line(&format!("{t} {n} = {v};"));
                 self.stmt(body)?;
@@ -347,7 +503,8 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
                         })?;
                         let t = self.storage_type(buffer.dtype())?;
                         let name = self.names.bind_buffer(buffer);
-                        self.line(&format!("{t} {name}[{}];", n.max(1)));
+                        let decl = self.dialect.array_decl(None, &t, &name, n.max(1));
+                        self.line(&format!("{decl};"));
                     }
                     Scope::Global => {
                         return Err(unsupported(format!("global allocation `{}` inside a kernel", buffer.name())))
@@ -360,8 +517,41 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
                 let b = self.dialect.barrier();
                 self.line(&format!("{b};"));
             }
+            Stmt::WarpReduce { op, buffer, width } => self.warp_reduce(*op, buffer, *width)?,
             Stmt::Launch { .. } => return Err(unsupported("a kernel launch inside a kernel")),
         }
+        Ok(())
+    }
+
+    /// A butterfly of `log2(width)` shuffles: after step `k` every lane holds the
+    /// combination of its aligned group of `2^(k+1)` lanes, so at the end every lane of
+    /// each group of `width` holds the group's result.
+    fn warp_reduce(&mut self, op: crate::tir::ReduceOp, buffer: &Buffer, width: u32) -> R<()> {
+        let Some(mask) = self.dialect.warp_mask() else {
+            return Err(unsupported("warp reductions"));
+        };
+        let d = buffer.dtype().element();
+        let t = self.type_name(d)?;
+        self.line("{");
+        self.indent += 1;
+        let m = self.names.fresh("warp_mask");
+        self.line(&format!("unsigned int {m} = {mask};"));
+        let mut lane_mask = width / 2;
+        while lane_mask >= 1 {
+            let own = Expr::load(buffer, vec![Expr::int(0)]);
+            let v = self.expr(&own)?;
+            let other = Var::new("warp_shfl", d);
+            let n = self.names.bind_var(&other);
+            let shfl = self
+                .dialect
+                .warp_shuffle_xor(&m, &v, lane_mask, width)
+                .ok_or_else(|| unsupported(format!("warp shuffles of {d}")))?;
+            self.line(&format!("{t} {n} = {shfl};"));
+            self.store(buffer, &[Expr::int(0)], &op.combine(own, Expr::var(&other)))?;
+            lane_mask /= 2;
+        }
+        self.indent -= 1;
+        self.line("}");
         Ok(())
     }
 
@@ -388,25 +578,34 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
         };
         let name = self.buffer_name(buffer)?;
         let lanes = index.dtype().lanes;
+        let half = is_half(buffer.dtype()) && self.dialect.half_as_float();
+        self.hoist_vector_loads(value)?;
         if lanes == 1 {
             let i = self.expr(index)?;
-            let v = self.expr(value)?;
+            let mut v = self.expr(value)?;
+            if half {
+                v = format!("{}({v})", half_fn(buffer.dtype(), "from_f32"));
+            }
             self.line(&format!("{name}[{i}] = {v};"));
+            self.hoisted.clear();
             return Ok(());
         }
         // A contiguous vector store.
         if let Expr::Ramp { base, stride, .. } = index {
-            if stride.is_const_int(1) && !buffer.dtype().is_bool() && self.vector_ok(value.dtype()) {
+            if stride.is_const_int(1) && !buffer.dtype().is_bool() && !half && self.vector_access_ok(buffer, base, lanes)
+            {
                 let b = self.expr(base)?;
                 let v = self.vector_expr(value)?;
-                if let Some(s) = self.dialect.vector_store(lanes, &v, &name, &b) {
+                let ty = self.type_name(value.dtype())?;
+                if let Some(s) = self.dialect.vector_store(&ty, lanes, &v, &name, &b) {
                     self.line(&format!("{s};"));
+                    self.hoisted.clear();
                     return Ok(());
                 }
             }
         }
         // Lane by lane: every lane is computed before any is written.
-        let t = self.storage_type(buffer.dtype())?;
+        let t = if half { "float".to_string() } else { self.storage_type(buffer.dtype())? };
         self.line("{");
         self.indent += 1;
         let mut tmps = Vec::new();
@@ -418,15 +617,54 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
         }
         for (l, tmp) in tmps.iter().enumerate() {
             let i = self.lane(index, l as u16)?;
-            self.line(&format!("{name}[{i}] = {tmp};"));
+            let v = if half { format!("{}({tmp})", half_fn(buffer.dtype(), "from_f32")) } else { tmp.clone() };
+            self.line(&format!("{name}[{i}] = {v};"));
         }
         self.indent -= 1;
         self.line("}");
+        self.hoisted.clear();
         Ok(())
     }
 
     fn vector_ok(&self, d: DType) -> bool {
-        !d.is_bool() && self.dialect.vector_type(d.element(), d.lanes).is_some()
+        !d.is_bool() && !(is_half(d.element()) && self.dialect.half_as_float()) && self.dialect.vector_type(d.element(), d.lanes).is_some()
+    }
+
+    /// Whether `lanes` elements of `buffer` from `base` may be accessed as one vector: a
+    /// vector type exists, and where the dialect needs it, `base` is provably a multiple
+    /// of `lanes` (buffers start aligned: the runtime's allocations, and arrays declared
+    /// through [`Dialect::array_decl`]).
+    fn vector_access_ok(&self, buffer: &Buffer, base: &Expr, lanes: u16) -> bool {
+        self.vector_ok(buffer.dtype().element().with_lanes(lanes))
+            && (!self.dialect.vector_access_aligned() || known_divisor(base, &self.divisors) % lanes as i64 == 0)
+    }
+
+    /// For dialects without vector operators: each contiguous, aligned vector load of
+    /// `e` becomes a variable of the vector type, printed before the statement; lanes of
+    /// the load then read the variable's components.
+    fn hoist_vector_loads(&mut self, e: &Expr) -> R<()> {
+        if self.dialect.vector_operators() || e.dtype().lanes == 1 && !contains_vector(e) {
+            return Ok(());
+        }
+        let mut loads = Vec::new();
+        collect_vector_loads(e, &mut loads);
+        for (buffer, base, lanes) in loads {
+            if !self.vector_access_ok(&buffer, &base, lanes) || buffer.dtype().is_bool() {
+                continue;
+            }
+            let b = self.expr(&base)?;
+            let key = (buffer.id(), b.clone(), lanes);
+            if self.hoisted.contains_key(&key) {
+                continue;
+            }
+            let ty = self.type_name(buffer.dtype().element().with_lanes(lanes))?;
+            let name = self.buffer_name(&buffer)?;
+            let Some(load) = self.dialect.vector_load(&ty, lanes, &name, &b) else { continue };
+            let tmp = self.names.fresh(&format!("{}_v", buffer.name()));
+            self.line(&format!("{ty} {tmp} = {load};"));
+            self.hoisted.insert(key, tmp);
+        }
+        Ok(())
     }
 
     /// A scalar expression, or a vector one in the dialect's vector types.
@@ -445,12 +683,19 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
             return Err(unsupported(format!("a vector of type {d} as a value")));
         }
         let ty = self.type_name(d)?;
+        let ops = self.dialect.vector_operators();
         let native = match e {
             Expr::Load { buffer, indices } if indices.len() == 1 => match &indices[0] {
                 Expr::Ramp { base, stride, lanes } if stride.is_const_int(1) => {
-                    let name = self.buffer_name(buffer)?;
                     let b = self.expr(base)?;
-                    self.dialect.vector_load(&ty, *lanes, &name, &b)
+                    match self.hoisted.get(&(buffer.id(), b.clone(), *lanes)) {
+                        Some(v) => Some(v.clone()),
+                        None if self.vector_access_ok(buffer, base, *lanes) => {
+                            let name = self.buffer_name(buffer)?;
+                            self.dialect.vector_load(&ty, *lanes, &name, &b)
+                        }
+                        None => None,
+                    }
                 }
                 _ => None,
             },
@@ -458,7 +703,7 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
                 let v = self.expr(value)?;
                 Some(self.dialect.vector_splat(&ty, &v))
             }
-            Expr::Binary { op, a, b } if !(d.is_float() && *op == BinOp::Mod) => {
+            Expr::Binary { op, a, b } if ops && !(d.is_float() && *op == BinOp::Mod) => {
                 let x = self.vector_expr(a)?;
                 let y = self.vector_expr(b)?;
                 Some(match op {
@@ -468,8 +713,8 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
                     op => format!("({x} {} {y})", op.symbol()),
                 })
             }
-            Expr::Neg(a) => Some(format!("(-{})", self.vector_expr(a)?)),
-            Expr::Call { func, args } if d.is_float() => {
+            Expr::Neg(a) if ops => Some(format!("(-{})", self.vector_expr(a)?)),
+            Expr::Call { func, args } if ops && d.is_float() => {
                 let mut xs = Vec::new();
                 for a in args {
                     xs.push(self.vector_expr(a)?);
@@ -504,6 +749,18 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
 
     fn literal_float(&mut self, value: f64, d: DType) -> R<String> {
         self.type_name(d)?;
+        if let Some(s) = (!value.is_finite()).then(|| self.dialect.special_float(value, d)).flatten() {
+            return Ok(s);
+        }
+        if is_half(d) && self.dialect.half_as_float() {
+            // The value the 16-bit type holds, as a float constant.
+            let v = if d.kind == ScalarKind::BFloat {
+                tvm_runtime::bf16::from_f64(value).to_f32()
+            } else {
+                tvm_runtime::f16::from_f64(value).to_f32()
+            };
+            return self.literal_float(v as f64, DType::F32);
+        }
         if value.is_nan() {
             return Ok("NAN".into());
         }
@@ -523,6 +780,10 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
     }
 
     fn literal_int(&mut self, value: i64, d: DType) -> R<String> {
+        if self.index32 && d == DType::I64 {
+            // Proved to fit by `index_fits_i32`.
+            return self.literal_int(value, DType::I32);
+        }
         let t = self.type_name(d)?;
         Ok(match (d.kind, d.bits) {
             (ScalarKind::UInt, 64) => format!("{}UL", value as u64),
@@ -541,7 +802,8 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
     fn call(&mut self, f: Intrinsic, d: DType, args: &[String]) -> R<String> {
         if f == Intrinsic::Sigmoid {
             let one = if d.is_float() { self.literal_float(1.0, d)? } else { "1".into() };
-            return Ok(format!("({one} / ({one} + exp(-({}))))", args[0]));
+            let exp = self.dialect.math_function(Intrinsic::Exp, d);
+            return Ok(format!("({one} / ({one} + {exp}(-({}))))", args[0]));
         }
         if !d.is_float() && f != Intrinsic::Abs {
             return Err(unsupported(format!("`{}` of type {d}", f.name())));
@@ -559,8 +821,24 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
         Ok(call)
     }
 
-    /// A scalar expression; with `lane`, vector sub-expressions give that lane.
+    /// A scalar expression; with `lane`, vector sub-expressions give that lane. In a
+    /// dialect that computes f16 and bf16 in `float`, an operation whose result has such
+    /// a type is rounded to it, so every operation rounds once, as in native half
+    /// arithmetic (`float` has more than twice the precision of either, so rounding its
+    /// correctly rounded result again gives the correctly rounded half result).
     fn scalar(&mut self, e: &Expr, lane: Option<u16>) -> R<String> {
+        let s = self.scalar_unrounded(e, lane)?;
+        let d = e.dtype().element();
+        if is_half(d)
+            && self.dialect.half_as_float()
+            && matches!(e, Expr::Binary { op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod, .. } | Expr::Call { .. } | Expr::Cast { .. })
+        {
+            return Ok(format!("{}({s})", half_fn(d, "round")));
+        }
+        Ok(s)
+    }
+
+    fn scalar_unrounded(&mut self, e: &Expr, lane: Option<u16>) -> R<String> {
         let lanes = e.dtype().lanes;
         let l = if lanes > 1 {
             match lane {
@@ -638,9 +916,21 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
                 let [index] = indices.as_slice() else {
                     return Err(unsupported(format!("a multi-dimensional load of `{}`", buffer.name())));
                 };
+                if let (Expr::Ramp { base, stride, lanes: n }, Some(l)) = (index, lane) {
+                    if stride.is_const_int(1) && !self.hoisted.is_empty() {
+                        let b = self.expr(base)?;
+                        if let Some(v) = self.hoisted.get(&(buffer.id(), b, *n)) {
+                            return Ok(self.dialect.vector_lane(&v.clone(), l));
+                        }
+                    }
+                }
                 let name = self.buffer_name(buffer)?;
                 let i = self.scalar(index, lane)?;
-                format!("{name}[{i}]")
+                if is_half(buffer.dtype()) && self.dialect.half_as_float() {
+                    format!("{}({name}[{i}])", half_fn(buffer.dtype(), "to_f32"))
+                } else {
+                    format!("{name}[{i}]")
+                }
             }
             Expr::Ramp { base, stride, .. } => {
                 let b = self.scalar(base, lane)?;
@@ -710,4 +1000,199 @@ pub fn push_section(out: &mut String, text: &str) {
         out.push('\n');
     }
     let _ = write!(out, "{text}");
+}
+
+/// f16 or bf16 (scalar).
+fn is_half(d: DType) -> bool {
+    d.bits == 16 && d.is_float()
+}
+
+/// The name of a helper of [`HALF_HELPERS`]: `tvm_f16_to_f32`, `tvm_f32_to_bf16`,
+/// `tvm_round_f16`, ... (`what` is `to_f32`, `from_f32` or `round`).
+fn half_fn(d: DType, what: &str) -> String {
+    let t = if d.kind == ScalarKind::BFloat { "bf16" } else { "f16" };
+    match what {
+        "to_f32" => format!("tvm_{t}_to_f32"),
+        "from_f32" => format!("tvm_f32_to_{t}"),
+        _ => format!("tvm_round_{t}"),
+    }
+}
+
+/// The buffers a kernel body stores to.
+fn written_buffers(body: &Stmt) -> HashSet<crate::tir::BufferId> {
+    struct W(HashSet<crate::tir::BufferId>);
+    impl Visitor for W {
+        fn visit_expr(&mut self, _: &Expr) {}
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let Stmt::Store { buffer, .. } = s {
+                self.0.insert(buffer.id());
+            }
+            walk_stmt(self, s)
+        }
+    }
+    let mut w = W(HashSet::new());
+    w.visit_stmt(body);
+    w.0
+}
+
+/// Whether `e` has a vector-typed sub-expression.
+fn contains_vector(e: &Expr) -> bool {
+    struct V(bool);
+    impl Visitor for V {
+        fn visit_expr(&mut self, e: &Expr) {
+            if e.dtype().lanes > 1 {
+                self.0 = true;
+            } else {
+                walk_expr(self, e)
+            }
+        }
+    }
+    let mut v = V(false);
+    v.visit_expr(e);
+    v.0
+}
+
+/// The contiguous vector loads of `e` (`buffer[ramp(base, 1, lanes)]`), in order.
+fn collect_vector_loads(e: &Expr, out: &mut Vec<(Buffer, Expr, u16)>) {
+    struct L<'a>(&'a mut Vec<(Buffer, Expr, u16)>);
+    impl Visitor for L<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let Expr::Load { buffer, indices } = e {
+                if let [Expr::Ramp { base, stride, lanes }] = indices.as_slice() {
+                    if stride.is_const_int(1) {
+                        self.0.push((buffer.clone(), (**base).clone(), *lanes));
+                    }
+                }
+            }
+            walk_expr(self, e)
+        }
+    }
+    L(out).visit_expr(e);
+}
+
+/// A positive integer that provably divides every value of the integer expression `e`
+/// (1 when nothing better is known): constants, sums, differences and products, and
+/// `let`-bound variables whose divisor is in `lets`. The alignment proof of vector
+/// accesses (TVM's `ModularSet`, without residues).
+pub fn known_divisor(e: &Expr, lets: &HashMap<VarId, i64>) -> i64 {
+    fn gcd(a: i64, b: i64) -> i64 {
+        if b == 0 {
+            a.abs()
+        } else {
+            gcd(b, a % b)
+        }
+    }
+    let d = match e {
+        Expr::Int { value, .. } => value.checked_abs().unwrap_or(0),
+        Expr::Var(v) => lets.get(&v.id()).copied().unwrap_or(1),
+        Expr::Binary { op: BinOp::Add | BinOp::Sub, a, b } => gcd(known_divisor(a, lets), known_divisor(b, lets)),
+        Expr::Binary { op: BinOp::Mul, a, b } => {
+            known_divisor(a, lets).checked_mul(known_divisor(b, lets)).unwrap_or(1)
+        }
+        Expr::Neg(a) => known_divisor(a, lets),
+        Expr::Cast { value, dtype } if dtype.is_integer() && value.dtype().is_integer() && dtype.bits >= value.dtype().bits => {
+            known_divisor(value, lets)
+        }
+        _ => 1,
+    };
+    // 0 divides only 0: every value is then a multiple of anything; keep it finite.
+    if d == 0 {
+        1 << 30
+    } else {
+        d
+    }
+}
+
+/// Whether every index value of kernel `k` provably fits in a 32-bit `int`, so that its
+/// `i64` arithmetic may be printed as `int`: the kernel holds no `i64` data (buffers and
+/// scalars of other types only), every launch extent is a constant, and every `i64`
+/// sub-expression has constant bounds inside `i32` given the ranges of the loop and
+/// thread variables (intermediate values included, so nothing overflows on the way).
+pub fn index_fits_i32(k: &Kernel) -> bool {
+    use crate::arith::Analyzer;
+    fn wide(d: DType) -> bool {
+        d.element().bits == 64 && d.is_integer()
+    }
+    if k.buffer_args.iter().any(|b| wide(b.dtype())) || k.scalar_args.iter().any(|v| wide(v.dtype())) {
+        return false;
+    }
+    struct Check {
+        an: Analyzer,
+        ok: bool,
+    }
+    impl Check {
+        fn fits(&mut self, e: &Expr) -> bool {
+            matches!(self.an.const_bounds(e), Some((lo, hi)) if lo >= i32::MIN as i64 && hi <= i32::MAX as i64)
+        }
+    }
+    impl Visitor for Check {
+        fn visit_expr(&mut self, e: &Expr) {
+            if !self.ok {
+                return;
+            }
+            let d = e.dtype();
+            if d.lanes == 1 && wide(d) && !matches!(e, Expr::Int { .. }) && !self.fits(e) {
+                self.ok = false;
+                return;
+            }
+            if let Expr::Int { value, dtype } = e {
+                if wide(*dtype) && i32::try_from(*value).is_err() {
+                    self.ok = false;
+                    return;
+                }
+            }
+            if let Expr::Ramp { base, stride, lanes } = e {
+                if wide(base.dtype()) {
+                    let last = (**base).clone() + (**stride).clone() * Expr::int(*lanes as i64 - 1);
+                    if !self.fits(&last) {
+                        self.ok = false;
+                        return;
+                    }
+                }
+            }
+            if let Expr::Load { buffer, .. } = e {
+                if wide(buffer.dtype()) {
+                    self.ok = false;
+                    return;
+                }
+            }
+            walk_expr(self, e)
+        }
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if !self.ok {
+                return;
+            }
+            match s {
+                Stmt::For { var, min, extent, body, .. } => {
+                    self.visit_expr(min);
+                    self.visit_expr(extent);
+                    self.an.bind(var, min.clone(), extent.clone());
+                    self.visit_stmt(body);
+                }
+                Stmt::Let { var, value, body } => {
+                    self.visit_expr(value);
+                    if wide(var.dtype()) {
+                        match self.an.const_bounds(value) {
+                            Some((lo, hi)) => self.an.bind_const_bound(var, lo, hi),
+                            None => self.ok = false,
+                        }
+                    }
+                    self.visit_stmt(body);
+                }
+                Stmt::Allocate { buffer, .. } if wide(buffer.dtype()) => self.ok = false,
+                Stmt::Store { buffer, .. } if wide(buffer.dtype()) => self.ok = false,
+                s => walk_stmt(self, s),
+            }
+        }
+    }
+    let mut c = Check { an: Analyzer::new(), ok: true };
+    for (tag, v) in &k.thread_vars {
+        let ext = if tag.is_block() { &k.grid[tag.dim() as usize] } else { &k.block[tag.dim() as usize] };
+        match ext.as_int() {
+            Some(n) if n >= 1 && n <= i32::MAX as i64 => c.an.bind_const_bound(v, 0, n - 1),
+            _ => return false,
+        }
+    }
+    c.visit_stmt(&k.body);
+    c.ok
 }

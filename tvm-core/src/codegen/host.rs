@@ -32,7 +32,7 @@ use crate::tir::{BinOp, Buffer, BufferId, Expr, Param, PrimFunc, Scope, Stmt, Va
 use std::collections::HashSet;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
-use tvm_runtime::gpu::{Backend, ParamKind};
+use tvm_runtime::gpu::{Backend, BinaryFormat, ParamKind};
 
 type R<T> = Result<T, CodegenError>;
 
@@ -68,8 +68,17 @@ pub fn kernel_infos(f: &PrimFunc) -> Vec<KernelInfo> {
         .collect()
 }
 
-/// `static <ident>: <rt>::gpu::Program = ...;` for `f`'s kernels printed as `source`.
-pub fn program_tokens(f: &PrimFunc, backend: Backend, source: &str, ident: &Ident, rt: &TokenStream) -> TokenStream {
+/// `static <ident>: <rt>::gpu::Program = ...;` for `f`'s kernels printed as `source`,
+/// with `binaries` (outputs of the build helper for this very source, see
+/// [`crate::build::prebuilt`]) embedded by `include_bytes!` of their absolute paths.
+pub fn program_tokens(
+    f: &PrimFunc,
+    backend: Backend,
+    source: &str,
+    binaries: &[crate::build::Artifact],
+    ident: &Ident,
+    rt: &TokenStream,
+) -> TokenStream {
     let backend = match backend {
         Backend::Cuda => quote!(#rt::gpu::Backend::Cuda),
         _ => quote!(#rt::gpu::Backend::OpenCl),
@@ -96,13 +105,23 @@ pub fn program_tokens(f: &PrimFunc, backend: Backend, source: &str, ident: &Iden
             #rt::gpu::KernelDesc { name: #name, params: &[#(#params),*], shared_bytes: #shared, block: #block }
         }
     });
+    // A path that is not UTF-8 cannot be written in `include_bytes!`: that binary is
+    // left out (the runtime then uses another, or NVRTC).
+    let binaries = binaries.iter().filter_map(|b| {
+        let format = match b.format {
+            BinaryFormat::Ptx => quote!(#rt::gpu::BinaryFormat::Ptx),
+            BinaryFormat::Cubin => quote!(#rt::gpu::BinaryFormat::Cubin),
+        };
+        let (arch, key, path) = (b.arch, &b.key, b.path.to_str()?);
+        Some(quote!(#rt::gpu::Binary { format: #format, arch: #arch, key: #key, bytes: ::core::include_bytes!(#path) }))
+    });
     quote! {
         static #ident: #rt::gpu::Program = #rt::gpu::Program {
             backend: #backend,
             function: #function,
             source: #source,
             kernels: &[#(#kernels),*],
-            binaries: &[],
+            binaries: &[#(#binaries),*],
         };
     }
 }

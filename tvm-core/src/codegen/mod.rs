@@ -2,10 +2,12 @@
 //! ([`rust`]) emits Rust tokens that rustc and LLVM compile inside the user's crate.
 
 pub mod c_like;
+pub mod cuda;
 pub mod host;
 pub mod opencl;
 pub mod rust;
 
+pub use cuda::emit_cuda;
 pub use opencl::emit_opencl;
 pub use rust::{dim_vars, emit_rust, emit_rust_with, EmitOptions};
 

@@ -72,7 +72,7 @@ impl Dialect for OpenCl {
     fn vector_load(&self, _ty: &str, lanes: u16, ptr: &str, base: &str) -> Option<String> {
         Some(format!("vload{lanes}(0, {ptr} + {base})"))
     }
-    fn vector_store(&self, lanes: u16, value: &str, ptr: &str, base: &str) -> Option<String> {
+    fn vector_store(&self, _ty: &str, lanes: u16, value: &str, ptr: &str, base: &str) -> Option<String> {
         Some(format!("vstore{lanes}({value}, 0, {ptr} + {base})"))
     }
     fn vector_make(&self, ty: &str, lanes: &[String]) -> String {

@@ -35,11 +35,17 @@ impl<'f> GpuTarget<'f> {
         let code = (|| {
             let source = match backend {
                 Backend::OpenCl => crate::codegen::opencl::emit_opencl(f),
+                Backend::Cuda => crate::codegen::cuda::emit_cuda(f),
                 _ => return Err("code generation for this target is not built yet".to_string()),
             }
             .map_err(|e| e.to_string())?;
             let host_fn = emit_host(f, &host, &rt).map_err(|e| e.to_string())?;
-            let static_item = program_tokens(f, backend, &source, &program, &rt);
+            // CUDA binaries a build script compiled from this very source (by key).
+            let binaries = match backend {
+                Backend::Cuda => crate::build::prebuilt_from_env(&source),
+                _ => Vec::new(),
+            };
+            let static_item = program_tokens(f, backend, &source, &binaries, &program, &rt);
             Ok(Code { items: quote!(#static_item #host_fn), program, host })
         })();
         GpuTarget { backend, f, code }
@@ -53,6 +59,18 @@ impl<'f> GpuTarget<'f> {
     fn failed(&self, log: &str) -> TokenStream {
         let (error_t, target) = (paths::error(), self.backend.name());
         quote!(::core::result::Result::Err(#error_t::CompilationFailed { target: #target.into(), log: #log.into() }))
+    }
+
+    /// The program's prebuilt binaries (`&'static [gpu::Binary]`; empty when code
+    /// generation failed).
+    pub fn binaries_value(&self) -> TokenStream {
+        match &self.code {
+            Ok(c) => {
+                let program = &c.program;
+                quote!(#program.binaries)
+            }
+            Err(_) => quote!(&[]),
+        }
     }
 
     /// `source(target)`'s value for this target.

@@ -7,6 +7,7 @@
 //!     pub fn run_on(device, device inputs.., &mut device outputs..)
 //!     pub fn call_on(device, device inputs..) -> Result<device outputs, Error>
 //!     pub fn source(target) / lowered(target)
+//!     #[doc(hidden)] pub fn __cuda_binaries()             what a build script prebuilt
 //!     fn __dims(..); fn __launch(..); fn __launch_on(..)
 //!     <the CPU function>; per GPU target: static __OPENCL, fn __host_opencl(..)
 //! }
@@ -101,6 +102,10 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     let opencl = GpuTarget::new(&lowered.opencl, Backend::OpenCl);
     let (opencl_items, opencl_source) = (opencl.items(), opencl.source_value());
     let (opencl_run, opencl_run_on) = (opencl.run_arm(&sig), opencl.run_on_arm(kname, &sig));
+    let cuda = GpuTarget::new(&lowered.cuda, Backend::Cuda);
+    let (cuda_items, cuda_source) = (cuda.items(), cuda.source_value());
+    let (cuda_run, cuda_run_on) = (cuda.run_arm(&sig), cuda.run_on_arm(kname, &sig));
+    let cuda_binaries = cuda.binaries_value();
 
     let lowered_cpu = crate::tir::printer::print_func(&lowered.cpu);
     let lowered_cuda = crate::tir::printer::print_func(&lowered.cuda);
@@ -146,7 +151,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
                 match target {
                     "cpu" => ::core::result::Result::Ok(#source_cpu),
                     "opencl" => #opencl_source,
-                    "cuda" => ::core::result::Result::Err(#rt::not_built(target)),
+                    "cuda" => #cuda_source,
                     other => ::core::result::Result::Err(#rt::unsupported_target(other)),
                 }
             }
@@ -159,6 +164,14 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
                     "opencl" => ::core::result::Result::Ok(#lowered_opencl),
                     other => ::core::result::Result::Err(#rt::unsupported_target(other)),
                 }
+            }
+
+            /// The CUDA binaries a build script compiled for this kernel's CUDA source and
+            /// the macro embedded (`tvm::build`); empty: NVRTC compiles `source("cuda")` at
+            /// the first launch on a CUDA device.
+            #[doc(hidden)]
+            pub fn __cuda_binaries() -> &'static [#rt::gpu::Binary] {
+                #cuda_binaries
             }
 
             #[doc(hidden)]
@@ -175,6 +188,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
                 match #dev {
                     #device_t::Cpu => #cpu_run,
                     #device_t::OpenCl(_) => #opencl_run,
+                    #device_t::Cuda(_) => #cuda_run,
                     other => ::core::result::Result::Err(#rt::no_backend(other)),
                 }
             }
@@ -183,12 +197,14 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
                 match #dev {
                     #device_t::Cpu => #cpu_run_on,
                     #device_t::OpenCl(_) => #opencl_run_on,
+                    #device_t::Cuda(_) => #cuda_run_on,
                     other => ::core::result::Result::Err(#rt::no_backend(other)),
                 }
             }
 
             #cpu_fn
             #opencl_items
+            #cuda_items
         }
     })
 }

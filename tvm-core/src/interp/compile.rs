@@ -51,6 +51,9 @@ pub(crate) enum CS {
     Realize { buf: usize, bounds: Vec<(CExpr, CExpr)>, body: Box<CStmt> },
     Allocate { buf: usize, extent: CExpr, body: Box<CStmt> },
     Barrier,
+    /// `Stmt::WarpReduce`: `load` reads element 0 of the buffer in a thread, `combine`
+    /// combines the values of variables `a` and `b`, `store` writes variable `a` back.
+    WarpReduce { width: u32, load: CExpr, combine: CExpr, a: usize, b: usize, store: Box<CStmt> },
     Launch(usize),
     NoOp,
 }
@@ -401,6 +404,18 @@ impl Compiler {
                 }
                 CS::Barrier
             }
+            Stmt::WarpReduce { op, buffer, width } => {
+                if !self.in_kernel {
+                    return err(ErrorKind::InvalidProgram, "warp reduction outside a kernel (in the host body)");
+                }
+                let d = buffer.dtype().element();
+                let (a, b) = (Var::new("warp_a", d), Var::new("warp_b", d));
+                let zero = || vec![Expr::int(0)];
+                let load = self.expr(&Expr::load(buffer, zero()))?;
+                let combine = self.expr(&op.combine(Expr::var(&a), Expr::var(&b)))?;
+                let store = Box::new(self.stmt(&Stmt::store(buffer, zero(), Expr::var(&a)))?);
+                CS::WarpReduce { width: *width, load, combine, a: self.var(&a), b: self.var(&b), store }
+            }
             Stmt::Launch { kernel } => {
                 if self.in_kernel {
                     return err(ErrorKind::InvalidProgram, "launch inside a kernel");
@@ -425,7 +440,7 @@ impl Compiler {
             CS::If { then, otherwise, .. } => std::iter::once(&**then).chain(otherwise.as_deref()).collect(),
             _ => Vec::new(),
         };
-        let barrier = matches!(kind, CS::Barrier) || children.iter().any(|c| c.barrier);
+        let barrier = matches!(kind, CS::Barrier | CS::WarpReduce { .. }) || children.iter().any(|c| c.barrier);
         let shared_alloc = match &kind {
             CS::Realize { buf, .. } | CS::Allocate { buf, .. } => self.buffers[*buf].scope() == Scope::Shared,
             _ => false,

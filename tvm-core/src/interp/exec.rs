@@ -1075,6 +1075,7 @@ impl<'p> Machine<'p> {
                 Ok(())
             }
             CS::Barrier => err(ErrorKind::InvalidProgram, "barrier outside a kernel"),
+            CS::WarpReduce { .. } => err(ErrorKind::InvalidProgram, "warp reduction outside a kernel"),
             CS::Launch(k) => self.launch(ctx, *k),
             CS::NoOp => Ok(()),
         }
@@ -1380,8 +1381,68 @@ impl<'p> Machine<'p> {
                 self.frames[kf].agent.phase = phase;
                 Ok(())
             }
+            CS::WarpReduce { width, load, combine, a, b, store } => {
+                self.warp_reduce(th, active, *width, load, combine, *a, *b, store)
+            }
             _ => internal("lock-step execution of a statement without a barrier"),
         }
+    }
+
+    /// A warp reduction: the threads of each aligned group of `width` (by linear index,
+    /// which is a thread's position in `th`) must all be active, and must lie in one warp
+    /// of the target; each gets the group's values combined in lane order.
+    #[allow(clippy::too_many_arguments)]
+    fn warp_reduce(
+        &mut self,
+        th: &mut [Ctx],
+        active: &[usize],
+        width: u32,
+        load: &CExpr,
+        combine: &CExpr,
+        a: usize,
+        b: usize,
+        store: &CStmt,
+    ) -> R<()> {
+        let warp = self.target.warp_size.max(1);
+        if width == 0 || !width.is_power_of_two() || width > warp {
+            return err(
+                ErrorKind::InvalidProgram,
+                format!("warp reduction over {width} threads on a target whose warp has {warp}"),
+            );
+        }
+        let w = width as usize;
+        let vals = self.per_thread(th, active, |m, c| m.eval(c, load, None))?;
+        let mut i = 0;
+        while i < active.len() {
+            let first = active[i] - active[i] % w;
+            let group: Vec<usize> = (first..first + w).collect();
+            if active.get(i..i + w) != Some(&group[..]) {
+                return err(
+                    ErrorKind::Divergence,
+                    format!(
+                        "warp reduction over groups of {w} threads reached by only some threads of the group of thread {} (divergent control flow)",
+                        active[i]
+                    ),
+                );
+            }
+            let t0 = group[0];
+            let mut acc = vals[i].clone();
+            for j in 1..w {
+                th[t0].env[a] = Some(acc);
+                th[t0].env[b] = Some(vals[i + j].clone());
+                self.set_thread(t0);
+                acc = self.eval(&th[t0], combine, None)?;
+            }
+            for &t in &group {
+                th[t].env[a] = Some(acc.clone());
+                self.set_thread(t);
+                self.exec(&mut th[t], store).map_err(|e| e.context(self.thread_name(t)))?;
+                th[t].env[a] = None;
+                th[t].env[b] = None;
+            }
+            i += w;
+        }
+        Ok(())
     }
 
     /// An `Allocate` or `Realize` in lock step: shared memory once for the block (every

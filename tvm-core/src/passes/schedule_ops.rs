@@ -6,7 +6,7 @@
 //! `Realize` for every non-parameter tensor.
 
 use super::infer_bound::Bounds;
-use super::lower_cross_thread_reduction::allreduce;
+use super::lower_cross_thread_reduction::{allreduce, shared_elements, warp_plan};
 use crate::schedule::{Attach, AxisId, Schedule, ScheduleError, ScheduleErrorKind, StageId};
 use crate::te::{Op, Param as TeParam, TensorId};
 use crate::tir::mutate::{substitute, substitute_stmt, super_expr, Mutator};
@@ -327,15 +327,22 @@ impl Ctx<'_> {
         let nest = self.wrap_loops_except(sid, &leaf[r0..], Some(tb), guarded(reduce_guard, update));
         let spatial_guard = spatial_guard.to_vec();
         let buf2 = buf.clone();
-        let tree = allreduce(op, &acc, &red, &tid, ext, &row, move |v| {
+        let target = &sch.target;
+        let warps = warp_plan(tag, ext, buf.dtype(), target.warp_size).map(|k| (k, target.warp_size));
+        let tree = allreduce(op, &acc, &red, &tid, ext, &row, warps, move |v| {
             guarded(&spatial_guard, Stmt::store(&buf2, indices, v))
         });
         let part = Stmt::seq(vec![Stmt::store(&acc, zero(), identity), nest, tree]);
         let part = Stmt::Realize { buffer: acc, bounds: vec![Range::from_extent(Expr::int(1))], body: Box::new(part) };
-        let part = Stmt::Realize {
-            buffer: red,
-            bounds: vec![Range::from_extent(Expr::int(rows * ext))],
-            body: Box::new(part),
+        let red_elements = shared_elements(ext, rows, warps);
+        let part = if red_elements == 0 {
+            part
+        } else {
+            Stmt::Realize {
+                buffer: red,
+                bounds: vec![Range::from_extent(Expr::int(red_elements))],
+                body: Box::new(part),
+            }
         };
         Stmt::ThreadBinding { tag, var: sch.axis(tb).var.clone(), extent: Expr::int(ext), body: Box::new(part) }
     }

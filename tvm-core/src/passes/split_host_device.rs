@@ -199,7 +199,7 @@ fn guard_outside_barriers(cond: Expr, s: Stmt) -> Stmt {
         return Stmt::if_then(cond, s);
     }
     match s {
-        Stmt::Barrier => Stmt::Barrier,
+        s @ (Stmt::Barrier | Stmt::WarpReduce { .. }) => s,
         Stmt::Seq(ss) => Stmt::seq(ss.into_iter().map(|c| guard_outside_barriers(cond.clone(), c)).collect()),
         Stmt::For { var, min, extent, kind, body } => {
             Stmt::For { var, min, extent, kind, body: Box::new(guard_outside_barriers(cond, *body)) }

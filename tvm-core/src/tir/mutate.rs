@@ -89,7 +89,7 @@ pub fn super_stmt<M: Mutator + ?Sized>(m: &mut M, s: Stmt) -> Stmt {
         Stmt::Allocate { buffer, extent, body } => {
             Stmt::Allocate { buffer, extent: m.mutate_expr(extent), body: bs(m, body) }
         }
-        Stmt::Barrier | Stmt::Launch { .. } | Stmt::NoOp => s,
+        Stmt::Barrier | Stmt::WarpReduce { .. } | Stmt::Launch { .. } | Stmt::NoOp => s,
     }
 }
 

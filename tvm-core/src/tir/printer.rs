@@ -271,6 +271,9 @@ impl<'a> Printer<'a> {
                 format!("alloc {b}: {}[{}] {}", buffer.dtype(), self.expr(extent), buffer.scope().name())
             }
             Stmt::Barrier => "barrier()".to_string(),
+            Stmt::WarpReduce { op, buffer, width } => {
+                format!("warp_reduce({}, {}, width={width})", op.name(), self.buffer(buffer))
+            }
             Stmt::Launch { kernel } => self.launch(*kernel),
             Stmt::NoOp => "noop".to_string(),
         }
@@ -365,7 +368,7 @@ impl<'a> Printer<'a> {
                     self.block(body, depth, false, out);
                 }
             }
-            Stmt::Store { .. } | Stmt::Barrier | Stmt::Launch { .. } | Stmt::NoOp => {
+            Stmt::Store { .. } | Stmt::Barrier | Stmt::WarpReduce { .. } | Stmt::Launch { .. } | Stmt::NoOp => {
                 let h = self.stmt_header(s);
                 self.line(depth, &h, out);
             }

@@ -145,6 +145,16 @@ pub enum Stmt {
     /// Every thread of the block waits here; shared-memory writes before it are visible
     /// to reads after it.
     Barrier,
+    /// A warp-synchronous reduction (device code of targets with a warp size above 1):
+    /// element 0 of the local `buffer` of every thread of each aligned group of `width`
+    /// consecutive threads (by linear index in the block; `width` a power of two up to the
+    /// warp size) becomes the `op`-combination of the group's values. Every thread of the
+    /// block reaches it, as a barrier. CUDA prints it as `__shfl_xor_sync` steps.
+    WarpReduce {
+        op: crate::tir::ReduceOp,
+        buffer: Buffer,
+        width: u32,
+    },
     /// Host side: run device kernel number `kernel` of the function. A grid with a zero
     /// extent (a zero-sized tensor) launches nothing.
     Launch {

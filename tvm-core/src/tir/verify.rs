@@ -451,6 +451,17 @@ impl<'f> Verifier<'f> {
                     self.error("barrier outside device code".to_string());
                 }
             }
+            Stmt::WarpReduce { buffer, width, .. } => {
+                if !self.in_device_code() {
+                    self.error("warp reduction outside device code".to_string());
+                }
+                if buffer.scope() != crate::tir::Scope::Local {
+                    self.error(format!("warp reduction of `{}`, which is not local", buffer.name()));
+                }
+                if !width.is_power_of_two() {
+                    self.error(format!("warp reduction over {width} threads, not a power of two"));
+                }
+            }
             Stmt::Launch { kernel } => {
                 if self.in_kernel() {
                     self.error("launch inside a kernel body".to_string());

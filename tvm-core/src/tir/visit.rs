@@ -83,7 +83,7 @@ pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
             v.visit_expr(extent);
             v.visit_stmt(body);
         }
-        Stmt::Barrier | Stmt::Launch { .. } | Stmt::NoOp => {}
+        Stmt::Barrier | Stmt::WarpReduce { .. } | Stmt::Launch { .. } | Stmt::NoOp => {}
     }
 }
 
@@ -136,12 +136,13 @@ pub fn vars_of(e: &Expr) -> Vec<Var> {
     out
 }
 
-/// Whether `s` contains a barrier.
+/// Whether `s` contains a barrier, or a warp reduction (which every thread must reach
+/// too).
 pub fn contains_barrier(s: &Stmt) -> bool {
     struct B(bool);
     impl Visitor for B {
         fn visit_stmt(&mut self, s: &Stmt) {
-            if matches!(s, Stmt::Barrier) {
+            if matches!(s, Stmt::Barrier | Stmt::WarpReduce { .. }) {
                 self.0 = true;
             }
             walk_stmt(self, s)

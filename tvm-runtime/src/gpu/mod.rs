@@ -13,8 +13,14 @@
 //! m.launch(0, [(n + 255) / 256, 1, 1], [256, 1, 1], &[KernelArg::Buffer(&c), .., KernelArg::Scalar(Scalar::I64(n))])?;
 //! ```
 //!
-//! Nothing is parsed or lowered at run time. One backend exists today (OpenCL, feature
-//! `opencl`); CUDA plugs in beside it.
+//! Nothing is parsed or lowered at run time. Two backends exist, each behind a default
+//! feature and loaded at run time: OpenCL ([`opencl`], feature `opencl`) and CUDA
+//! ([`cuda`], feature `cuda`); [`load`] picks the one of the device.
+//!
+//! CUDA code is compiled once per machine: a program's prebuilt [`Binary`]s (nvcc, through
+//! the build.rs helper) are tried first, else NVRTC compiles its source, and the result
+//! is kept on disk ([`cuda_cache`]) under [`cuda_cache_key`], the name the build.rs helper
+//! gives its nvcc outputs too.
 
 #[cfg(feature = "opencl")]
 pub mod opencl;
@@ -22,6 +28,17 @@ pub mod opencl;
 #[cfg(not(feature = "opencl"))]
 #[path = "opencl_off.rs"]
 pub mod opencl;
+
+#[cfg(feature = "cuda")]
+pub mod cuda;
+/// Without the `cuda` feature: the same interface, and no device.
+#[cfg(not(feature = "cuda"))]
+#[path = "cuda_off.rs"]
+pub mod cuda;
+#[doc(hidden)]
+pub mod cuda_cache;
+#[cfg(feature = "cuda")]
+mod nvrtc;
 
 use crate::device::Device;
 use crate::dtype::DType;
@@ -96,6 +113,166 @@ pub enum BinaryFormat {
     Ptx,
     /// A cubin, loadable by devices of `arch`'s major version and a minor at least as high.
     Cubin,
+}
+
+impl BinaryFormat {
+    /// The file extension of the format: `"ptx"`, `"cubin"` (build.rs outputs and disk
+    /// cache entries are `<key>.<extension>`).
+    pub fn extension(self) -> &'static str {
+        match self {
+            BinaryFormat::Ptx => "ptx",
+            BinaryFormat::Cubin => "cubin",
+        }
+    }
+}
+
+/// The compiler flags, besides the architecture, that CUDA code is compiled with: by
+/// NVRTC at run time and by the build.rs helper's nvcc, and so the `flags` of their
+/// [`cuda_cache_key`].
+pub const CUDA_FLAGS: &str = "--std=c++17";
+
+/// The name of what `source` compiles to for architecture `arch` (compute capability × 10,
+/// `80` for `sm_80`) with compiler `flags` (say [`CUDA_FLAGS`]): 64 lowercase hex digits.
+///
+/// This is a contract between the build.rs helper, which names nvcc's outputs
+/// `<key>.ptx` and `<key>.cubin`, the macro, which embeds an output only under its
+/// source's key, and the runtime, whose NVRTC disk cache uses the same names: the
+/// SHA-256 of the UTF-8 text
+///
+/// ```text
+/// tvm-rs-cuda-key v1\n
+/// <len(source)>\n<source>\n
+/// <arch>\n
+/// <len(flags)>\n<flags>\n
+/// ```
+///
+/// where `len` is the length in bytes and numbers are decimal. The lengths make the
+/// framing unambiguous (no two different triples hash the same text). A changed source,
+/// architecture or flag changes the name, so a stale binary never loads.
+pub fn cuda_cache_key(source: &str, arch: u32, flags: &str) -> String {
+    let text = format!("tvm-rs-cuda-key v1\n{}\n{source}\n{arch}\n{}\n{flags}\n", source.len(), flags.len());
+    cuda_cache::sha256_hex(text.as_bytes())
+}
+
+/// The prebuilt binaries of `binaries` a CUDA device of compute capability `cc` (× 10)
+/// can load, in the order to try them: cubins of its major version and a minor no higher
+/// than its own (the newest first), then PTX for an architecture no newer than it (the
+/// newest first), which the driver compiles for the device.
+#[doc(hidden)]
+pub fn cuda_binary_candidates(binaries: &[Binary], cc: u32) -> Vec<&Binary> {
+    let mut cubins: Vec<&Binary> =
+        binaries.iter().filter(|b| b.format == BinaryFormat::Cubin && b.arch / 10 == cc / 10 && b.arch <= cc).collect();
+    cubins.sort_by_key(|b| std::cmp::Reverse(b.arch));
+    let mut ptx: Vec<&Binary> = binaries.iter().filter(|b| b.format == BinaryFormat::Ptx && b.arch <= cc).collect();
+    ptx.sort_by_key(|b| std::cmp::Reverse(b.arch));
+    cubins.extend(ptx);
+    cubins
+}
+
+/// What NVRTC compiles a program to for a device of compute capability `cc`, given the
+/// architectures it `supported` (ascending; empty when it cannot say) and whether it
+/// produces `cubin`s: a cubin for `cc` itself where it can; PTX for `cc` from an NVRTC
+/// without cubins; PTX for the newest architecture it supports below `cc` for a device
+/// newer than it knows (the driver compiles the PTX for the device); `None` for a device
+/// older than every architecture it supports.
+#[doc(hidden)]
+pub fn nvrtc_target(cc: u32, supported: &[u32], cubin: bool) -> Option<(u32, BinaryFormat)> {
+    let native = if cubin { BinaryFormat::Cubin } else { BinaryFormat::Ptx };
+    if supported.is_empty() || supported.contains(&cc) {
+        return Some((cc, native));
+    }
+    supported.iter().copied().filter(|&a| a < cc).max().map(|a| (a, BinaryFormat::Ptx))
+}
+
+/// CUDA code compiled for one architecture (by NVRTC, or read from the disk cache).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CompiledCuda {
+    pub format: BinaryFormat,
+    /// The architecture it was compiled for (× 10).
+    pub arch: u32,
+    /// Its [`cuda_cache_key`] (with [`CUDA_FLAGS`]).
+    pub key: String,
+    /// The cubin, or the PTX text (without a final NUL).
+    pub bytes: Vec<u8>,
+    /// Whether it came from the disk cache rather than from NVRTC.
+    pub cache_hit: bool,
+}
+
+/// What a CUDA device supports, as its driver reports it (the checks are plain functions
+/// of these numbers, so they are tested without a device).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CudaCaps {
+    /// `cuda:N (name, sm_XY)`, for messages.
+    pub label: String,
+    /// Compute capability × 10 (`90` for 9.0).
+    pub compute_capability: u32,
+    /// Threads per block, all dimensions together.
+    pub max_threads_per_block: u32,
+    /// Block extents per dimension.
+    pub max_block: [u32; 3],
+    /// Grid extents per dimension.
+    pub max_grid: [u32; 3],
+    /// Static shared memory per block, in bytes.
+    pub max_shared_bytes_per_block: u64,
+}
+
+impl CudaCaps {
+    /// `Ok` if a kernel declaring `bytes` of shared memory fits a block of the device;
+    /// else `Err(DeviceUnsupported)`.
+    pub fn check_shared_memory(&self, kernel: &str, bytes: u64) -> Result<(), Error> {
+        if bytes > self.max_shared_bytes_per_block {
+            return Err(Error::DeviceUnsupported {
+                device: self.label.clone(),
+                reason: format!(
+                    "kernel `{kernel}` uses {bytes} bytes of shared memory, more than the device's {} bytes per block",
+                    self.max_shared_bytes_per_block
+                ),
+            });
+        }
+        Ok(())
+    }
+
+    /// `Ok` if `block` fits the device's limits and `kernel_limit`, the kernel's own
+    /// maximum threads per block on the device (its registers may lower it); else
+    /// `Err(LaunchFailed)`.
+    pub fn check_block(&self, kernel: &str, block: [usize; 3], kernel_limit: Option<u32>) -> Result<(), Error> {
+        let fail = |reason: String| Err(Error::LaunchFailed { kernel: kernel.to_string(), reason });
+        let threads = block.iter().try_fold(1usize, |a, &b| a.checked_mul(b)).unwrap_or(usize::MAX);
+        if threads > self.max_threads_per_block as usize {
+            return fail(format!(
+                "block {block:?} has {threads} threads, more than the device's maximum of {} per block",
+                self.max_threads_per_block
+            ));
+        }
+        for (d, (&b, &m)) in block.iter().zip(&self.max_block).enumerate() {
+            if b > m as usize {
+                return fail(format!("block extent {d} is {b}, more than the device's maximum {m} in that dimension"));
+            }
+        }
+        if let Some(limit) = kernel_limit {
+            if threads > limit as usize {
+                return fail(format!(
+                    "block {block:?} has {threads} threads, more than the kernel's limit of {limit} on this device \
+                     (device maximum {})",
+                    self.max_threads_per_block
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// `Ok` if `grid` fits the device's grid limits; else `Err(LaunchFailed)`.
+    pub fn check_grid(&self, kernel: &str, grid: [usize; 3]) -> Result<(), Error> {
+        for (d, (&g, &m)) in grid.iter().zip(&self.max_grid).enumerate() {
+            if g > m as usize {
+                return Err(Error::LaunchFailed {
+                    kernel: kernel.to_string(),
+                    reason: format!("grid extent {d} is {g}, more than the device's maximum {m} in that dimension"),
+                });
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A prebuilt binary of a [`Program`]'s source.
@@ -222,6 +399,7 @@ pub struct Buffer {
 
 enum BufferInner {
     OpenCl(opencl::Buffer),
+    Cuda(cuda::Buffer),
 }
 
 impl std::fmt::Debug for Buffer {
@@ -255,7 +433,8 @@ impl Buffer {
     pub(crate) fn write(&mut self, bytes: &[u8]) -> Result<(), Error> {
         self.check_len(bytes.len(), 1)?;
         match &mut self.inner {
-                BufferInner::OpenCl(b) => b.write(bytes)?,
+            BufferInner::OpenCl(b) => b.write(bytes)?,
+            BufferInner::Cuda(b) => b.write(bytes)?,
         }
         crate::stats::count(|s| {
             s.uploads += 1;
@@ -268,7 +447,8 @@ impl Buffer {
     pub(crate) fn read(&self, out: &mut [u8]) -> Result<(), Error> {
         self.check_len(out.len(), 1)?;
         match &self.inner {
-                BufferInner::OpenCl(b) => b.read(out)?,
+            BufferInner::OpenCl(b) => b.read(out)?,
+            BufferInner::Cuda(b) => b.read(out)?,
         }
         crate::stats::count(|s| {
             s.downloads += 1;
@@ -280,7 +460,8 @@ impl Buffer {
     /// Sets every byte to zero.
     pub(crate) fn fill_zero(&mut self) -> Result<(), Error> {
         match &mut self.inner {
-                BufferInner::OpenCl(b) => b.fill_zero(),
+            BufferInner::OpenCl(b) => b.fill_zero(),
+            BufferInner::Cuda(b) => b.fill_zero(),
         }
     }
 
@@ -299,11 +480,29 @@ impl Buffer {
         }
     }
 
-    /// The OpenCL memory (every buffer is OpenCL memory while OpenCL is the one backend).
+    /// The OpenCL memory of a buffer on an OpenCL device. A launch checks that its buffers
+    /// are on its device ([`check_args`]) before it asks.
     #[cfg_attr(not(feature = "opencl"), allow(dead_code))]
     fn opencl(&self) -> &opencl::Buffer {
-        let BufferInner::OpenCl(b) = &self.inner;
-        b
+        match &self.inner {
+            BufferInner::OpenCl(b) => b,
+            _ => unreachable!(
+                "internal: an OpenCL launch was given a buffer of {} (check_args compares devices)",
+                self.device
+            ),
+        }
+    }
+
+    /// The CUDA memory of a buffer on a CUDA device (as [`Buffer::opencl`]).
+    #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+    fn cuda(&self) -> &cuda::Buffer {
+        match &self.inner {
+            BufferInner::Cuda(b) => b,
+            _ => unreachable!(
+                "internal: a CUDA launch was given a buffer of {} (check_args compares devices)",
+                self.device
+            ),
+        }
     }
 }
 
@@ -311,24 +510,26 @@ impl Buffer {
 #[derive(Clone, Copy)]
 pub(crate) enum Gpu {
     OpenCl(&'static opencl::DeviceState),
+    Cuda(&'static cuda::DeviceState),
 }
 
 impl Gpu {
     /// `device` when it is a GPU that can run now; else `DeviceUnavailable` saying why.
     pub(crate) fn of(device: &Device) -> Result<Gpu, Error> {
         match *device {
-                Device::OpenCl(n) => opencl::OpenClRuntime::global().state(n).map(Gpu::OpenCl),
+            Device::OpenCl(n) => opencl::OpenClRuntime::global().state(n).map(Gpu::OpenCl),
+            Device::Cuda(n) => cuda::CudaRuntime::global().state(n).map(Gpu::Cuda),
             Device::Cpu => Err(Error::DeviceUnavailable {
                 device: "cpu".to_string(),
                 reason: "the cpu runs no GPU programs (its kernels are Rust)".to_string(),
             }),
-            other => Err(no_backend(&other)),
         }
     }
 
     fn device(self) -> Device {
         match self {
-                Gpu::OpenCl(s) => Device::OpenCl(s.index()),
+            Gpu::OpenCl(s) => Device::OpenCl(s.index()),
+            Gpu::Cuda(s) => Device::Cuda(s.index()),
         }
     }
 
@@ -336,7 +537,8 @@ impl Gpu {
     pub(crate) fn alloc(self, bytes: usize) -> Result<Buffer, Error> {
         let device = self.device();
         match self {
-                Gpu::OpenCl(s) => Ok(Buffer { device, bytes, inner: BufferInner::OpenCl(s.alloc(bytes)?) }),
+            Gpu::OpenCl(s) => Ok(Buffer { device, bytes, inner: BufferInner::OpenCl(s.alloc(bytes)?) }),
+            Gpu::Cuda(s) => Ok(Buffer { device, bytes, inner: BufferInner::Cuda(s.alloc(bytes)?) }),
         }
     }
 
@@ -361,25 +563,32 @@ pub struct Module {
 #[derive(Clone)]
 enum ModuleInner {
     OpenCl(Arc<opencl::Module>),
+    Cuda(Arc<cuda::Module>),
 }
 
 /// `program` loaded on `device`: built on first use (once per process and device, a failed
 /// build included), its kernels checked against the device's limits. Errors:
 /// `DeviceUnavailable` (no such device, no backend for it), `DeviceUnsupported` (f64 or
-/// f16 it lacks, too much shared memory), `CompilationFailed` (with the log),
-/// `LaunchFailed` (a constant block shape over the limits).
+/// f16 it lacks, too much shared memory, a CUDA program the driver cannot load),
+/// `CompilationFailed` (with the log; for CUDA also where NVRTC is missing, saying what to
+/// install), `LaunchFailed` (a constant block shape over the limits), `Internal` (a
+/// program of another backend than the device's).
 pub fn load(device: &Device, program: &'static Program) -> Result<Module, Error> {
     let gpu = Gpu::of(device)?;
-    match gpu {
-        Gpu::OpenCl(s) => {
-            if program.backend != Backend::OpenCl {
-                return Err(Error::Internal {
-                    message: format!("a {} program of `{}` given to {device}", program.backend.name(), program.function),
-                });
-            }
-            Ok(Module { gpu, program, inner: ModuleInner::OpenCl(s.load(program)?) })
-        }
+    let want = match gpu {
+        Gpu::OpenCl(_) => Backend::OpenCl,
+        Gpu::Cuda(_) => Backend::Cuda,
+    };
+    if program.backend != want {
+        return Err(Error::Internal {
+            message: format!("a {} program of `{}` given to {device}", program.backend.name(), program.function),
+        });
     }
+    let inner = match gpu {
+        Gpu::OpenCl(s) => ModuleInner::OpenCl(s.load(program)?),
+        Gpu::Cuda(s) => ModuleInner::Cuda(s.load(program)?),
+    };
+    Ok(Module { gpu, program, inner })
 }
 
 impl Module {
@@ -393,7 +602,20 @@ impl Module {
     #[doc(hidden)]
     pub fn same_build(&self, other: &Module) -> bool {
         match (&self.inner, &other.inner) {
-                (ModuleInner::OpenCl(a), ModuleInner::OpenCl(b)) => Arc::ptr_eq(a, b),
+            (ModuleInner::OpenCl(a), ModuleInner::OpenCl(b)) => Arc::ptr_eq(a, b),
+            (ModuleInner::Cuda(a), ModuleInner::Cuda(b)) => Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+
+    /// Which binary of the program was loaded (CUDA: a prebuilt cubin or PTX, or what NVRTC
+    /// compiled, or the disk cache held; OpenCL: the source, built by its driver). For
+    /// diagnostics and tests.
+    #[doc(hidden)]
+    pub fn build_origin(&self) -> String {
+        match &self.inner {
+            ModuleInner::OpenCl(_) => "the OpenCL source, built by the driver".to_string(),
+            ModuleInner::Cuda(m) => m.origin().to_string(),
         }
     }
 
@@ -412,7 +634,9 @@ impl Module {
             None => Err(Error::LaunchFailed {
                 kernel: self.program.function.to_string(),
                 reason: match elements {
-                    Some(n) => format!("intermediate `{name}` needs {n} elements of {elem_bytes} bytes, which no memory holds"),
+                    Some(n) => {
+                        format!("intermediate `{name}` needs {n} elements of {elem_bytes} bytes, which no memory holds")
+                    }
                     None => format!("the size of intermediate `{name}` overflows"),
                 },
             }),
@@ -465,9 +689,7 @@ impl Module {
         args: &[KernelArg<'_>],
     ) -> Result<(), Error> {
         let Some(k) = self.program.kernels.get(kernel) else {
-            return Err(Error::Internal {
-                message: format!("`{}` has no kernel {kernel}", self.program.function),
-            });
+            return Err(Error::Internal { message: format!("`{}` has no kernel {kernel}", self.program.function) });
         };
         let fail = |reason: String| Error::LaunchFailed { kernel: k.name.to_string(), reason };
         let mut g = [0usize; 3];
@@ -488,11 +710,10 @@ impl Module {
         if g.contains(&0) || b.contains(&0) {
             return Ok(());
         }
-        match &self.inner {
-                ModuleInner::OpenCl(m) => {
-                let Gpu::OpenCl(s) = self.gpu;
-                s.launch(m, kernel, k, g, b, args)
-            }
+        match (&self.inner, self.gpu) {
+            (ModuleInner::OpenCl(m), Gpu::OpenCl(s)) => s.launch(m, kernel, k, g, b, args),
+            (ModuleInner::Cuda(m), Gpu::Cuda(s)) => s.launch(m, kernel, k, g, b, args),
+            _ => Err(Error::Internal { message: format!("`{}`: a module of one backend on another's device", k.name) }),
         }
     }
 }
@@ -524,18 +745,20 @@ fn check_args(m: &Module, k: &KernelDesc, args: &[KernelArg<'_>]) -> Result<(), 
 pub fn is_cached(device: &Device, program: &'static Program) -> bool {
     match Gpu::of(device) {
         Ok(Gpu::OpenCl(s)) => s.is_cached(program),
+        Ok(Gpu::Cuda(s)) => s.is_cached(program),
         Err(_) => false,
     }
 }
 
-/// The error for a device with no backend (CUDA, until its backend exists): why the
-/// device is unavailable, or that no backend runs on it.
+/// The error for a device kernels have no code for (generated host code without a CUDA
+/// path, until the compiler generates one): why the device is unavailable, or that the
+/// kernel has no code for it.
 pub(crate) fn no_backend(device: &Device) -> Error {
     match device.check_available() {
         Err(e) => e,
         Ok(()) => Error::DeviceUnavailable {
             device: device.to_string(),
-            reason: format!("tvm-rs has no {} backend yet", device.kind()),
+            reason: format!("this kernel has no {} code (tvm-rs does not generate it yet)", device.kind()),
         },
     }
 }

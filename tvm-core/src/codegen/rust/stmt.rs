@@ -112,7 +112,7 @@ impl Emitter<'_> {
             }
             Stmt::Allocate { buffer, extent, body } => self.allocate(buffer, extent, body)?,
             Stmt::NoOp => quote!(),
-            Stmt::ThreadBinding { .. } | Stmt::Barrier | Stmt::Launch { .. } => {
+            Stmt::ThreadBinding { .. } | Stmt::Barrier | Stmt::WarpReduce { .. } | Stmt::Launch { .. } => {
                 return Err(unsupported("GPU statements (thread bindings, barriers, launches) in a cpu function"))
             }
             Stmt::Realize { .. } => return Err(unsupported("`realize` (the function was not flattened)")),
