@@ -14,14 +14,15 @@ use expect_test::expect;
 use std::path::PathBuf;
 use std::process::Command;
 use tvm_core::codegen::emit_cuda;
-use tvm_core::frontend::{build_schedule, parse_str};
-use tvm_core::schedule::Schedule;
 use tvm_core::tir::{PrimFunc, Scope, Stmt};
 use tvm_core::Target;
 use tvm_runtime::gpu::BinaryFormat;
 
 #[path = "corpus/mod.rs"]
 mod corpus;
+#[path = "support/lowered.rs"]
+mod lowered;
+use lowered::{has, lower_for};
 
 /// The example kernels (the shipped schedules).
 const EXAMPLES: &[(&str, &str)] = &[
@@ -32,42 +33,11 @@ const EXAMPLES: &[(&str, &str)] = &[
     ("example_vector_add", include_str!("../../examples/kernels/vector_add.rs")),
 ];
 
-fn show(e: &[tvm_core::schedule::ScheduleError]) -> String {
-    e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")
-}
-
-fn lower_for(src: &str, target: &Target, default: bool) -> PrimFunc {
-    // Example files hold `use tvm::compute;` and docs before their `compute!` block.
-    let src = &src[src.find("compute!").expect("a compute! block")..];
-    let k = parse_str(src).unwrap_or_else(|e| panic!("kernel does not parse: {e:#?}"));
-    let s = if default {
-        Schedule::default_for(k.graph.clone(), target.clone())
-    } else {
-        build_schedule(&k, target).unwrap_or_else(|e| panic!("schedule rejected: {}", show(&e)))
-    };
-    tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)))
-}
-
 fn emit(src: &str, default: bool) -> String {
     let f = lower_for(src, &Target::cuda(), default);
     emit_cuda(&f).unwrap_or_else(|e| panic!("codegen failed: {e}\n{}", tvm_core::tir::printer::print_func(&f)))
 }
 
-fn has(s: &Stmt, p: &dyn Fn(&Stmt) -> bool) -> bool {
-    if p(s) {
-        return true;
-    }
-    match s {
-        Stmt::Seq(v) => v.iter().any(|s| has(s, p)),
-        Stmt::For { body, .. }
-        | Stmt::ThreadBinding { body, .. }
-        | Stmt::Let { body, .. }
-        | Stmt::Realize { body, .. }
-        | Stmt::Allocate { body, .. } => has(body, p),
-        Stmt::If { then, otherwise, .. } => has(then, p) || otherwise.as_ref().is_some_and(|o| has(o, p)),
-        _ => false,
-    }
-}
 
 /// Every program: (label, lowered function, CUDA text).
 fn all_programs() -> Vec<(String, PrimFunc, String)> {

@@ -8,28 +8,18 @@ mod common;
 
 use expect_test::expect;
 use tvm_core::codegen::opencl::emit_opencl;
-use tvm_core::frontend::{build_schedule, parse_str};
-use tvm_core::schedule::Schedule;
 use tvm_core::tir::{PrimFunc, Scope, Stmt};
 use tvm_core::Target;
 
 #[path = "corpus/mod.rs"]
 mod corpus;
-
-fn show(e: &[tvm_core::schedule::ScheduleError]) -> String {
-    e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")
-}
+#[path = "support/lowered.rs"]
+mod lowered;
+use lowered::{has, lower_for};
 
 /// Lowers `src` for OpenCL: with its own (or borrowed) GPU schedule, or the default.
 fn lower_opencl(src: &str, default: bool) -> PrimFunc {
-    let k = parse_str(src).unwrap_or_else(|e| panic!("kernel does not parse: {e:#?}"));
-    let t = Target::opencl();
-    let s = if default {
-        Schedule::default_for(k.graph.clone(), t)
-    } else {
-        build_schedule(&k, &t).unwrap_or_else(|e| panic!("schedule rejected: {}", show(&e)))
-    };
-    tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)))
+    lower_for(src, &Target::opencl(), default)
 }
 
 fn emit(src: &str, default: bool) -> String {
@@ -37,21 +27,6 @@ fn emit(src: &str, default: bool) -> String {
     emit_opencl(&f).unwrap_or_else(|e| panic!("codegen failed: {e}\n{}", tvm_core::tir::printer::print_func(&f)))
 }
 
-fn has(s: &Stmt, p: &dyn Fn(&Stmt) -> bool) -> bool {
-    if p(s) {
-        return true;
-    }
-    match s {
-        Stmt::Seq(v) => v.iter().any(|s| has(s, p)),
-        Stmt::For { body, .. }
-        | Stmt::ThreadBinding { body, .. }
-        | Stmt::Let { body, .. }
-        | Stmt::Realize { body, .. }
-        | Stmt::Allocate { body, .. } => has(body, p),
-        Stmt::If { then, otherwise, .. } => has(then, p) || otherwise.as_ref().is_some_and(|o| has(o, p)),
-        _ => false,
-    }
-}
 
 /// Every program of the corpus: (label, lowered function, OpenCL text).
 fn all_programs() -> Vec<(String, PrimFunc, String)> {

@@ -41,7 +41,6 @@ use cudarc::driver::result::{self as cu, DriverError};
 use cudarc::driver::sys::{self, CUdevice_attribute as Attr, CUfunction_attribute as FnAttr, CUresult};
 use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
 use cudarc::nvrtc::Ptx;
-use std::collections::HashMap;
 use std::ffi::c_void;
 use std::path::Path;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -258,7 +257,6 @@ fn compile_cached(
     Ok(CompiledCuda { format, arch, key, bytes, cache_hit: false })
 }
 
-type ModuleCell = Arc<OnceLock<Result<Arc<Module>, Error>>>;
 
 /// A device ready to run: its context, stream, limits, module cache and buffer pool.
 pub(crate) struct DeviceState {
@@ -270,7 +268,7 @@ pub(crate) struct DeviceState {
     pool: Mutex<Vec<(usize, sys::CUdeviceptr)>>,
     /// Loaded programs by the address of their static description, each loaded (or
     /// failed) once; the lock is held only to find or insert a program's cell.
-    modules: Mutex<HashMap<usize, ModuleCell>>,
+    modules: super::ModuleCache<Module>,
 }
 
 impl DeviceState {
@@ -308,7 +306,7 @@ impl DeviceState {
             stream,
             caps,
             pool: Mutex::new(Vec::new()),
-            modules: Mutex::new(HashMap::new()),
+            modules: super::ModuleCache::new(),
         })
     }
 
@@ -333,27 +331,12 @@ impl DeviceState {
     /// fails for good (a compile error, a program the device cannot run) stays cached;
     /// anything else (a driver or resource failure) is tried again by the next load.
     pub(crate) fn load(&'static self, program: &'static Program) -> Result<Arc<Module>, Error> {
-        let key = program as *const Program as usize;
-        let cell = {
-            let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
-            modules.entry(key).or_default().clone()
-        };
-        let result = cell.get_or_init(|| self.build_module(program).map(Arc::new)).clone();
-        if let Err(e) = &result {
-            if !matches!(e, Error::CompilationFailed { .. } | Error::DeviceUnsupported { .. }) {
-                let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
-                if modules.get(&key).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
-                    modules.remove(&key);
-                }
-            }
-        }
-        result
+        self.modules.load(program, || self.build_module(program))
     }
 
     /// Whether `program` is in this device's cache (loaded, failed, or being loaded).
     pub(crate) fn is_cached(&self, program: &'static Program) -> bool {
-        let modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
-        modules.contains_key(&(program as *const Program as usize))
+        self.modules.contains(program)
     }
 
     /// A module of `image` (a cubin, or PTX text), or the driver's refusal.

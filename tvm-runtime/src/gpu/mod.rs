@@ -762,3 +762,55 @@ pub(crate) fn no_backend(device: &Device) -> Error {
         },
     }
 }
+
+/// The programs loaded on one device, by the address of their static description, each
+/// built (or failed for good) once per process. The map's lock is held only to find or
+/// insert a program's cell; the build runs outside it, so launches of other programs do
+/// not wait for it, while loaders of the same program wait on its cell. What fails for
+/// good (a compile error, a program the device cannot run: `CompilationFailed`,
+/// `DeviceUnsupported`) stays cached; anything else (a driver or resource failure) is
+/// tried again by the next load. Shared by the backends.
+pub(crate) struct ModuleCache<M> {
+    cells: std::sync::Mutex<std::collections::HashMap<usize, ModuleCell<M>>>,
+}
+
+type ModuleCell<M> = Arc<std::sync::OnceLock<Result<Arc<M>, Error>>>;
+
+#[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
+impl<M> ModuleCache<M> {
+    pub(crate) fn new() -> Self {
+        ModuleCache { cells: std::sync::Mutex::new(std::collections::HashMap::new()) }
+    }
+
+    fn key(program: &'static Program) -> usize {
+        program as *const Program as usize
+    }
+
+    /// `program`'s module: from the cache, or `build()` now (once, whoever asks first).
+    pub(crate) fn load(
+        &self,
+        program: &'static Program,
+        build: impl FnOnce() -> Result<M, Error>,
+    ) -> Result<Arc<M>, Error> {
+        let key = Self::key(program);
+        let cell = {
+            let mut cells = self.cells.lock().unwrap_or_else(|p| p.into_inner());
+            cells.entry(key).or_default().clone()
+        };
+        let result = cell.get_or_init(|| build().map(Arc::new)).clone();
+        if let Err(e) = &result {
+            if !matches!(e, Error::CompilationFailed { .. } | Error::DeviceUnsupported { .. }) {
+                let mut cells = self.cells.lock().unwrap_or_else(|p| p.into_inner());
+                if cells.get(&key).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
+                    cells.remove(&key);
+                }
+            }
+        }
+        result
+    }
+
+    /// Whether `program` is in the cache (built, failed, or being built).
+    pub(crate) fn contains(&self, program: &'static Program) -> bool {
+        self.cells.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&Self::key(program))
+    }
+}

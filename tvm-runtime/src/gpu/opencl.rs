@@ -31,7 +31,6 @@ use opencl3::kernel::Kernel as ClKernel;
 use opencl3::memory::{Buffer as ClBuffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::program::Program as ClProgram;
 use opencl3::types::CL_BLOCKING;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// One OpenCL device, with its context and queue made on first use.
@@ -56,14 +55,9 @@ pub(crate) struct DeviceState {
     caps: Caps,
     /// Device buffers of dropped [`Buffer`]s, by size in bytes, for the next allocations.
     pool: Mutex<Vec<(usize, ClBuffer<u8>)>>,
-    /// Loaded programs by the address of their static description, each built (or failed)
-    /// once. The map's lock is held only to find or insert a program's cell; the build runs
-    /// outside it, so launches of other programs do not wait for it, while loaders of the
-    /// same program wait on its cell.
-    modules: Mutex<HashMap<usize, ModuleCell>>,
+    /// Loaded programs (see [`super::ModuleCache`]).
+    modules: super::ModuleCache<Module>,
 }
-
-type ModuleCell = Arc<OnceLock<Result<Arc<Module>, Error>>>;
 
 /// At most this many buffers, and this many bytes, wait in a device's pool.
 const POOL_BUFFERS: usize = 16;
@@ -177,7 +171,7 @@ impl OpenClRuntime {
                     max_work_item_sizes,
                     caps,
                     pool: Mutex::new(Vec::new()),
-                    modules: Mutex::new(HashMap::new()),
+                    modules: super::ModuleCache::new(),
                 })
             })
             .as_ref()
@@ -230,27 +224,12 @@ impl DeviceState {
     /// fails for good (a compile error, a kernel the device cannot run) stays cached;
     /// anything else (a driver or resource failure) is tried again by the next load.
     pub(crate) fn load(&'static self, program: &'static Program) -> Result<Arc<Module>, Error> {
-        let key = program as *const Program as usize;
-        let cell = {
-            let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
-            modules.entry(key).or_default().clone()
-        };
-        let result = cell.get_or_init(|| self.build_module(program).map(Arc::new)).clone();
-        if let Err(e) = &result {
-            if !matches!(e, Error::CompilationFailed { .. } | Error::DeviceUnsupported { .. }) {
-                let mut modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
-                if modules.get(&key).is_some_and(|c| Arc::ptr_eq(c, &cell)) {
-                    modules.remove(&key);
-                }
-            }
-        }
-        result
+        self.modules.load(program, || self.build_module(program))
     }
 
     /// Whether `program` is in this device's cache (built, failed, or being built).
     pub(crate) fn is_cached(&self, program: &'static Program) -> bool {
-        let modules = self.modules.lock().unwrap_or_else(|p| p.into_inner());
-        modules.contains_key(&(program as *const Program as usize))
+        self.modules.contains(program)
     }
 
     fn build_module(&self, program: &'static Program) -> Result<Module, Error> {
