@@ -10,6 +10,19 @@ pub use crate::shape::{bind_dim, bind_scalar_dim, check_dim, finish as finish_di
 pub use rayon;
 
 
+/// The device a kernel's typed function runs on: [`crate::Device::try_default`], except
+/// that a kernel without CUDA code (its CUDA code generation failed) runs on the CPU when
+/// the default is CUDA only because a device is present. A device named by `TVM_DEVICE`
+/// is kept: running there then reports why there is no code.
+pub fn default_device(has_cuda_code: bool) -> Result<crate::Device, Error> {
+    let d = crate::Device::try_default()?;
+    let chosen = std::env::var_os("TVM_DEVICE").is_some_and(|v| !v.to_string_lossy().trim().is_empty());
+    Ok(match d {
+        crate::Device::Cuda(_) if !has_cuda_code && !chosen => crate::Device::Cpu,
+        d => d,
+    })
+}
+
 /// The error for a target name other than `cpu`, `cuda` and `opencl`.
 pub fn unsupported_target(target: &str) -> Error {
     Error::UnsupportedTarget { target: target.to_string() }

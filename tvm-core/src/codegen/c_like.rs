@@ -1104,59 +1104,115 @@ pub fn known_divisor(e: &Expr, lets: &HashMap<VarId, i64>) -> i64 {
 }
 
 /// Whether every index value of kernel `k` provably fits in a 32-bit `int`, so that its
-/// `i64` arithmetic may be printed as `int`: the kernel holds no `i64` data (buffers and
-/// scalars of other types only), every launch extent is a constant, and every `i64`
-/// sub-expression has constant bounds inside `i32` given the ranges of the loop and
-/// thread variables (intermediate values included, so nothing overflows on the way).
+/// `i64` arithmetic may be printed as `int`: the kernel holds no 64-bit integer data
+/// (buffers, scalars, loads), every launch extent is a constant, and every `i64` value
+/// the printed code computes, intermediate ones included, lies inside `i32` by interval
+/// arithmetic over the ranges of the thread, loop and `let` variables (one pass,
+/// bottom-up, exactly the operations C performs, so nothing overflows on the way).
 pub fn index_fits_i32(k: &Kernel) -> bool {
-    use crate::arith::Analyzer;
+    type Iv = (i128, i128);
     fn wide(d: DType) -> bool {
         d.element().bits == 64 && d.is_integer()
     }
-    if k.buffer_args.iter().any(|b| wide(b.dtype())) || k.scalar_args.iter().any(|v| wide(v.dtype())) {
-        return false;
-    }
+    const LO: i128 = i32::MIN as i128;
+    const HI: i128 = i32::MAX as i128;
     struct Check {
-        an: Analyzer,
+        vars: HashMap<VarId, Iv>,
         ok: bool,
     }
     impl Check {
-        fn fits(&mut self, e: &Expr) -> bool {
-            matches!(self.an.const_bounds(e), Some((lo, hi)) if lo >= i32::MIN as i64 && hi <= i32::MAX as i64)
+        /// The range of integer expression `e` (`None`: unknown), every `i64`
+        /// sub-expression checked to stay in `i32`.
+        fn iv(&mut self, e: &Expr) -> Option<Iv> {
+            let d = e.dtype();
+            let r = match e {
+                Expr::Int { value, .. } => Some((*value as i128, *value as i128)),
+                Expr::Var(v) => self.vars.get(&v.id()).copied(),
+                Expr::Binary { op, a, b } => {
+                    let (x, y) = (self.iv(a), self.iv(b));
+                    match (x, y) {
+                        (Some((a0, a1)), Some((b0, b1))) => match op {
+                            BinOp::Add => Some((a0 + b0, a1 + b1)),
+                            BinOp::Sub => Some((a0 - b1, a1 - b0)),
+                            BinOp::Mul => {
+                                let p = [a0 * b0, a0 * b1, a1 * b0, a1 * b1];
+                                Some((*p.iter().min().unwrap(), *p.iter().max().unwrap()))
+                            }
+                            // Truncating division and remainder by a positive divisor.
+                            BinOp::Div if b0 > 0 => {
+                                let p = [a0 / b0, a0 / b1, a1 / b0, a1 / b1];
+                                Some((*p.iter().min().unwrap(), *p.iter().max().unwrap()))
+                            }
+                            BinOp::Mod if b0 > 0 => {
+                                Some((if a0 < 0 { -(b1 - 1) } else { 0 }, if a1 > 0 { b1 - 1 } else { 0 }))
+                            }
+                            BinOp::Min => Some((a0.min(b0), a1.min(b1))),
+                            BinOp::Max => Some((a0.max(b0), a1.max(b1))),
+                            _ => None,
+                        },
+                        _ => None,
+                    }
+                }
+                Expr::Neg(a) => self.iv(a).map(|(lo, hi)| (-hi, -lo)),
+                Expr::Select { cond, then, otherwise } => {
+                    self.visit(cond);
+                    match (self.iv(then), self.iv(otherwise)) {
+                        (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+                        _ => None,
+                    }
+                }
+                Expr::Cast { value, .. } => {
+                    let r = self.iv(value);
+                    let from = value.dtype();
+                    match (r, from.is_integer()) {
+                        (Some(r), true) => Some(r),
+                        _ if from.is_integer() && from.bits <= 32 => {
+                            Some(if from.is_uint() { (0, (1i128 << from.bits) - 1) } else { (-(1i128 << (from.bits - 1)), (1i128 << (from.bits - 1)) - 1) })
+                        }
+                        _ => None,
+                    }
+                }
+                Expr::Load { buffer, indices } => {
+                    for i in indices {
+                        self.visit(i);
+                    }
+                    if wide(buffer.dtype()) {
+                        self.ok = false;
+                    }
+                    None
+                }
+                Expr::Ramp { base, stride, lanes } => {
+                    match (self.iv(base), self.iv(stride)) {
+                        (Some(b), Some(s)) => {
+                            let last = (b.0 + s.0.min(0) * (*lanes as i128 - 1), b.1 + s.1.max(0) * (*lanes as i128 - 1));
+                            Some(last)
+                        }
+                        _ => None,
+                    }
+                }
+                Expr::Broadcast { value, .. } => self.iv(value),
+                other => {
+                    walk_expr(self, other);
+                    None
+                }
+            };
+            if wide(d) {
+                match r {
+                    Some((lo, hi)) if lo >= LO && hi <= HI => {}
+                    _ => self.ok = false,
+                }
+            }
+            r
+        }
+        fn visit(&mut self, e: &Expr) {
+            self.iv(e);
         }
     }
     impl Visitor for Check {
         fn visit_expr(&mut self, e: &Expr) {
-            if !self.ok {
-                return;
+            if self.ok {
+                self.iv(e);
             }
-            let d = e.dtype();
-            if d.lanes == 1 && wide(d) && !matches!(e, Expr::Int { .. }) && !self.fits(e) {
-                self.ok = false;
-                return;
-            }
-            if let Expr::Int { value, dtype } = e {
-                if wide(*dtype) && i32::try_from(*value).is_err() {
-                    self.ok = false;
-                    return;
-                }
-            }
-            if let Expr::Ramp { base, stride, lanes } = e {
-                if wide(base.dtype()) {
-                    let last = (**base).clone() + (**stride).clone() * Expr::int(*lanes as i64 - 1);
-                    if !self.fits(&last) {
-                        self.ok = false;
-                        return;
-                    }
-                }
-            }
-            if let Expr::Load { buffer, .. } = e {
-                if wide(buffer.dtype()) {
-                    self.ok = false;
-                    return;
-                }
-            }
-            walk_expr(self, e)
         }
         fn visit_stmt(&mut self, s: &Stmt) {
             if !self.ok {
@@ -1164,32 +1220,39 @@ pub fn index_fits_i32(k: &Kernel) -> bool {
             }
             match s {
                 Stmt::For { var, min, extent, body, .. } => {
-                    self.visit_expr(min);
-                    self.visit_expr(extent);
-                    self.an.bind(var, min.clone(), extent.clone());
-                    self.visit_stmt(body);
-                }
-                Stmt::Let { var, value, body } => {
-                    self.visit_expr(value);
-                    if wide(var.dtype()) {
-                        match self.an.const_bounds(value) {
-                            Some((lo, hi)) => self.an.bind_const_bound(var, lo, hi),
-                            None => self.ok = false,
+                    match (self.iv(min), self.iv(extent)) {
+                        (Some(m), Some(e)) => {
+                            self.vars.insert(var.id(), (m.0, m.1 + e.1.max(1) - 1));
                         }
+                        _ => self.ok = false,
                     }
                     self.visit_stmt(body);
                 }
-                Stmt::Allocate { buffer, .. } if wide(buffer.dtype()) => self.ok = false,
-                Stmt::Store { buffer, .. } if wide(buffer.dtype()) => self.ok = false,
+                Stmt::Let { var, value, body } => {
+                    match self.iv(value) {
+                        Some(r) => {
+                            self.vars.insert(var.id(), r);
+                        }
+                        None if wide(var.dtype()) => self.ok = false,
+                        None => {}
+                    }
+                    self.visit_stmt(body);
+                }
+                Stmt::Allocate { buffer, .. } | Stmt::Store { buffer, .. } if wide(buffer.dtype()) => self.ok = false,
                 s => walk_stmt(self, s),
             }
         }
     }
-    let mut c = Check { an: Analyzer::new(), ok: true };
+    if k.buffer_args.iter().any(|b| wide(b.dtype())) || k.scalar_args.iter().any(|v| wide(v.dtype())) {
+        return false;
+    }
+    let mut c = Check { vars: HashMap::new(), ok: true };
     for (tag, v) in &k.thread_vars {
         let ext = if tag.is_block() { &k.grid[tag.dim() as usize] } else { &k.block[tag.dim() as usize] };
         match ext.as_int() {
-            Some(n) if n >= 1 && n <= i32::MAX as i64 => c.an.bind_const_bound(v, 0, n - 1),
+            Some(n) if n >= 1 && n <= i32::MAX as i64 => {
+                c.vars.insert(v.id(), (0, n as i128 - 1));
+            }
             _ => return false,
         }
     }

@@ -51,6 +51,11 @@ impl<'f> GpuTarget<'f> {
         GpuTarget { backend, f, code }
     }
 
+    /// Whether code generation succeeded for this target.
+    pub fn is_built(&self) -> bool {
+        self.code.is_ok()
+    }
+
     /// The items the module holds for this target (nothing when code generation failed).
     pub fn items(&self) -> TokenStream {
         self.code.as_ref().map(|c| c.items.clone()).unwrap_or_default()

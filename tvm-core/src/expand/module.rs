@@ -1,7 +1,7 @@
 //! The typed function and its module, put together from the parts:
 //!
 //! ```text
-//! pub fn NAME(inputs..) -> Result<outputs, Error>        on Device::try_default()
+//! pub fn NAME(inputs..) -> Result<outputs, Error>        on the default device (__rt::default_device)
 //! pub mod NAME {
 //!     pub fn run(device, inputs.., &mut outputs..)        host tensors
 //!     pub fn run_on(device, device inputs.., &mut device outputs..)
@@ -103,6 +103,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     let (opencl_items, opencl_source) = (opencl.items(), opencl.source_value());
     let (opencl_run, opencl_run_on) = (opencl.run_arm(&sig), opencl.run_on_arm(kname, &sig));
     let cuda = GpuTarget::new(&lowered.cuda, Backend::Cuda);
+    let cuda_built = cuda.is_built();
     let (cuda_items, cuda_source) = (cuda.items(), cuda.source_value());
     let (cuda_run, cuda_run_on) = (cuda.run_arm(&sig), cuda.run_on_arm(kname, &sig));
     let cuda_binaries = cuda.binaries_value();
@@ -116,7 +117,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     Ok(quote! {
         #(#attrs)*
         #vis fn #name(#(#p_decls),*) -> #result_t<#ret_ty, #error_t> {
-            #name::__call(&#device_t::try_default()?, #(#p_idents),*)
+            #name::__call(&#rt::default_device(#cuda_built)?, #(#p_idents),*)
         }
 
         #[doc = concat!("The generated code of [`", #kname, "`] and how to run it on a chosen device.")]
