@@ -234,11 +234,14 @@ impl Emitter<'_> {
         let one = float_lit(1.0, d)?;
         let rt = &self.opts.rt_path;
         Ok(match func {
+            // Branch-free, so that lanes of it become SIMD code (≤ 1 ulp; see the runtime).
+            Intrinsic::Exp if d.bits == 32 => quote!(#rt::exp_f32(#a)),
             Intrinsic::Exp => quote!(#a.exp()),
             Intrinsic::Log => quote!(#a.ln()),
             Intrinsic::Sqrt => quote!(#a.sqrt()),
             Intrinsic::Rsqrt => quote!((#one / #a.sqrt())),
             Intrinsic::Tanh => quote!(#a.tanh()),
+            Intrinsic::Sigmoid if d.bits == 32 => quote!((#one / (#one + #rt::exp_f32(-#a)))),
             Intrinsic::Sigmoid => quote!((#one / (#one + (-#a).exp()))),
             Intrinsic::Abs => quote!(#a.abs()),
             Intrinsic::Floor => quote!(#a.floor()),
