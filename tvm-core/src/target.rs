@@ -44,6 +44,9 @@ pub struct Target {
     /// CUDA: fast math intrinsics (`__expf`, ...) instead of the precise functions
     /// (`-fast-math`; off by default).
     pub fast_math: bool,
+    /// CPU: contract `a * b + c` into fused multiply-adds where the CPU has FMA (on by
+    /// default; `-fp-contract=off` keeps two roundings).
+    pub fp_contract: bool,
 }
 
 /// Why a target string was rejected.
@@ -104,6 +107,7 @@ impl Target {
             num_cores: None,
             opencl_device: None,
             fast_math: false,
+            fp_contract: true,
         }
     }
 
@@ -198,6 +202,19 @@ impl Target {
                     }
                 }
                 (TargetKind::Cpu, "num-cores") => t.num_cores = Some(num("a positive integer")?),
+                (TargetKind::Cpu, "fp-contract") => {
+                    t.fp_contract = match value {
+                        "on" | "fast" => true,
+                        "off" => false,
+                        _ => {
+                            return Err(TargetError::BadValue {
+                                option: key.to_string(),
+                                value: value.to_string(),
+                                expected: "on or off",
+                            })
+                        }
+                    }
+                }
                 (TargetKind::Cpu, "mtriple") => {}
                 _ => return Err(unknown()),
             }

@@ -95,6 +95,7 @@ fn kernels() -> Vec<Kernel> {
         k(VECTOR_ADD_DEFAULT, "cpu", &[&[("n", 77)], &[("n", 64)], &[("n", 1)], &[("n", 0)]]),
         k(VECTOR_ADD_16, "cpu", &[&[("n", 1000)], &[("n", 16)], &[("n", 5)]]),
         k(VECTOR_ADD_DEFAULT, "llvm -mattr=+avx2,+fma", &[&[("n", 45)]]),
+        k(MATMUL, "cpu -fp-contract=off", &[&[("M", 13), ("K", 19), ("N", 11)]]),
         k(
             MATMUL,
             "cpu",
@@ -463,6 +464,19 @@ fn emitted_kernels_match_the_interpreter() {
 mod rustfmt;
 use rustfmt::pretty;
 
+/// `a * b + c` on floats becomes `mul_add` on the levels with FMA (a constant condition of
+/// each level's instance), and stays two operations with `-fp-contract=off`. (The
+/// fixture above runs the contracted matmul and conv2d against the interpreter.)
+#[test]
+fn float_multiply_adds_contract_unless_turned_off() {
+    let on = emit_rust(&lower(MATMUL, "cpu")).unwrap().to_string();
+    assert!(on.contains("mul_add") && on.contains("matches ! (__LEVEL , 0u8 | 1u8)"), "{on}");
+    let avx2_only = emit_rust(&lower(MATMUL, "llvm -mattr=+avx2")).unwrap().to_string();
+    assert!(avx2_only.contains("if false {"), "a level without FMA must not contract:\n{avx2_only}");
+    let off = emit_rust(&lower(MATMUL, "cpu -fp-contract=off")).unwrap().to_string();
+    assert!(!off.contains("mul_add"), "{off}");
+}
+
 #[test]
 fn emission_is_deterministic() {
     for src in [VECTOR_ADD_16, MATMUL, CONV2D] {
@@ -621,14 +635,14 @@ fn vector_add_golden() {
                                 0u8 => unsafe { __par0_avx512::<__FAST>(o, c, a, b, n) },
                                 #[cfg(target_arch = "x86_64")]
                                 1u8 => unsafe { __par0_avx2::<__FAST>(o, c, a, b, n) },
-                                _ => __par0::<__FAST>(o, c, a, b, n),
+                                _ => __par0::<__LEVEL, __FAST>(o, c, a, b, n),
                             }
                         },
                     );
                 }
             }
             #[inline(always)]
-            fn __par0<const __FAST: bool>(o: i64, c: &mut [f32], a: &[f32], b: &[f32], n: i64) {
+            fn __par0<const __LEVEL: u8, const __FAST: bool>(o: i64, c: &mut [f32], a: &[f32], b: &[f32], n: i64) {
                 if (o.wrapping_mul(16i64) < n.wrapping_sub(15i64)) {
                     {
                         let __v = __map2(
@@ -669,12 +683,12 @@ fn vector_add_golden() {
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx512f")]
             unsafe fn __par0_avx512<const __FAST: bool>(o: i64, c: &mut [f32], a: &[f32], b: &[f32], n: i64) {
-                __par0::<__FAST>(o, c, a, b, n)
+                __par0::<0u8, __FAST>(o, c, a, b, n)
             }
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2,fma")]
             unsafe fn __par0_avx2<const __FAST: bool>(o: i64, c: &mut [f32], a: &[f32], b: &[f32], n: i64) {
-                __par0::<__FAST>(o, c, a, b, n)
+                __par0::<1u8, __FAST>(o, c, a, b, n)
             }
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx512f")]

@@ -17,10 +17,39 @@ use quote::quote;
 
 impl Emitter<'_> {
     /// The value of `e`.
+    /// `a * b + c` (either operand of the sum a float product) as `(a, b, c)`, when the
+    /// function contracts (see [`Emitter::fma`]).
+    fn contractible(&self, e: &'_ Expr) -> Option<(Expr, Expr, Expr)> {
+        if !self.contract {
+            return None;
+        }
+        let Expr::Binary { op: BinOp::Add, a, b } = e else { return None };
+        if !e.dtype().is_float() || e.dtype().element().bits < 32 {
+            return None;
+        }
+        match (&**a, &**b) {
+            (Expr::Binary { op: BinOp::Mul, a: x, b: y }, c) | (c, Expr::Binary { op: BinOp::Mul, a: x, b: y }) => {
+                Some(((**x).clone(), (**y).clone(), c.clone()))
+            }
+            _ => None,
+        }
+    }
+
+    /// `x * y + z` as one fused multiply-add on the feature levels that have FMA (the
+    /// condition is a constant of each level's instance), as two operations elsewhere.
+    fn fma(&self, x: TokenStream, y: TokenStream, z: TokenStream) -> TokenStream {
+        let cond = self.fma_levels();
+        quote!((if #cond { #x.mul_add(#y, #z) } else { #x * #y + #z }))
+    }
+
     pub(super) fn expr(&mut self, e: &Expr) -> R<TokenStream> {
         let d = e.dtype();
         if d.lanes > 1 {
             return self.vector(e);
+        }
+        if let Some((x, y, z)) = self.contractible(e) {
+            let (x, y, z) = (self.expr(&x)?, self.expr(&y)?, self.expr(&z)?);
+            return Ok(self.fma(x, y, z));
         }
         Ok(match e {
             Expr::Var(v) => {
@@ -53,6 +82,12 @@ impl Emitter<'_> {
     fn vector(&mut self, e: &Expr) -> R<TokenStream> {
         let d = e.dtype();
         let lanes = Literal::usize_unsuffixed(d.lanes as usize);
+        if let Some((x, y, z)) = self.contractible(e) {
+            let (x, y, z) = (self.vector(&x)?, self.vector(&y)?, self.vector(&z)?);
+            let f = self.fma(quote!(__x), quote!(__y), quote!(__z));
+            self.helpers.insert("__map3");
+            return Ok(quote!(__map3(#x, #y, #z, |__x, __y, __z| #f)));
+        }
         Ok(match e {
             Expr::Var(v) => {
                 let id = self.names.var(v);
@@ -155,6 +190,10 @@ impl Emitter<'_> {
             return self.expr(e);
         }
         let s = d.element();
+        if let Some((x, y, z)) = self.contractible(e) {
+            let (x, y, z) = (self.lane(&x)?, self.lane(&y)?, self.lane(&z)?);
+            return Ok(self.fma(x, y, z));
+        }
         Ok(match e {
             Expr::Var(v) => {
                 let id = self.names.var(v);

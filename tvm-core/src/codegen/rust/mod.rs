@@ -60,11 +60,15 @@ pub struct EmitOptions {
     pub rt_path: TokenStream,
     /// Use unchecked loads and stores where their bounds are proved. Default: on.
     pub unchecked: bool,
+    /// Contract `a * b + c` on floats into one fused multiply-add (one rounding instead
+    /// of two) on the feature levels that have FMA, as TVM and Halide do. Default: on;
+    /// the target's `-fp-contract=off` turns it off too.
+    pub contract: bool,
 }
 
 impl Default for EmitOptions {
     fn default() -> Self {
-        EmitOptions { rt_path: quote!(::tvm::__rt), unchecked: true }
+        EmitOptions { rt_path: quote!(::tvm::__rt), unchecked: true, contract: true }
     }
 }
 
@@ -238,6 +242,8 @@ pub(super) struct Emitter<'f> {
     helpers: BTreeSet<&'static str>,
     /// The fast path's bound on every dim is `2^k_bits`.
     k_bits: u32,
+    /// Float `a * b + c` becomes a fused multiply-add where the level has FMA.
+    pub(super) contract: bool,
 }
 
 /// The result of [`Emitter::run`].
@@ -285,6 +291,24 @@ impl<'f> Emitter<'f> {
             unchecked: 0,
             helpers: BTreeSet::new(),
             k_bits,
+            contract: opts.contract && f.target.fp_contract,
+        }
+    }
+
+    /// A constant condition, true in the instances of the feature levels that have FMA
+    /// (`__LEVEL` is the level's index in the body and in parallel loops' bodies).
+    pub(super) fn fma_levels(&self) -> TokenStream {
+        let ids: Vec<Literal> = self
+            .levels
+            .iter()
+            .enumerate()
+            .filter(|(_, lv)| lv.arch == "aarch64" || lv.enable.split(',').any(|f| f == "fma" || f == "avx512f"))
+            .map(|(i, _)| Literal::u8_suffixed(i as u8))
+            .collect();
+        if ids.is_empty() {
+            quote!(false)
+        } else {
+            quote!(matches!(__LEVEL, #(#ids)|*))
         }
     }
 

@@ -164,7 +164,7 @@ impl Emitter<'_> {
                 #[cfg(target_arch = #arch)]
                 #[target_feature(enable = #enable)]
                 unsafe fn #w<const __FAST: bool>(#(#params),*) {
-                    #fname::<__FAST>(#(#pnames),*)
+                    #fname::<#i, __FAST>(#(#pnames),*)
                 }
             });
             // `__LEVEL` is `i` only inside the wrapper that detected these features.
@@ -172,7 +172,7 @@ impl Emitter<'_> {
         }
         self.items.push(quote! {
             #[inline(always)]
-            fn #fname<const __FAST: bool>(#(#params),*) {
+            fn #fname<const __LEVEL: u8, const __FAST: bool>(#(#params),*) {
                 #body
             }
             #(#wrappers)*
@@ -212,7 +212,7 @@ impl Emitter<'_> {
                     #first
                     match __LEVEL {
                         #(#arms)*
-                        _ => #fname::<__FAST>(#(#args),*),
+                        _ => #fname::<__LEVEL, __FAST>(#(#args),*),
                     }
                 });
             }
