@@ -242,11 +242,13 @@ impl Target {
         self.max_threads_per_block.min(256)
     }
     /// Lanes of a vector register for `dtype` (AVX-512: 16 × f32; AVX2: 8; SSE/NEON: 4;
-    /// GPUs: 4-wide vector types).
+    /// GPUs: 4-wide vector types). The plain `cpu` target (no features named) is compiled
+    /// for every feature level and dispatched at run time, so its width is the widest
+    /// level's, AVX-512 (an AVX2 machine runs each 16-lane operation as two).
     pub fn vector_lanes(&self, dtype: DType) -> u32 {
         let bits = match self.kind {
             TargetKind::Cpu => {
-                if self.has_feature("avx512f") {
+                if self.has_feature("avx512f") || self.features.is_empty() {
                     512
                 } else if self.has_feature("avx2") || self.has_feature("avx") {
                     256

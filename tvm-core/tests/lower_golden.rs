@@ -154,26 +154,26 @@ fn softmax_default_cpu() {
         SOFTMAX,
         Variant::DefaultCpu,
         expect![[r#"
-        @func cpu softmax(x: f32[M, N] global, y: f32[M, N] global out)
-          alloc m: f32[M] global
-          for i in parallel(0, M):
-            m[i] = -inf
-            for j in serial(0, N):
-              m[i] = max(m[i], x[N * i + j])
-          alloc s: f32[M] global
-          for i_1 in parallel(0, M):
-            s[i_1] = 0.0
-            for j_1 in serial(0, N):
-              s[i_1] = s[i_1] + exp(x[N * i_1 + j_1] - m[i_1])
-          for i_2 in parallel(0, M):
-            for j_o in serial(0, (N + 3) / 4):
-              if j_o * 4 < N - 3:
-                y[ramp(N * i_2 + j_o * 4, 1, 4)] = exp(x[ramp(N * i_2 + j_o * 4, 1, 4)] - broadcast(m[i_2], 4)) / broadcast(s[i_2], 4)
-              else:
-                for j_i in serial(0, 4):
-                  if j_o * 4 + j_i < N:
-                    y[N * i_2 + j_o * 4 + j_i] = exp(x[N * i_2 + j_o * 4 + j_i] - m[i_2]) / s[i_2]
-    "#]],
+            @func cpu softmax(x: f32[M, N] global, y: f32[M, N] global out)
+              alloc m: f32[M] global
+              for i in parallel(0, M):
+                m[i] = -inf
+                for j in serial(0, N):
+                  m[i] = max(m[i], x[N * i + j])
+              alloc s: f32[M] global
+              for i_1 in parallel(0, M):
+                s[i_1] = 0.0
+                for j_1 in serial(0, N):
+                  s[i_1] = s[i_1] + exp(x[N * i_1 + j_1] - m[i_1])
+              for i_2 in parallel(0, M):
+                for j_o in serial(0, (N + 15) / 16):
+                  if j_o * 16 < N - 15:
+                    y[ramp(N * i_2 + j_o * 16, 1, 16)] = exp(x[ramp(N * i_2 + j_o * 16, 1, 16)] - broadcast(m[i_2], 16)) / broadcast(s[i_2], 16)
+                  else:
+                    for j_i in serial(0, 16):
+                      if j_o * 16 + j_i < N:
+                        y[N * i_2 + j_o * 16 + j_i] = exp(x[N * i_2 + j_o * 16 + j_i] - m[i_2]) / s[i_2]
+        "#]],
     );
 }
 

@@ -20,7 +20,9 @@ fn cpu_features_decide_vector_lanes() {
     assert_eq!(Target::parse("llvm -mcpu=skylake-avx512").unwrap().vector_lanes(DType::F32), 16);
     assert_eq!(Target::parse("llvm -mattr=+avx2,+fma").unwrap().vector_lanes(DType::F32), 8);
     assert_eq!(Target::parse("llvm -mattr=+avx2,+fma").unwrap().vector_lanes(DType::F64), 4);
-    assert_eq!(Target::parse("cpu").unwrap().vector_lanes(DType::F32), 4);
+    // The plain target is dispatched at run time: the widest level's lanes.
+    assert_eq!(Target::parse("cpu").unwrap().vector_lanes(DType::F32), 16);
+    assert_eq!(Target::parse("llvm -mattr=+sse4.1").unwrap().vector_lanes(DType::F32), 4);
     let t = Target::parse("llvm -mcpu=skylake-avx512 -mattr=-avx512f -num-cores=2").unwrap();
     assert_eq!((t.vector_lanes(DType::F32), t.num_cores), (8, Some(2)));
     assert!(t.is_cpu() && !t.is_gpu());
