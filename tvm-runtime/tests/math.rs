@@ -76,3 +76,52 @@ fn exp_f32_special_values() {
         assert!(ulps(exp_f32(x), reference(x)) <= 1, "subnormal result at {x}");
     }
 }
+
+/// The worst ulp distance of `f` from `reference` over every `step`-th bit pattern.
+fn sweep(f: fn(f32) -> f32, reference: fn(f64) -> f64) -> (u64, f32, u64) {
+    let step = if cfg!(debug_assertions) { 613 } else { 61 };
+    let (mut worst, mut at, mut n) = (0u64, 0f32, 0u64);
+    let mut bits = 0u32;
+    loop {
+        let x = f32::from_bits(bits);
+        let e = ulps(f(x), reference(x as f64) as f32);
+        if e > worst {
+            (worst, at) = (e, x);
+        }
+        n += 1;
+        match bits.checked_add(step) {
+            Some(b) => bits = b,
+            None => break,
+        }
+    }
+    (worst, at, n)
+}
+
+#[test]
+fn log_f32_is_within_one_ulp_everywhere() {
+    use tvm_runtime::__rt::log_f32;
+    let (worst, at, n) = sweep(log_f32, f64::ln);
+    eprintln!("log_f32: {n} inputs, worst {worst} ulp at {at:e}");
+    assert!(worst <= 1, "log_f32({at:e}) is {worst} ulps off");
+    assert_eq!(log_f32(0.0), f32::NEG_INFINITY);
+    assert_eq!(log_f32(-0.0), f32::NEG_INFINITY);
+    assert_eq!(log_f32(f32::INFINITY), f32::INFINITY);
+    assert!(log_f32(-1.0).is_nan() && log_f32(f32::NEG_INFINITY).is_nan() && log_f32(f32::NAN).is_nan());
+    assert_eq!(log_f32(1.0), 0.0);
+    for x in [f32::from_bits(1), f32::from_bits(0x007f_ffff), f32::MIN_POSITIVE, f32::MAX] {
+        assert!(ulps(log_f32(x), (x as f64).ln() as f32) <= 1, "log_f32({x:e})");
+    }
+}
+
+#[test]
+fn tanh_f32_is_within_one_ulp_everywhere() {
+    use tvm_runtime::__rt::tanh_f32;
+    let (worst, at, n) = sweep(tanh_f32, f64::tanh);
+    eprintln!("tanh_f32: {n} inputs, worst {worst} ulp at {at:e}");
+    assert!(worst <= 1, "tanh_f32({at:e}) is {worst} ulps off");
+    assert_eq!(tanh_f32(f32::INFINITY), 1.0);
+    assert_eq!(tanh_f32(f32::NEG_INFINITY), -1.0);
+    assert!(tanh_f32(-0.0).is_sign_negative() && tanh_f32(-0.0) == 0.0);
+    assert!(tanh_f32(f32::NAN).is_nan());
+    assert_eq!(tanh_f32(f32::from_bits(1)), f32::from_bits(1));
+}

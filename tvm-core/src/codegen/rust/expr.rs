@@ -276,9 +276,11 @@ impl Emitter<'_> {
             // Branch-free, so that lanes of it become SIMD code (≤ 1 ulp; see the runtime).
             Intrinsic::Exp if d.bits == 32 => quote!(#rt::exp_f32(#a)),
             Intrinsic::Exp => quote!(#a.exp()),
+            Intrinsic::Log if d.bits == 32 => quote!(#rt::log_f32(#a)),
             Intrinsic::Log => quote!(#a.ln()),
             Intrinsic::Sqrt => quote!(#a.sqrt()),
             Intrinsic::Rsqrt => quote!((#one / #a.sqrt())),
+            Intrinsic::Tanh if d.bits == 32 => quote!(#rt::tanh_f32(#a)),
             Intrinsic::Tanh => quote!(#a.tanh()),
             Intrinsic::Sigmoid if d.bits == 32 => quote!((#one / (#one + #rt::exp_f32(-#a)))),
             Intrinsic::Sigmoid => quote!((#one / (#one + (-#a).exp()))),
