@@ -84,12 +84,12 @@ fn golden_vector_add() {
           long long blockIdx_x = (long long)(blockIdx.x);
           long long threadIdx_x = (long long)(threadIdx.x);
           __shared__ __align__(16) float a_shared[32];
-          if (((blockIdx_x * 32L) + threadIdx_x) < n) {
-            a_shared[threadIdx_x] = a[((blockIdx_x * 32L) + threadIdx_x)];
+          if (((blockIdx_x * 32LL) + threadIdx_x) < n) {
+            a_shared[threadIdx_x] = a[((blockIdx_x * 32LL) + threadIdx_x)];
           }
           __syncthreads();
-          if (((blockIdx_x * 32L) + threadIdx_x) < n) {
-            c[((blockIdx_x * 32L) + threadIdx_x)] = (a_shared[threadIdx_x] + b[((blockIdx_x * 32L) + threadIdx_x)]);
+          if (((blockIdx_x * 32LL) + threadIdx_x) < n) {
+            c[((blockIdx_x * 32LL) + threadIdx_x)] = (a_shared[threadIdx_x] + b[((blockIdx_x * 32LL) + threadIdx_x)]);
           }
         }
     "#]]
@@ -106,20 +106,20 @@ fn golden_tiled_matmul() {
           long long threadIdx_y = (long long)(threadIdx.y);
           __shared__ __align__(16) float a_shared[256];
           __shared__ __align__(16) float b_shared[256];
-          if ((((blockIdx_y * 16L) + threadIdx_y) < M) && (((blockIdx_x * 16L) + threadIdx_x) < N)) {
-            c[(((((N * blockIdx_y) * 16L) + (N * threadIdx_y)) + (blockIdx_x * 16L)) + threadIdx_x)] = 0.0f;
+          if ((((blockIdx_y * 16LL) + threadIdx_y) < M) && (((blockIdx_x * 16LL) + threadIdx_x) < N)) {
+            c[(((((N * blockIdx_y) * 16LL) + (N * threadIdx_y)) + (blockIdx_x * 16LL)) + threadIdx_x)] = 0.0f;
           }
-          for (long long ko = 0L; ko < ((K + 15L) / 16L); ++ko) {
-            if ((((blockIdx_y * 16L) + threadIdx_y) < M) && (((ko * 16L) + threadIdx_x) < K)) {
-              a_shared[(threadIdx_x + (threadIdx_y * 16L))] = a[(((((K * blockIdx_y) * 16L) + (K * threadIdx_y)) + (ko * 16L)) + threadIdx_x)];
+          for (long long ko = 0LL; ko < ((K + 15LL) / 16LL); ++ko) {
+            if ((((blockIdx_y * 16LL) + threadIdx_y) < M) && (((ko * 16LL) + threadIdx_x) < K)) {
+              a_shared[(threadIdx_x + (threadIdx_y * 16LL))] = a[(((((K * blockIdx_y) * 16LL) + (K * threadIdx_y)) + (ko * 16LL)) + threadIdx_x)];
             }
-            if ((((ko * 16L) + threadIdx_y) < K) && (((blockIdx_x * 16L) + threadIdx_x) < N)) {
-              b_shared[(threadIdx_x + (threadIdx_y * 16L))] = b[(((((N * ko) * 16L) + (N * threadIdx_y)) + (blockIdx_x * 16L)) + threadIdx_x)];
+            if ((((ko * 16LL) + threadIdx_y) < K) && (((blockIdx_x * 16LL) + threadIdx_x) < N)) {
+              b_shared[(threadIdx_x + (threadIdx_y * 16LL))] = b[(((((N * ko) * 16LL) + (N * threadIdx_y)) + (blockIdx_x * 16LL)) + threadIdx_x)];
             }
             __syncthreads();
-            for (long long ki = 0L; ki < 16L; ++ki) {
-              if (((((blockIdx_y * 16L) + threadIdx_y) < M) && (((blockIdx_x * 16L) + threadIdx_x) < N)) && (((ko * 16L) + ki) < K)) {
-                c[(((((N * blockIdx_y) * 16L) + (N * threadIdx_y)) + (blockIdx_x * 16L)) + threadIdx_x)] = (c[(((((N * blockIdx_y) * 16L) + (N * threadIdx_y)) + (blockIdx_x * 16L)) + threadIdx_x)] + (a_shared[(ki + (threadIdx_y * 16L))] * b_shared[((ki * 16L) + threadIdx_x)]));
+            for (long long ki = 0LL; ki < 16LL; ++ki) {
+              if (((((blockIdx_y * 16LL) + threadIdx_y) < M) && (((blockIdx_x * 16LL) + threadIdx_x) < N)) && (((ko * 16LL) + ki) < K)) {
+                c[(((((N * blockIdx_y) * 16LL) + (N * threadIdx_y)) + (blockIdx_x * 16LL)) + threadIdx_x)] = (c[(((((N * blockIdx_y) * 16LL) + (N * threadIdx_y)) + (blockIdx_x * 16LL)) + threadIdx_x)] + (a_shared[(ki + (threadIdx_y * 16LL))] * b_shared[((ki * 16LL) + threadIdx_x)]));
               }
             }
             __syncthreads();
@@ -137,59 +137,59 @@ fn golden_softmax() {
           __shared__ __align__(16) float x_shared[40];
           __shared__ __align__(16) float m[1];
           __shared__ __align__(16) float s[1];
-          for (long long xo = 0L; xo < 3L; ++xo) {
-            if (((xo * 16L) + threadIdx_x) < 40L) {
-              x_shared[((xo * 16L) + threadIdx_x)] = x[(((xo * 16L) + (blockIdx_x * 40L)) + threadIdx_x)];
+          for (long long xo = 0LL; xo < 3LL; ++xo) {
+            if (((xo * 16LL) + threadIdx_x) < 40LL) {
+              x_shared[((xo * 16LL) + threadIdx_x)] = x[(((xo * 16LL) + (blockIdx_x * 40LL)) + threadIdx_x)];
             }
           }
           __syncthreads();
           __align__(16) float m_acc[1];
-          m_acc[0L] = __uint_as_float(4286578688U);
-          for (long long mo = 0L; mo < 3L; ++mo) {
-            if (((mo * 16L) + threadIdx_x) < 40L) {
-              m_acc[0L] = fmaxf(m_acc[0L], x_shared[((mo * 16L) + threadIdx_x)]);
+          m_acc[0LL] = __uint_as_float(4286578688U);
+          for (long long mo = 0LL; mo < 3LL; ++mo) {
+            if (((mo * 16LL) + threadIdx_x) < 40LL) {
+              m_acc[0LL] = fmaxf(m_acc[0LL], x_shared[((mo * 16LL) + threadIdx_x)]);
             }
           }
           {
-            unsigned int warp_mask = __activemask();
-            float warp_shfl = __shfl_xor_sync(warp_mask, m_acc[0L], 8, 16);
-            m_acc[0L] = fmaxf(m_acc[0L], warp_shfl);
-            float warp_shfl_1 = __shfl_xor_sync(warp_mask, m_acc[0L], 4, 16);
-            m_acc[0L] = fmaxf(m_acc[0L], warp_shfl_1);
-            float warp_shfl_2 = __shfl_xor_sync(warp_mask, m_acc[0L], 2, 16);
-            m_acc[0L] = fmaxf(m_acc[0L], warp_shfl_2);
-            float warp_shfl_3 = __shfl_xor_sync(warp_mask, m_acc[0L], 1, 16);
-            m_acc[0L] = fmaxf(m_acc[0L], warp_shfl_3);
+            unsigned int warp_mask = 0xffffU;
+            float warp_shfl = __shfl_xor_sync(warp_mask, m_acc[0LL], 8, 16);
+            m_acc[0LL] = fmaxf(m_acc[0LL], warp_shfl);
+            float warp_shfl_1 = __shfl_xor_sync(warp_mask, m_acc[0LL], 4, 16);
+            m_acc[0LL] = fmaxf(m_acc[0LL], warp_shfl_1);
+            float warp_shfl_2 = __shfl_xor_sync(warp_mask, m_acc[0LL], 2, 16);
+            m_acc[0LL] = fmaxf(m_acc[0LL], warp_shfl_2);
+            float warp_shfl_3 = __shfl_xor_sync(warp_mask, m_acc[0LL], 1, 16);
+            m_acc[0LL] = fmaxf(m_acc[0LL], warp_shfl_3);
           }
-          if (threadIdx_x == 0L) {
-            m[0L] = m_acc[0L];
+          if (threadIdx_x == 0LL) {
+            m[0LL] = m_acc[0LL];
           }
           __syncthreads();
           __align__(16) float s_acc[1];
-          s_acc[0L] = 0.0f;
-          for (long long so = 0L; so < 3L; ++so) {
-            if (((so * 16L) + threadIdx_x) < 40L) {
-              s_acc[0L] = (s_acc[0L] + expf((x_shared[((so * 16L) + threadIdx_x)] - m[0L])));
+          s_acc[0LL] = 0.0f;
+          for (long long so = 0LL; so < 3LL; ++so) {
+            if (((so * 16LL) + threadIdx_x) < 40LL) {
+              s_acc[0LL] = (s_acc[0LL] + expf((x_shared[((so * 16LL) + threadIdx_x)] - m[0LL])));
             }
           }
           {
-            unsigned int warp_mask_1 = __activemask();
-            float warp_shfl_4 = __shfl_xor_sync(warp_mask_1, s_acc[0L], 8, 16);
-            s_acc[0L] = (s_acc[0L] + warp_shfl_4);
-            float warp_shfl_5 = __shfl_xor_sync(warp_mask_1, s_acc[0L], 4, 16);
-            s_acc[0L] = (s_acc[0L] + warp_shfl_5);
-            float warp_shfl_6 = __shfl_xor_sync(warp_mask_1, s_acc[0L], 2, 16);
-            s_acc[0L] = (s_acc[0L] + warp_shfl_6);
-            float warp_shfl_7 = __shfl_xor_sync(warp_mask_1, s_acc[0L], 1, 16);
-            s_acc[0L] = (s_acc[0L] + warp_shfl_7);
+            unsigned int warp_mask_1 = 0xffffU;
+            float warp_shfl_4 = __shfl_xor_sync(warp_mask_1, s_acc[0LL], 8, 16);
+            s_acc[0LL] = (s_acc[0LL] + warp_shfl_4);
+            float warp_shfl_5 = __shfl_xor_sync(warp_mask_1, s_acc[0LL], 4, 16);
+            s_acc[0LL] = (s_acc[0LL] + warp_shfl_5);
+            float warp_shfl_6 = __shfl_xor_sync(warp_mask_1, s_acc[0LL], 2, 16);
+            s_acc[0LL] = (s_acc[0LL] + warp_shfl_6);
+            float warp_shfl_7 = __shfl_xor_sync(warp_mask_1, s_acc[0LL], 1, 16);
+            s_acc[0LL] = (s_acc[0LL] + warp_shfl_7);
           }
-          if (threadIdx_x == 0L) {
-            s[0L] = s_acc[0L];
+          if (threadIdx_x == 0LL) {
+            s[0LL] = s_acc[0LL];
           }
           __syncthreads();
-          for (long long jo = 0L; jo < 3L; ++jo) {
-            if (((jo * 16L) + threadIdx_x) < 40L) {
-              y[(((jo * 16L) + (blockIdx_x * 40L)) + threadIdx_x)] = (expf((x_shared[((jo * 16L) + threadIdx_x)] - m[0L])) / s[0L]);
+          for (long long jo = 0LL; jo < 3LL; ++jo) {
+            if (((jo * 16LL) + threadIdx_x) < 40LL) {
+              y[(((jo * 16LL) + (blockIdx_x * 40LL)) + threadIdx_x)] = (expf((x_shared[((jo * 16LL) + threadIdx_x)] - m[0LL])) / s[0LL]);
             }
           }
         }

@@ -92,15 +92,21 @@ pub trait Dialect {
         None
     }
     /// The lanes of the calling warp that take part in a warp shuffle (all threads of the
-    /// block reach a warp reduction, so these are the warp's existing lanes); `None` when
-    /// the dialect has no warp shuffles.
-    fn warp_mask(&self) -> Option<&'static str> {
+    /// block reach a warp reduction, so these are the warp's existing lanes), given the
+    /// block's thread count when it is a constant; `None` when the dialect has no warp
+    /// shuffles.
+    fn warp_mask(&self, _block_threads: Option<i64>) -> Option<String> {
         None
     }
     /// `value` (of type `ty`) from the lane whose index differs from the caller's by the
     /// bits of `lane_mask`, within aligned groups of `width` lanes.
     fn warp_shuffle_xor(&self, _mask: &str, _value: &str, _lane_mask: u32, _width: u32) -> Option<String> {
         None
+    }
+    /// The suffix of a 64-bit integer literal: `L` (OpenCL's `long` is 64-bit) or `LL`
+    /// (C++'s `long long`, so that overloads such as `min(long long, long long)` match).
+    fn int64_suffix(&self) -> &'static str {
+        "L"
     }
     /// Whether index arithmetic (`i64` in TIR) is printed as 32-bit `int` in kernels
     /// where every index value provably fits (see [`index_fits_i32`]).
@@ -235,6 +241,51 @@ const RESERVED: &[&str] = &[
     "llabs",
     "fminf",
     "fmaxf",
+    "and",
+    "or",
+    "not",
+    "xor",
+    "bitand",
+    "bitor",
+    "compl",
+    "and_eq",
+    "or_eq",
+    "xor_eq",
+    "not_eq",
+    "nullptr",
+    "constexpr",
+    "try",
+    "catch",
+    "throw",
+    "friend",
+    "virtual",
+    "protected",
+    "public",
+    "mutable",
+    "explicit",
+    "uint2",
+    "uint4",
+    "int3",
+    "float3",
+    "double4",
+    "longlong4",
+    "ulonglong2",
+    "dim3",
+    "fabsf",
+    "expf",
+    "logf",
+    "sqrtf",
+    "tanhf",
+    "erff",
+    "fmod",
+    "fmodf",
+    "rsqrtf",
+    "fmaf",
+    "powf",
+    "sinf",
+    "cosf",
+    "floorf",
+    "ceilf",
 ];
 
 /// Unique C identifiers for variables and buffers of one kernel.
@@ -305,6 +356,8 @@ pub struct CPrinter<'d, D: Dialect + ?Sized> {
     /// Largest known divisors of the `let`-bound integer variables in scope, for the
     /// alignment of vector accesses.
     divisors: HashMap<VarId, i64>,
+    /// The current kernel's threads per block, when constant.
+    block_threads: Option<i64>,
     /// Vector loads of the statement being printed, hoisted into variables (for dialects
     /// without vector operators): (buffer, printed base, lanes) → variable.
     hoisted: HashMap<(crate::tir::BufferId, String, u16), String>,
@@ -325,6 +378,7 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
             out: String::new(),
             indent: 0,
             index32: false,
+            block_threads: None,
             divisors: HashMap::new(),
             hoisted: HashMap::new(),
         }
@@ -417,6 +471,7 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
             (Some(x), Some(y), Some(z)) => self.dialect.work_group_size_attr([x, y, z]),
             _ => None,
         };
+        self.block_threads = k.block.iter().try_fold(1i64, |n, e| e.as_int().and_then(|v| n.checked_mul(v)));
         let head = self.dialect.kernel_head(attr.as_deref(), &k.name, &params);
         self.line(&head);
         self.indent += 1;
@@ -527,7 +582,7 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
     /// combination of its aligned group of `2^(k+1)` lanes, so at the end every lane of
     /// each group of `width` holds the group's result.
     fn warp_reduce(&mut self, op: crate::tir::ReduceOp, buffer: &Buffer, width: u32) -> R<()> {
-        let Some(mask) = self.dialect.warp_mask() else {
+        let Some(mask) = self.dialect.warp_mask(self.block_threads) else {
             return Err(unsupported("warp reductions"));
         };
         let d = buffer.dtype().element();
@@ -786,10 +841,13 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
         }
         let t = self.type_name(d)?;
         Ok(match (d.kind, d.bits) {
-            (ScalarKind::UInt, 64) => format!("{}UL", value as u64),
-            (ScalarKind::Int, 64) if value == i64::MIN => "(-9223372036854775807L - 1L)".into(),
-            (ScalarKind::Int, 64) if value < 0 => format!("({value}L)"),
-            (ScalarKind::Int, 64) => format!("{value}L"),
+            (ScalarKind::UInt, 64) => format!("{}U{}", value as u64, self.dialect.int64_suffix()),
+            (ScalarKind::Int, 64) if value == i64::MIN => {
+                let l = self.dialect.int64_suffix();
+                format!("(-9223372036854775807{l} - 1{l})")
+            }
+            (ScalarKind::Int, 64) if value < 0 => format!("({value}{})", self.dialect.int64_suffix()),
+            (ScalarKind::Int, 64) => format!("{value}{}", self.dialect.int64_suffix()),
             (ScalarKind::Int, 32) if value == i32::MIN as i64 => "(-2147483647 - 1)".into(),
             (ScalarKind::Int, 32) if value < 0 => format!("({value})"),
             (ScalarKind::Int, 32) => format!("{value}"),
@@ -1052,17 +1110,24 @@ fn contains_vector(e: &Expr) -> bool {
     v.0
 }
 
-/// The contiguous vector loads of `e` (`buffer[ramp(base, 1, lanes)]`), in order.
+/// The contiguous vector loads of `e` (`buffer[ramp(base, 1, lanes)]`), in order, that
+/// `e` always evaluates: none under a `select` branch or the second operand of `&&` and
+/// `||` (those are lazy: hoisting them could read memory the condition protects).
 fn collect_vector_loads(e: &Expr, out: &mut Vec<(Buffer, Expr, u16)>) {
     struct L<'a>(&'a mut Vec<(Buffer, Expr, u16)>);
     impl Visitor for L<'_> {
         fn visit_expr(&mut self, e: &Expr) {
-            if let Expr::Load { buffer, indices } = e {
-                if let [Expr::Ramp { base, stride, lanes }] = indices.as_slice() {
-                    if stride.is_const_int(1) {
-                        self.0.push((buffer.clone(), (**base).clone(), *lanes));
+            match e {
+                Expr::Select { cond, .. } => return self.visit_expr(cond),
+                Expr::And(a, _) | Expr::Or(a, _) => return self.visit_expr(a),
+                Expr::Load { buffer, indices } => {
+                    if let [Expr::Ramp { base, stride, lanes }] = indices.as_slice() {
+                        if stride.is_const_int(1) {
+                            self.0.push((buffer.clone(), (**base).clone(), *lanes));
+                        }
                     }
                 }
+                _ => {}
             }
             walk_expr(self, e)
         }
@@ -1135,7 +1200,8 @@ pub fn index_fits_i32(k: &Kernel) -> bool {
                             BinOp::Add => Some((a0 + b0, a1 + b1)),
                             BinOp::Sub => Some((a0 - b1, a1 - b0)),
                             BinOp::Mul => {
-                                let p = [a0 * b0, a0 * b1, a1 * b0, a1 * b1];
+                                let m = |x: i128, y: i128| x.saturating_mul(y);
+                                let p = [m(a0, b0), m(a0, b1), m(a1, b0), m(a1, b1)];
                                 Some((*p.iter().min().unwrap(), *p.iter().max().unwrap()))
                             }
                             // Truncating division and remainder by a positive divisor.
@@ -1161,11 +1227,20 @@ pub fn index_fits_i32(k: &Kernel) -> bool {
                         _ => None,
                     }
                 }
-                Expr::Cast { value, .. } => {
+                Expr::Cast { value, dtype } => {
                     let r = self.iv(value);
                     let from = value.dtype();
+                    // The range of the target type: a value outside it wraps.
+                    let to = dtype.element();
+                    let to_range = match (to.is_integer(), to.is_uint()) {
+                        (true, true) => Some((0i128, (1i128 << to.bits) - 1)),
+                        (true, false) => Some((-(1i128 << (to.bits - 1)), (1i128 << (to.bits - 1)) - 1)),
+                        _ => None,
+                    };
+                    let fits = |r: Iv| to_range.is_some_and(|t| r.0 >= t.0 && r.1 <= t.1);
                     match (r, from.is_integer()) {
-                        (Some(r), true) => Some(r),
+                        (Some(r), true) if fits(r) => Some(r),
+                        (Some(_), true) => None,
                         _ if from.is_integer() && from.bits <= 32 => {
                             Some(if from.is_uint() { (0, (1i128 << from.bits) - 1) } else { (-(1i128 << (from.bits - 1)), (1i128 << (from.bits - 1)) - 1) })
                         }
@@ -1221,7 +1296,8 @@ pub fn index_fits_i32(k: &Kernel) -> bool {
             match s {
                 Stmt::For { var, min, extent, body, .. } => {
                     match (self.iv(min), self.iv(extent)) {
-                        (Some(m), Some(e)) => {
+                        // The printed bound `min + extent` must fit too.
+                        (Some(m), Some(e)) if m.1 + e.1 <= HI && m.0 + e.0 >= LO => {
                             self.vars.insert(var.id(), (m.0, m.1 + e.1.max(1) - 1));
                         }
                         _ => self.ok = false,

@@ -151,14 +151,16 @@ impl Dialect for Cuda {
     /// 32- and 64-bit results, so a C cast is already saturating there; narrower results
     /// go through a clamped 32-bit conversion.
     fn saturating_cast(&self, to: &str, x: &str) -> Option<String> {
-        let (lo, hi, via) = match to {
-            "signed char" => (-128, 127, "__float2int_rz"),
-            "short" => (-32768, 32767, "__float2int_rz"),
-            "unsigned char" => (0, 255, "__float2int_rz"),
-            "unsigned short" => (0, 65535, "__float2int_rz"),
+        let (lo, hi) = match to {
+            "signed char" => (-128, 127),
+            "short" => (-32768, 32767),
+            "unsigned char" => (0, 255),
+            "unsigned short" => (0, 65535),
             _ => return None,
         };
-        Some(format!("(({to})min({hi}, max({lo}, {via}((float)({x})))))"))
+        // Through double, which holds every float and double exactly (no rounding before
+        // the truncation).
+        Some(format!("(({to})min({hi}, max({lo}, __double2int_rz((double)({x})))))"))
     }
     fn vector_operators(&self) -> bool {
         false
@@ -187,8 +189,18 @@ impl Dialect for Cuda {
     fn narrow_indices(&self) -> bool {
         true
     }
-    fn warp_mask(&self) -> Option<&'static str> {
-        Some("__activemask()")
+    /// Every lane when the block is a whole number of warps, the block's lanes when it is
+    /// less than one warp; else the lanes active here (all threads reach a warp reduction,
+    /// so they are the warp's existing lanes).
+    fn warp_mask(&self, block_threads: Option<i64>) -> Option<String> {
+        Some(match block_threads {
+            Some(n) if n % 32 == 0 => "0xffffffffU".to_string(),
+            Some(n) if (1..32).contains(&n) => format!("{:#x}U", (1u64 << n) - 1),
+            _ => "__activemask()".to_string(),
+        })
+    }
+    fn int64_suffix(&self) -> &'static str {
+        "LL"
     }
     fn warp_shuffle_xor(&self, mask: &str, value: &str, lane_mask: u32, width: u32) -> Option<String> {
         Some(format!("__shfl_xor_sync({mask}, {value}, {lane_mask}, {width})"))

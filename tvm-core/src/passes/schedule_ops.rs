@@ -328,7 +328,16 @@ impl Ctx<'_> {
         let spatial_guard = spatial_guard.to_vec();
         let buf2 = buf.clone();
         let target = &sch.target;
-        let warps = warp_plan(tag, ext, buf.dtype(), target.warp_size).map(|k| (k, target.warp_size));
+        // Shuffles need the reduction's threads to be consecutive lanes: every `thread.x`
+        // binding of the schedule has this extent (so it is the block's x extent).
+        let same_x = sch.stages.iter().all(|st| {
+            st.ann.iter().all(|(&a, ann)| {
+                ann.bind != Some(crate::tir::ThreadTag::ThreadX) || self.b.extent(a).as_int() == Some(ext)
+            })
+        });
+        let warps = warp_plan(tag, ext, buf.dtype(), target.warp_size)
+            .filter(|_| same_x)
+            .map(|k| (k, target.warp_size));
         let tree = allreduce(op, &acc, &red, &tid, ext, &row, warps, move |v| {
             guarded(&spatial_guard, Stmt::store(&buf2, indices, v))
         });
