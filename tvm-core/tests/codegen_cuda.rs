@@ -468,3 +468,44 @@ fn warp_reductions_run_right_on_the_interpreter() {
         }
     }
 }
+
+/// A reduction bound to `thread.x` in a kernel whose block is wider in x (another stage
+/// binds 24 threads, the reduction 16): the reduction's threads are not consecutive
+/// lanes of one row, so it must use the shared-memory tree, not shuffles; the
+/// interpreter checks the result.
+#[test]
+fn no_shuffles_when_the_block_is_wider_than_the_reduction() {
+    use tvm_core::interp::{run, ArgValue, HostTensor};
+    let src = r#"
+tvm::compute! {
+    pub fn widen(x: f32[M, 16]) -> y: f32[M, 24] {
+        let s[i]: f32[M] = sum(x[i, j] for j in 0..16);
+        y[i, k] = s[i] + (k as f32);
+    }
+    schedule!(cuda) {
+        y.bind(y.i, block.x);
+        y.bind(y.k, thread.x);
+        s.compute_at(y, y.i);
+        s.bind(s.j, thread.x);
+    }
+}
+"#;
+    let f = lower_for(src, &Target::cuda(), false);
+    let printed = tvm_core::tir::printer::print_func(&f);
+    assert!(!printed.contains("warp_reduce("), "shuffles over a 24-wide block:\n{printed}");
+    let (m, x): (usize, Vec<f32>) = (3, (0..48).map(|i| i as f32 * 0.25).collect());
+    let mut args =
+        vec![ArgValue::Tensor(HostTensor::f32(vec![m, 16], x.clone())), ArgValue::Tensor(HostTensor::f32(vec![m, 24], vec![f32::NAN; m * 24]))];
+    run(&f, &mut args).unwrap_or_else(|e| panic!("{e}\n{printed}"));
+    let got = args[1].as_tensor().and_then(|t| t.as_f32()).unwrap();
+    for i in 0..m {
+        let s: f32 = x[i * 16..(i + 1) * 16].iter().sum();
+        for k in 0..24 {
+            assert!((got[i * 24 + k] - (s + k as f32)).abs() <= 1e-4, "y[{i}, {k}] = {}", got[i * 24 + k]);
+        }
+    }
+    // The same reduction with a block of exactly its width uses shuffles.
+    let narrow = src.replace("f32[M, 24]", "f32[M, 16]");
+    let printed = tvm_core::tir::printer::print_func(&lower_for(&narrow, &Target::cuda(), false));
+    assert!(printed.contains("warp_reduce(sum"), "{printed}");
+}
