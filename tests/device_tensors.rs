@@ -4,10 +4,10 @@
 //! of the wrong shape is an `Err`. Runs on every device present (the CPU, each OpenCL
 //! device; OpenCL is required under `TVM_REQUIRE_TOOLS=1`).
 
-#[path = "../tvm-core/tests/support/reference.rs"]
-mod reference;
 #[path = "../tvm-runtime/tests/support/opencl_devices.rs"]
 mod opencl_devices;
+#[path = "../tvm-core/tests/support/reference.rs"]
+mod reference;
 
 use tvm::{compute, device_stats, Device, DeviceTensor, Error, Tensor};
 
@@ -169,7 +169,9 @@ fn wrong_device_or_shape_is_an_error() -> Result<(), Error> {
         assert!(matches!(&e, Error::WrongDevice { param, .. } if param == "y"), "{e:?}");
         // And the other way round: device tensors given to the CPU.
         let e = relu::call_on(&Device::Cpu, &xd).unwrap_err();
-        assert!(matches!(&e, Error::WrongDevice { expected, got, .. } if expected == "cpu" && *got == device.to_string()));
+        assert!(
+            matches!(&e, Error::WrongDevice { expected, got, .. } if expected == "cpu" && *got == device.to_string())
+        );
     }
     // Shapes are checked as for host tensors, on every device.
     for device in devices() {
@@ -239,7 +241,10 @@ fn raw_non_ascii_and_device_names() -> Result<(), Error> {
     }
     assert!(r#type::source("opencl")?.contains("void type_kernel0("));
     let e = r#type(&Tensor::zeros([2]), &Tensor::zeros([3])).unwrap_err();
-    assert_eq!(e.to_string(), "shape mismatch in `r#type`: dimension 0 of `device` is 3, expected 2 (n = 2, bound by `in`)");
+    assert_eq!(
+        e.to_string(),
+        "shape mismatch in `r#type`: dimension 0 of `device` is 3, expected 2 (n = 2, bound by `in`)"
+    );
     Ok(())
 }
 

@@ -38,7 +38,6 @@ fn emit(src: &str, default: bool) -> String {
     emit_cuda(&f).unwrap_or_else(|e| panic!("codegen failed: {e}\n{}", tvm_core::tir::printer::print_func(&f)))
 }
 
-
 /// Every program: (label, lowered function, CUDA text).
 fn all_programs() -> Vec<(String, PrimFunc, String)> {
     let mut out = Vec::new();
@@ -376,7 +375,8 @@ fn main_loop_mix(sass: &str) -> (Vec<(String, usize)>, usize) {
     let mut best: Option<(u64, u64)> = None;
     for (addr, op) in &ins {
         if let Some(target) = op.contains("BRA").then(|| op.split("0x").nth(1)).flatten() {
-            let target = u64::from_str_radix(target.trim_end_matches(|c: char| !c.is_ascii_hexdigit()), 16).unwrap_or(u64::MAX);
+            let target =
+                u64::from_str_radix(target.trim_end_matches(|c: char| !c.is_ascii_hexdigit()), 16).unwrap_or(u64::MAX);
             if target < *addr && best.is_none_or(|(a, b)| b - a < addr - target) {
                 best = Some((target, *addr));
             }
@@ -450,9 +450,11 @@ fn warp_reductions_run_right_on_the_interpreter() {
             .collect()
     };
     let example = EXAMPLES.iter().find(|e| e.0 == "example_softmax").unwrap().1;
-    for (label, src, m, n) in
-        [("corpus softmax", include_str!("corpus/softmax.rs"), 5, 40), ("example softmax", example, 3, 300), ("example softmax", example, 2, 128)]
-    {
+    for (label, src, m, n) in [
+        ("corpus softmax", include_str!("corpus/softmax.rs"), 5, 40),
+        ("example softmax", example, 3, 300),
+        ("example softmax", example, 2, 128),
+    ] {
         let f = lower_for(src, &Target::cuda(), false);
         let printed = tvm_core::tir::printer::print_func(&f);
         assert!(printed.contains("warp_reduce("), "{label}: no warp reduction:\n{printed}");
@@ -494,8 +496,10 @@ tvm::compute! {
     let printed = tvm_core::tir::printer::print_func(&f);
     assert!(!printed.contains("warp_reduce("), "shuffles over a 24-wide block:\n{printed}");
     let (m, x): (usize, Vec<f32>) = (3, (0..48).map(|i| i as f32 * 0.25).collect());
-    let mut args =
-        vec![ArgValue::Tensor(HostTensor::f32(vec![m, 16], x.clone())), ArgValue::Tensor(HostTensor::f32(vec![m, 24], vec![f32::NAN; m * 24]))];
+    let mut args = vec![
+        ArgValue::Tensor(HostTensor::f32(vec![m, 16], x.clone())),
+        ArgValue::Tensor(HostTensor::f32(vec![m, 24], vec![f32::NAN; m * 24])),
+    ];
     run(&f, &mut args).unwrap_or_else(|e| panic!("{e}\n{printed}"));
     let got = args[1].as_tensor().and_then(|t| t.as_f32()).unwrap();
     for i in 0..m {

@@ -27,7 +27,6 @@ fn emit(src: &str, default: bool) -> String {
     emit_opencl(&f).unwrap_or_else(|e| panic!("codegen failed: {e}\n{}", tvm_core::tir::printer::print_func(&f)))
 }
 
-
 /// Every program of the corpus: (label, lowered function, OpenCL text).
 fn all_programs() -> Vec<(String, PrimFunc, String)> {
     let mut out = Vec::new();
@@ -234,7 +233,7 @@ fn golden_vectors_and_f64() {
           }
         }
     "#]].assert_eq(&text);
-        if common::opencl::device_or_skip("golden_vectors_and_f64 (OpenCL build)") {
+    if common::opencl::device_or_skip("golden_vectors_and_f64 (OpenCL build)") {
         if let Err(e) = build_werror("vec", &text) {
             panic!("{e}");
         }

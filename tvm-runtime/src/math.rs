@@ -142,7 +142,7 @@ pub fn exp_f32(x: f32) -> f32 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     const LN2_HI: f32 = 0.693_145_75; // 0x3f317200: exact times any k in range
     const LN2_LO: f32 = 1.428_606_8e-6; // ln 2 - LN2_HI
-    // 1.5 · 2^23: adding it rounds to an integer (nearest, ties to even).
+                                        // 1.5 · 2^23: adding it rounds to an integer (nearest, ties to even).
     const SHIFTER: f32 = 12_582_912.0;
     let xc = x.clamp(-104.0, 89.0);
     let t = xc * LOG2E + SHIFTER;
@@ -152,8 +152,7 @@ pub fn exp_f32(x: f32) -> f32 {
     let p = 1.0
         + r * (1.0
             + r * (0.5
-                + r * (1.0 / 6.0
-                    + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
+                + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
     // 2^k = 2^k1 · 2^k2 with k1, k2 in the normal exponent range (k in [-150, 129]).
     let k1 = ki >> 1;
     let k2 = ki - k1;

@@ -58,7 +58,7 @@ fn exp_f32_special_values() {
         (f32::NEG_INFINITY, 0.0),
         (f32::MAX, f32::INFINITY),
         (f32::MIN, 0.0),
-        (f32::from_bits(1), 1.0),           // the smallest subnormal input
+        (f32::from_bits(1), 1.0),            // the smallest subnormal input
         (-f32::from_bits(0x007f_ffff), 1.0), // the largest subnormal input
         (f32::from_bits(max_finite_x.to_bits() + 1), f32::INFINITY),
         (-103.972_08, f32::from_bits(1)), // the smallest subnormal result

@@ -647,7 +647,10 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
         }
         // A contiguous vector store.
         if let Expr::Ramp { base, stride, .. } = index {
-            if stride.is_const_int(1) && !buffer.dtype().is_bool() && !half && self.vector_access_ok(buffer, base, lanes)
+            if stride.is_const_int(1)
+                && !buffer.dtype().is_bool()
+                && !half
+                && self.vector_access_ok(buffer, base, lanes)
             {
                 let b = self.expr(base)?;
                 let v = self.vector_expr(value)?;
@@ -682,7 +685,9 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
     }
 
     fn vector_ok(&self, d: DType) -> bool {
-        !d.is_bool() && !(is_half(d.element()) && self.dialect.half_as_float()) && self.dialect.vector_type(d.element(), d.lanes).is_some()
+        !d.is_bool()
+            && !(is_half(d.element()) && self.dialect.half_as_float())
+            && self.dialect.vector_type(d.element(), d.lanes).is_some()
     }
 
     /// Whether `lanes` elements of `buffer` from `base` may be accessed as one vector: a
@@ -889,7 +894,12 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
         let d = e.dtype().element();
         if is_half(d)
             && self.dialect.half_as_float()
-            && matches!(e, Expr::Binary { op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod, .. } | Expr::Call { .. } | Expr::Cast { .. })
+            && matches!(
+                e,
+                Expr::Binary { op: BinOp::Add | BinOp::Sub | BinOp::Mul | BinOp::Div | BinOp::Mod, .. }
+                    | Expr::Call { .. }
+                    | Expr::Cast { .. }
+            )
         {
             return Ok(format!("{}({s})", half_fn(d, "round")));
         }
@@ -1155,7 +1165,9 @@ pub fn known_divisor(e: &Expr, lets: &HashMap<VarId, i64>) -> i64 {
             known_divisor(a, lets).checked_mul(known_divisor(b, lets)).unwrap_or(1)
         }
         Expr::Neg(a) => known_divisor(a, lets),
-        Expr::Cast { value, dtype } if dtype.is_integer() && value.dtype().is_integer() && dtype.bits >= value.dtype().bits => {
+        Expr::Cast { value, dtype }
+            if dtype.is_integer() && value.dtype().is_integer() && dtype.bits >= value.dtype().bits =>
+        {
             known_divisor(value, lets)
         }
         _ => 1,
@@ -1241,9 +1253,11 @@ pub fn index_fits_i32(k: &Kernel) -> bool {
                     match (r, from.is_integer()) {
                         (Some(r), true) if fits(r) => Some(r),
                         (Some(_), true) => None,
-                        _ if from.is_integer() && from.bits <= 32 => {
-                            Some(if from.is_uint() { (0, (1i128 << from.bits) - 1) } else { (-(1i128 << (from.bits - 1)), (1i128 << (from.bits - 1)) - 1) })
-                        }
+                        _ if from.is_integer() && from.bits <= 32 => Some(if from.is_uint() {
+                            (0, (1i128 << from.bits) - 1)
+                        } else {
+                            (-(1i128 << (from.bits - 1)), (1i128 << (from.bits - 1)) - 1)
+                        }),
                         _ => None,
                     }
                 }
@@ -1256,15 +1270,13 @@ pub fn index_fits_i32(k: &Kernel) -> bool {
                     }
                     None
                 }
-                Expr::Ramp { base, stride, lanes } => {
-                    match (self.iv(base), self.iv(stride)) {
-                        (Some(b), Some(s)) => {
-                            let last = (b.0 + s.0.min(0) * (*lanes as i128 - 1), b.1 + s.1.max(0) * (*lanes as i128 - 1));
-                            Some(last)
-                        }
-                        _ => None,
+                Expr::Ramp { base, stride, lanes } => match (self.iv(base), self.iv(stride)) {
+                    (Some(b), Some(s)) => {
+                        let last = (b.0 + s.0.min(0) * (*lanes as i128 - 1), b.1 + s.1.max(0) * (*lanes as i128 - 1));
+                        Some(last)
                     }
-                }
+                    _ => None,
+                },
                 Expr::Broadcast { value, .. } => self.iv(value),
                 other => {
                     walk_expr(self, other);

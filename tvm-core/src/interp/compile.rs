@@ -43,17 +43,55 @@ pub(crate) struct CStmt {
 
 pub(crate) enum CS {
     Seq(Vec<CStmt>),
-    For { var: usize, min: CExpr, extent: CExpr, kind: ForKind, body: Box<CStmt> },
-    ThreadBinding { tag: ThreadTag, var: usize, extent: CExpr, body: Box<CStmt> },
-    If { cond: CExpr, then: Box<CStmt>, otherwise: Option<Box<CStmt>> },
-    Let { var: usize, value: CExpr, body: Box<CStmt> },
-    Store { buf: usize, indices: Vec<CExpr>, value: CExpr },
-    Realize { buf: usize, bounds: Vec<(CExpr, CExpr)>, body: Box<CStmt> },
-    Allocate { buf: usize, extent: CExpr, body: Box<CStmt> },
+    For {
+        var: usize,
+        min: CExpr,
+        extent: CExpr,
+        kind: ForKind,
+        body: Box<CStmt>,
+    },
+    ThreadBinding {
+        tag: ThreadTag,
+        var: usize,
+        extent: CExpr,
+        body: Box<CStmt>,
+    },
+    If {
+        cond: CExpr,
+        then: Box<CStmt>,
+        otherwise: Option<Box<CStmt>>,
+    },
+    Let {
+        var: usize,
+        value: CExpr,
+        body: Box<CStmt>,
+    },
+    Store {
+        buf: usize,
+        indices: Vec<CExpr>,
+        value: CExpr,
+    },
+    Realize {
+        buf: usize,
+        bounds: Vec<(CExpr, CExpr)>,
+        body: Box<CStmt>,
+    },
+    Allocate {
+        buf: usize,
+        extent: CExpr,
+        body: Box<CStmt>,
+    },
     Barrier,
     /// `Stmt::WarpReduce`: `load` reads element 0 of the buffer in a thread, `combine`
     /// combines the values of variables `a` and `b`, `store` writes variable `a` back.
-    WarpReduce { width: u32, load: CExpr, combine: CExpr, a: usize, b: usize, store: Box<CStmt> },
+    WarpReduce {
+        width: u32,
+        load: CExpr,
+        combine: CExpr,
+        a: usize,
+        b: usize,
+        store: Box<CStmt>,
+    },
     Launch(usize),
     NoOp,
 }

@@ -83,7 +83,11 @@ pub fn allreduce(
                 Stmt::store(
                     acc,
                     zero(),
-                    Expr::select(Expr::lt(tid.clone(), Expr::int(k)), Expr::load(red, vec![slot(tid.clone())]), identity),
+                    Expr::select(
+                        Expr::lt(tid.clone(), Expr::int(k)),
+                        Expr::load(red, vec![slot(tid.clone())]),
+                        identity,
+                    ),
                 ),
                 Stmt::WarpReduce { op, buffer: acc.clone(), width: (k as u64).next_power_of_two() as u32 },
                 Stmt::if_then(Expr::eq(tid.clone(), Expr::int(0)), write(Expr::load(acc, zero()))),
@@ -93,8 +97,7 @@ pub fn allreduce(
         }
         None => {
             let slot = |off: Expr| row.clone() * extent + off;
-            let mut body =
-                vec![Stmt::store(red, vec![slot(tid.clone())], Expr::load(acc, zero())), Stmt::Barrier];
+            let mut body = vec![Stmt::store(red, vec![slot(tid.clone())], Expr::load(acc, zero())), Stmt::Barrier];
             let mut step = (extent as u64).next_power_of_two() as i64 / 2;
             while step >= 1 {
                 let mine = Expr::load(red, vec![slot(tid.clone())]);

@@ -335,9 +335,8 @@ impl Ctx<'_> {
                 ann.bind != Some(crate::tir::ThreadTag::ThreadX) || self.b.extent(a).as_int() == Some(ext)
             })
         });
-        let warps = warp_plan(tag, ext, buf.dtype(), target.warp_size)
-            .filter(|_| same_x)
-            .map(|k| (k, target.warp_size));
+        let warps =
+            warp_plan(tag, ext, buf.dtype(), target.warp_size).filter(|_| same_x).map(|k| (k, target.warp_size));
         let tree = allreduce(op, &acc, &red, &tid, ext, &row, warps, move |v| {
             guarded(&spatial_guard, Stmt::store(&buf2, indices, v))
         });

@@ -257,7 +257,6 @@ fn compile_cached(
     Ok(CompiledCuda { format, arch, key, bytes, cache_hit: false })
 }
 
-
 /// A device ready to run: its context, stream, limits, module cache and buffer pool.
 pub(crate) struct DeviceState {
     index: usize,
