@@ -272,7 +272,8 @@ impl Host<'_> {
         }
         let mut args = Vec::with_capacity(k.buffer_args.len() + k.scalar_args.len());
         for b in &k.buffer_args {
-            let buf = self.bufs.get(&b.id().0).ok_or_else(|| internal(format!("`{}` has no device memory", b.name())))?;
+            let buf =
+                self.bufs.get(&b.id().0).ok_or_else(|| internal(format!("`{}` has no device memory", b.name())))?;
             args.push(KernelArg::Buffer(buf));
         }
         for v in &k.scalar_args {

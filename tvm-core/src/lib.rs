@@ -17,8 +17,8 @@ pub mod target;
 pub mod te;
 pub mod tir;
 
+pub use loc::{Loc, SourceMap};
+pub use target::{Target, TargetKind};
 /// Element types, shared with the runtime.
 pub use tvm_runtime::dtype;
 pub use tvm_runtime::DType;
-pub use loc::{Loc, SourceMap};
-pub use target::{Target, TargetKind};

@@ -53,10 +53,14 @@ pub fn lower(sch: &Schedule) -> Result<PrimFunc, Vec<ScheduleError>> {
     let f = time_pass("hoist_tail_guards", || hoist_tail_guards::hoist_tail_guards(f));
     check(&f, "hoist_tail_guards", Phase::Flattened);
     // Vectorize before unrolling: an unrolled loop may contain a vectorized one.
-    let f = time_pass("vectorize_loops", || vectorize_loops::vectorize_loops(f));
+    let (f, not_vectorized) = time_pass("vectorize_loops", || vectorize_loops::vectorize_loops(f));
     check(&f, "vectorize_loops", Phase::Flattened);
     let f = time_pass("unroll_loops", || unroll_loops::unroll_loops(f));
     check(&f, "unroll_loops", Phase::Flattened);
+    let dropped = dropped_requests(&sch, &f, not_vectorized);
+    if !dropped.is_empty() {
+        return Err(dropped);
+    }
     let mut f = time_pass("simplify", || simplify::simplify(f));
     check(&f, "simplify", Phase::Flattened);
     if sch.target.is_gpu() {
@@ -71,6 +75,85 @@ pub fn lower(sch: &Schedule) -> Result<PrimFunc, Vec<ScheduleError>> {
         }
     }
     Ok(f)
+}
+
+/// The user's `vectorize`, `unroll` and `parallel` requests that the lowered code does
+/// not honour: a compile error each, at the primitive, never quiet serial code. Requests
+/// of the default schedule (no location) may fall back silently: it asks for vectors
+/// wherever they might work.
+fn dropped_requests(
+    sch: &Schedule,
+    f: &crate::tir::PrimFunc,
+    not_vectorized: Vec<(crate::tir::Var, vectorize_loops::NotVectorized)>,
+) -> Vec<ScheduleError> {
+    use crate::tir::visit::{walk_stmt, Visitor};
+    use crate::tir::{ForKind, Stmt, Var};
+    use std::collections::HashMap;
+    // Loop variable -> (stage, axis, annotation).
+    let mut asked = HashMap::new();
+    for st in &sch.stages {
+        for (&a, ann) in &st.ann {
+            if ann.kind != ForKind::Serial && ann.bind.is_none() && !ann.loc.is_none() {
+                let ax = sch.axis(a);
+                asked.insert(ax.var.clone(), (st.name.clone(), ax.name.clone(), ann.clone()));
+            }
+        }
+    }
+    let mut errors = Vec::new();
+    for (var, why) in not_vectorized {
+        if let Some((stage, axis, ann)) = asked.get(&var) {
+            let (reason, help) = (why.reason(), why.help());
+            let kind = ScheduleErrorKind::VectorizeDropped { stage: stage.clone(), axis: axis.clone(), reason, help };
+            errors.push(ScheduleError::new(ann.loc, kind));
+        }
+    }
+    struct Walk<'a> {
+        asked: &'a HashMap<Var, (String, String, crate::schedule::AxisAnn)>,
+        parallel: Vec<String>,
+        errors: Vec<ScheduleError>,
+        seen: Vec<Var>,
+    }
+    impl Visitor for Walk<'_> {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            let Stmt::For { var, extent, kind, .. } = s else { return walk_stmt(self, s) };
+            let request = self.asked.get(var).filter(|_| !self.seen.contains(var));
+            let trivial = extent.as_int().is_some_and(|e| e <= 1);
+            match (kind, request) {
+                (ForKind::Unrolled, Some((stage, axis, ann))) => {
+                    self.seen.push(var.clone());
+                    let kind = ScheduleErrorKind::UnrollDropped {
+                        stage: stage.clone(),
+                        axis: axis.clone(),
+                        extent: extent.as_int(),
+                    };
+                    self.errors.push(ScheduleError::new(ann.loc, kind));
+                }
+                (ForKind::Parallel, Some((stage, axis, ann))) if !self.parallel.is_empty() && !trivial => {
+                    self.seen.push(var.clone());
+                    let outer = self.parallel[0].clone();
+                    let kind = ScheduleErrorKind::ParallelNested { stage: stage.clone(), axis: axis.clone(), outer };
+                    self.errors.push(ScheduleError::new(ann.loc, kind));
+                }
+                _ => {}
+            }
+            let parallel = *kind == ForKind::Parallel && !trivial;
+            if parallel {
+                let name = self.asked.get(var).map(|r| r.1.clone()).unwrap_or_else(|| var.name().to_string());
+                self.parallel.push(name);
+            }
+            walk_stmt(self, s);
+            if parallel {
+                self.parallel.pop();
+            }
+        }
+        fn visit_expr(&mut self, _: &crate::tir::Expr) {}
+    }
+    let mut w = Walk { asked: &asked, parallel: Vec::new(), errors, seen: Vec::new() };
+    w.visit_stmt(&f.body);
+    for k in &f.kernels {
+        w.visit_stmt(&k.body);
+    }
+    w.errors
 }
 
 fn gpu_memory_error(sch: &Schedule, p: GpuMemoryProblem) -> ScheduleError {

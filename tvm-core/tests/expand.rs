@@ -3,10 +3,10 @@
 //! properties of the whole expansion: it parses, names only `::tvm::` runtime paths,
 //! lowers nothing at run time, is deterministic, and keeps a code generator's error.
 
-#[path = "support/rustfmt.rs"]
-mod rustfmt;
 #[path = "corpus/mod.rs"]
 mod corpus;
+#[path = "support/rustfmt.rs"]
+mod rustfmt;
 
 use expect_test::expect;
 use proc_macro2::TokenStream;
@@ -167,7 +167,9 @@ fn expansions_name_only_the_runtime() {
         }
         // Absolute paths are the facade's, the core library's or std's.
         for (i, _) in text.match_indices(":: ") {
-            let starts_path = i == 0 || text[..i].ends_with(' ') && !text[..i].trim_end().ends_with(|c: char| c.is_alphanumeric() || c == '>' || c == '_');
+            let starts_path = i == 0
+                || text[..i].ends_with(' ')
+                    && !text[..i].trim_end().ends_with(|c: char| c.is_alphanumeric() || c == '>' || c == '_');
             if starts_path {
                 let next = text[i + 3..].split(' ').next().unwrap_or("");
                 assert!(matches!(next, "tvm" | "core" | "std"), "{file}: a path `::{next}`");
@@ -251,7 +253,8 @@ fn host_code_with_a_loop_around_a_launch() {
             }
             ::core::result::Result::Ok(())
         }
-    "#]].assert_eq(&text);
+    "#]]
+    .assert_eq(&text);
 }
 
 /// A dim that only an intermediate uses, bound by a `usize` scalar: a host `let` from the

@@ -107,7 +107,12 @@ fn argument_checks() {
     let z = |n| t(HostTensor::zeros(DType::F32, vec![n]));
     // `n` bound by A to 4, but B has 5 elements.
     // The runtime's message, as generated code gives it.
-    expect_err(&f, &mut [z(4), z(5), z(4)], ErrorKind::Argument, &["dimension 0 of `B` is 5, expected 4 (n = 4, bound by `A`)"]);
+    expect_err(
+        &f,
+        &mut [z(4), z(5), z(4)],
+        ErrorKind::Argument,
+        &["dimension 0 of `B` is 5, expected 4 (n = 4, bound by `A`)"],
+    );
     expect_err(&f, &mut [z(4), z(4)], ErrorKind::Argument, &["3 arguments"]);
     expect_err(&f, &mut [z(4), t(HostTensor::zeros(DType::F64, vec![4])), z(4)], ErrorKind::Argument, &["f32", "f64"]);
     expect_err(&f, &mut [z(4), t(HostTensor::zeros(DType::F32, vec![2, 2])), z(4)], ErrorKind::Argument, &["dims"]);

@@ -16,10 +16,10 @@ use tvm_core::codegen::opencl::emit_opencl;
 use tvm_core::frontend::parse_str;
 use tvm_core::interp::{self, ArgValue, HostTensor, ScalarValue};
 use tvm_core::launch::run_source_on_device;
-use tvm_runtime::gpu::opencl::{Caps, OpenClRuntime};
-use tvm_runtime::Device;
 use tvm_core::tir::{Buffer, Expr, Kernel, Param, PrimFunc, Scope, Stmt, ThreadTag, Var};
 use tvm_core::{DType, Target};
+use tvm_runtime::gpu::opencl::{Caps, OpenClRuntime};
+use tvm_runtime::Device;
 use tvm_runtime::Error;
 
 /// The f32 output (argument 3) of an axpy run.

@@ -25,7 +25,17 @@ fn huge_split_factors_do_not_overflow() {
 }
 
 #[test]
-fn long_unroll_and_vectorize_stay_loops_and_compute_right() {
+fn long_vectorize_is_strip_mined_and_computes_right() {
+    let src = r#"
+        fn f(a: f32[1000]) -> c: f32[1000] { c[i] = a[i] + 1.0; }
+        schedule!(cpu) { let (o, v) = c.split(c.i, 500); c.unroll(o); c.vectorize(v); }
+    "#;
+    // 500 lanes: 7 vectors of 64 and one of 52 per unrolled copy, no scalar loop.
+    let f = lower(src, Variant::Cpu);
+    let text = tvm_core::tir::printer::print_func(&f);
+    assert_eq!(text.matches("ramp(").count(), 2 * 2 * 2, "{text}");
+    assert!(text.contains(", 1, 64)") && text.contains(", 1, 52)"), "{text}");
+    assert!(!text.contains("for v in"), "{text}");
     let src = r#"
         fn f(a: f32[1000]) -> c: f32[1000] { c[i] = a[i] + 1.0; }
         schedule!(cpu) { let (o, v) = c.split(c.i, 500); c.unroll(o); c.vectorize(v); }
@@ -34,6 +44,7 @@ fn long_unroll_and_vectorize_stay_loops_and_compute_right() {
     let got = run_f32(src, Variant::Cpu, vec![t(&[1000], &a)], vec![], &[1000]);
     let want: Vec<f32> = a.iter().map(|x| x + 1.0).collect();
     assert_close(&got, &want, "unroll 2 x vectorize 500");
+    assert_eq!(got.len(), 1000);
 }
 
 #[test]

@@ -894,8 +894,11 @@ fn schedule_text(case: &Case, gpu: bool) -> Vec<String> {
                     let ax = st.leaf[spatial[sel as usize % spatial.len()]].r.clone();
                     g.stmts.push(format!("{}.parallel({ax});", st.r));
                 }
-                Ann::Unroll(sel) if !free.is_empty() => {
-                    let p = free[sel as usize % free.len()];
+                Ann::Unroll(sel) if free.iter().any(|&p| st.leaf[p].ext.is_some_and(|e| e <= 256)) => {
+                    // Only axes of a known constant extent unroll (others are an error).
+                    let known: Vec<usize> =
+                        free.iter().copied().filter(|&p| st.leaf[p].ext.is_some_and(|e| e <= 256)).collect();
+                    let p = known[sel as usize % known.len()];
                     let ax = st.leaf[p].r.clone();
                     g.stmts.push(format!("{}.unroll({ax});", st.r));
                 }
@@ -1101,6 +1104,9 @@ fn legit_rejection(k: &ScheduleErrorKind) -> bool {
             | LocalSizeUnknown { .. }
             | SharedMemoryExceeded { .. }
             | LaunchExtentVaries { .. }
+            | VectorizeDropped { .. }
+            | UnrollDropped { .. }
+            | ParallelNested { .. }
     )
 }
 

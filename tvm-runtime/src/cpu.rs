@@ -45,7 +45,11 @@ pub unsafe fn st<T, const FAST: bool>(s: &mut [T], i: i64, v: T, _proof: &'stati
 /// # Safety
 /// With `FAST`, `0 <= i && i + L <= s.len()` (proved: see `_proof`). Without, any `i`.
 #[inline(always)]
-pub unsafe fn ldv<T: Copy + Default, const L: usize, const FAST: bool>(s: &[T], i: i64, _proof: &'static str) -> [T; L] {
+pub unsafe fn ldv<T: Copy + Default, const L: usize, const FAST: bool>(
+    s: &[T],
+    i: i64,
+    _proof: &'static str,
+) -> [T; L] {
     if FAST {
         // SAFETY: the caller guarantees the `L` elements from `i` are inside `s`; `[T; L]`
         // has the layout of `L` consecutive `T`s, and `read` allows any alignment of `T`'s.
@@ -120,6 +124,31 @@ pub fn map3<A: Copy, B: Copy, C: Copy, R: Copy + Default, const L: usize>(
         r[l] = f(a[l], b[l], c[l]);
     }
     r
+}
+
+/// Called first in the body of a loop whose body is lane-array code already: an empty
+/// assembly block, which LLVM's loop vectorizer cannot widen, so it leaves the loop
+/// alone. Without it, LLVM vectorizes such a loop *across its iterations* (the
+/// lane arrays of the body scalarized, then re-packed 16 iterations at a time): the
+/// contiguous rows of a register tile became `vgatherqps`/`vscatterqps` with a
+/// stride of one row. The block touches no memory and no flags, so every other
+/// optimization (the SLP vectorizer that turns the lane arrays into vector registers,
+/// unrolling, keeping values in registers) is unaffected.
+#[inline(always)]
+pub fn lane_loop() {
+    #[cfg(any(
+        target_arch = "x86_64",
+        target_arch = "x86",
+        target_arch = "aarch64",
+        target_arch = "arm",
+        target_arch = "riscv64",
+        target_arch = "loongarch64"
+    ))]
+    // SAFETY: the assembly is empty: it reads and writes no register, memory or flag
+    // (`nomem`, `nostack`, `preserves_flags` say so to the compiler).
+    unsafe {
+        core::arch::asm!("", options(nomem, nostack, preserves_flags))
+    }
 }
 
 /// `n` chunks of `size` elements of `s` (at least 1), for the `n` iterations of a

@@ -144,7 +144,9 @@ fn loading_checks_kernels_and_block_shapes() {
         binaries: &[],
     };
     let e = gpu::load(&DEV, &MISSING).err().unwrap();
-    assert!(matches!(&e, Error::LaunchFailed { kernel, reason } if kernel == "not_there" && reason.contains("no kernel")));
+    assert!(
+        matches!(&e, Error::LaunchFailed { kernel, reason } if kernel == "not_there" && reason.contains("no kernel"))
+    );
 
     static HUGE_BLOCK: Program = Program {
         backend: Backend::OpenCl,
@@ -165,7 +167,9 @@ fn loading_checks_kernels_and_block_shapes() {
         binaries: &[],
     };
     let e = gpu::load(&DEV, &HUGE_SHARED).err().unwrap();
-    assert!(matches!(&e, Error::DeviceUnsupported { reason, .. } if reason.contains("1099511627776 bytes of local memory")));
+    assert!(
+        matches!(&e, Error::DeviceUnsupported { reason, .. } if reason.contains("1099511627776 bytes of local memory"))
+    );
 }
 
 /// What a launch checks: the arguments against the description (a generated-code bug,
@@ -205,7 +209,9 @@ fn launches_check_arguments_and_extents() {
     assert!(matches!(e, Error::Internal { .. }), "{e:?}");
     // A negative extent is an error; a zero one launches nothing.
     let e = launch(0, [-1, 1, 1], [8, 1, 1], &good).unwrap_err();
-    assert!(matches!(&e, Error::LaunchFailed { kernel, reason } if kernel == "scale" && reason == "grid extent 0 is -1"));
+    assert!(
+        matches!(&e, Error::LaunchFailed { kernel, reason } if kernel == "scale" && reason == "grid extent 0 is -1")
+    );
     launch(0, [0, 1, 1], [8, 1, 1], &good).unwrap();
     assert_eq!(y.to_host().unwrap().as_slice(), &[0.0; 8], "a zero grid ran the kernel");
     // A block over the device's limit (the description has no constant block).
@@ -229,7 +235,10 @@ fn device_tensors_refuse_the_wrong_device_and_shape() {
     let on_cl = t.to_device(&DEV).unwrap();
     assert_eq!((on_cpu.device(), on_cl.device()), (Device::Cpu, DEV));
     let e = on_cpu.buffer_for(&DEV, "k", "x").unwrap_err();
-    assert_eq!(e.to_string(), "`x` of `k` lives on `cpu`, but the kernel runs on `opencl:0` (copy it with `to_device`)");
+    assert_eq!(
+        e.to_string(),
+        "`x` of `k` lives on `cpu`, but the kernel runs on `opencl:0` (copy it with `to_device`)"
+    );
     let e = on_cl.host_for("k", "x").unwrap_err();
     assert!(matches!(&e, Error::WrongDevice { expected, got, .. } if expected == "cpu" && got == "opencl:0"), "{e:?}");
     let other = Device::OpenCl(OpenClRuntime::global().device_count());
@@ -240,10 +249,7 @@ fn device_tensors_refuse_the_wrong_device_and_shape() {
 
     let mut d = DeviceTensor::<f32, 1>::zeros(&DEV, [4]).unwrap();
     let e = d.copy_from(&t).unwrap_err();
-    assert_eq!(
-        e.to_string(),
-        "shape mismatch in `DeviceTensor::copy_from`: dimension 0 of `src` is 3, expected 4"
-    );
+    assert_eq!(e.to_string(), "shape mismatch in `DeviceTensor::copy_from`: dimension 0 of `src` is 3, expected 4");
     d.copy_from(&Tensor::from_vec(vec![4.0, 3.0, 2.0, 1.0], [4]).unwrap()).unwrap();
     let mut back = Tensor::zeros([4]);
     d.copy_to(&mut back).unwrap();

@@ -29,9 +29,9 @@ use super::rust::{dim_vars, scalar_ty, unsupported};
 use super::CodegenError;
 use crate::dtype::{DType, ScalarKind};
 use crate::tir::{BinOp, Buffer, BufferId, Expr, Param, PrimFunc, Scope, Stmt, Var, VarId};
-use std::collections::HashSet;
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
+use std::collections::HashSet;
 use tvm_runtime::gpu::{Backend, BinaryFormat, ParamKind};
 
 type R<T> = Result<T, CodegenError>;
@@ -313,7 +313,10 @@ impl HostEmitter<'_> {
     fn int_as(&mut self, e: &Expr, to: DType) -> R<TokenStream> {
         let d = e.dtype();
         if !d.is_integer() || !d.is_scalar() {
-            return Err(unsupported(format!("the host expression `{}` of type {d}", crate::tir::printer::print_expr(e))));
+            return Err(unsupported(format!(
+                "the host expression `{}` of type {d}",
+                crate::tir::printer::print_expr(e)
+            )));
         }
         let x = self.expr(e)?;
         if d == to {
@@ -365,7 +368,8 @@ impl HostEmitter<'_> {
                     Some(c) if c != 0 && c != -1 => binop(*op, d, x, y),
                     // Else one with no value (by zero, `MIN / -1`) is an error, as in TIR.
                     _ => {
-                        let (f, sym) = if *op == BinOp::Div { (quote!(checked_div), "/") } else { (quote!(checked_rem), "%") };
+                        let (f, sym) =
+                            if *op == BinOp::Div { (quote!(checked_div), "/") } else { (quote!(checked_rem), "%") };
                         quote!(#rt::checked(#x.#f(#y), #function, #sym)?)
                     }
                 }

@@ -40,7 +40,12 @@ pub fn dims_fn(kernel: &Kernel, sig: &Signature) -> (TokenStream, Vec<TokenStrea
     for b in &kernel.dim_bindings {
         let name = b.dim.name();
         // The scalar parameter of the same name, with the user's span.
-        let Some(s) = sig.params.iter().map(|p| &p.ident).find(|i| super::signature::param_name(i) == name.trim_start_matches("r#")) else {
+        let Some(s) = sig
+            .params
+            .iter()
+            .map(|p| &p.ident)
+            .find(|i| super::signature::param_name(i) == name.trim_start_matches("r#"))
+        else {
             continue;
         };
         let slot = slot(name);

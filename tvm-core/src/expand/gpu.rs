@@ -99,11 +99,14 @@ impl<'f> GpuTarget<'f> {
         };
         let dev = paths::device_param();
         let (rt, program, host) = (paths::rt(), &c.program, &c.host);
-        let buf = |i: &syn::Ident, is_output: bool| format_ident!("__{}_{}", if is_output { "o" } else { "b" }, i.to_string().trim_start_matches("r#"));
-        let inputs = sig.params.iter().filter(|p| matches!(p.kind, super::signature::ParamKind::Tensor { .. })).map(|p| {
-            let (i, b) = (&p.ident, buf(&p.ident, false));
-            quote!(let #b = __m.upload(#i.as_slice())?;)
-        });
+        let buf = |i: &syn::Ident, is_output: bool| {
+            format_ident!("__{}_{}", if is_output { "o" } else { "b" }, i.to_string().trim_start_matches("r#"))
+        };
+        let inputs =
+            sig.params.iter().filter(|p| matches!(p.kind, super::signature::ParamKind::Tensor { .. })).map(|p| {
+                let (i, b) = (&p.ident, buf(&p.ident, false));
+                quote!(let #b = __m.upload(#i.as_slice())?;)
+            });
         let outputs = sig.outputs.iter().map(|o| {
             let (i, b) = (&o.ident, buf(&o.ident, true));
             quote!(let #b = __m.output(#i.as_slice())?;)

@@ -103,11 +103,17 @@ impl Signature {
     /// target's host function), in its order: each tensor parameter as `tensor(ident)`,
     /// each scalar by value (`usize` ones `as u64`), then each dim (`__d[k]`). `tensor`
     /// gets the tensor's identifier and whether it is an output.
-    pub fn call_args(&self, f: &PrimFunc, mut tensor: impl FnMut(&syn::Ident, bool) -> TokenStream) -> Vec<TokenStream> {
+    pub fn call_args(
+        &self,
+        f: &PrimFunc,
+        mut tensor: impl FnMut(&syn::Ident, bool) -> TokenStream,
+    ) -> Vec<TokenStream> {
         let mut args = Vec::new();
         for p in &f.params {
             match p {
-                tir::Param::Tensor { buffer, is_output, .. } => args.push(tensor(&self.find(buffer.name()), *is_output)),
+                tir::Param::Tensor { buffer, is_output, .. } => {
+                    args.push(tensor(&self.find(buffer.name()), *is_output))
+                }
                 tir::Param::Scalar(v) => {
                     let i = self.find(v.name());
                     let usize_scalar = self

@@ -51,14 +51,22 @@ pub fn stub(ast: &KernelAst) -> TokenStream {
     };
     let (outs, douts) = (out_ty(&tensor), out_ty(&dtensor));
     let out_ident = |k: usize| syn::Ident::new(&format!("__out{k}"), Span::call_site());
-    let out_params: Vec<TokenStream> = outs.iter().enumerate().map(|(k, t)| {
-        let i = out_ident(k);
-        quote!(#i: &mut #t)
-    }).collect();
-    let dout_params: Vec<TokenStream> = douts.iter().enumerate().map(|(k, t)| {
-        let i = out_ident(k);
-        quote!(#i: &mut #t)
-    }).collect();
+    let out_params: Vec<TokenStream> = outs
+        .iter()
+        .enumerate()
+        .map(|(k, t)| {
+            let i = out_ident(k);
+            quote!(#i: &mut #t)
+        })
+        .collect();
+    let dout_params: Vec<TokenStream> = douts
+        .iter()
+        .enumerate()
+        .map(|(k, t)| {
+            let i = out_ident(k);
+            quote!(#i: &mut #t)
+        })
+        .collect();
     let tuple = |v: &[TokenStream]| if v.len() == 1 { v[0].clone() } else { quote!((#(#v),*)) };
     let (ret, dret) = (tuple(&outs), tuple(&douts));
     quote! {

@@ -139,4 +139,3 @@ pub(crate) fn ident(input: ParseStream, msg: &str) -> syn::Result<syn::Ident> {
         Err(input.error(msg))
     }
 }
-

@@ -1,15 +1,26 @@
-//! Loop partitioning for vectorized loops: a guard inside a `vectorize` loop that
-//! depends on the loop variable (the tail of a split that does not divide) is hoisted
-//! into a check that the whole vector is inside, so the main path runs without the
-//! guard and becomes vector code, and only the tail keeps the guarded scalar loop.
-//! Afterwards every such loop is `if whole { loop without guard } else { original }`.
+//! Loop partitioning for vectorized loops (TVM's `partition_const_loop`, Halide's
+//! boundary splitting, at the granularity of one vector). A condition inside a
+//! `vectorize` loop that depends on the loop variable, as a conjunction of comparisons
+//! linear in it (the tail guard of a split that does not divide, the border test of a
+//! padded read), holds for every lane exactly when it holds at both ends of the vector.
+//! That test is hoisted out of the loop:
+//!
+//! ```text
+//! if whole { loop with those conditions replaced by their parts free of the variable }
+//! else { the original loop, serial }
+//! ```
+//!
+//! so the interior vectors run without the test (and without the guarded read that
+//! kept the loop scalar), and only the border vectors take the scalar path. Conditions
+//! that are not such conjunctions stay where they are (and the vectorizer reports them
+//! if they stop it).
 
 use crate::arith::Analyzer;
-use crate::tir::mutate::{super_stmt, Mutator};
-use crate::tir::visit::{conjuncts, uses_var};
+use crate::tir::mutate::{super_expr, super_stmt, Mutator};
+use crate::tir::visit::{conjuncts, uses_var, walk_stmt, Visitor};
 use crate::tir::{CmpOp, Expr, ForKind, PrimFunc, Stmt, Var};
 
-/// Hoists the tail guards of the vectorized loops of `f`.
+/// Partitions the vectorized loops of `f`.
 pub fn hoist_tail_guards(mut f: PrimFunc) -> PrimFunc {
     f.body = Hoist.mutate_stmt(f.body);
     for k in &mut f.kernels {
@@ -24,42 +35,104 @@ impl Mutator for Hoist {
     fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
         match super_stmt(self, s) {
             Stmt::For { var, min, extent, kind: ForKind::Vectorized, body } => {
-                let original = Stmt::For {
+                let mut analyzer = Analyzer::new();
+                analyzer.bind(&var, min.clone(), extent.clone());
+                let mut peel = Peel { var: &var, analyzer: &analyzer, inner: bound_inside(&body), whole: Vec::new() };
+                let fast = peel.mutate_stmt((*body).clone());
+                let whole = peel.whole;
+                if whole.is_empty() {
+                    return Stmt::For { var, min, extent, kind: ForKind::Vectorized, body };
+                }
+                let fast = Stmt::For {
                     var: var.clone(),
                     min: min.clone(),
                     extent: extent.clone(),
                     kind: ForKind::Vectorized,
-                    body: body.clone(),
+                    body: Box::new(fast),
                 };
-                let Stmt::If { cond, then, otherwise: None } = *body else { return original };
-                let mut analyzer = Analyzer::new();
-                analyzer.bind(&var, min.clone(), extent.clone());
-                let mut kept = Vec::new();
-                let mut whole = Vec::new();
-                for c in conjuncts(cond) {
-                    if !uses_var(&c, &var) {
-                        kept.push(c);
-                        continue;
-                    }
-                    match tile_condition(&analyzer, &c, &var) {
-                        Some(w) => whole.push(w),
-                        None => return original,
-                    }
-                }
-                if whole.is_empty() {
-                    return original;
-                }
-                let inner = match kept.into_iter().reduce(Expr::and) {
-                    Some(k) => Stmt::if_then(k, *then),
-                    None => *then,
-                };
-                let fast = Stmt::For { var, min, extent, kind: ForKind::Vectorized, body: Box::new(inner) };
+                // The border is scalar by design (at most two vectors per row).
+                let tail = Stmt::For { var, min, extent, kind: ForKind::Serial, body };
                 let cond = whole.into_iter().reduce(Expr::and).expect("non-empty");
-                Stmt::If { cond, then: Box::new(fast), otherwise: Some(Box::new(original)) }
+                Stmt::If { cond, then: Box::new(fast), otherwise: Some(Box::new(tail)) }
             }
             s => s,
         }
     }
+}
+
+/// Replaces each peelable condition by its part free of `var`, collecting the tests
+/// that the whole vector satisfies it.
+struct Peel<'a> {
+    var: &'a Var,
+    analyzer: &'a Analyzer,
+    /// Variables bound inside the loop body (a hoisted test may not mention them).
+    inner: Vec<Var>,
+    whole: Vec<Expr>,
+}
+
+impl Peel<'_> {
+    /// The condition with its conjuncts on `var` dropped, if every one of them can be
+    /// tested for the whole vector; the tests go to `self.whole`.
+    fn peel(&mut self, cond: &Expr) -> Option<Expr> {
+        if !uses_var(cond, self.var) || self.inner.iter().any(|v| uses_var(cond, v)) {
+            return None;
+        }
+        let mut kept = Vec::new();
+        let mut tests = Vec::new();
+        for c in conjuncts(cond.clone()) {
+            if uses_var(&c, self.var) {
+                tests.push(tile_condition(self.analyzer, &c, self.var)?);
+            } else {
+                kept.push(c);
+            }
+        }
+        for t in tests {
+            if !self.whole.contains(&t) {
+                self.whole.push(t);
+            }
+        }
+        Some(kept.into_iter().reduce(Expr::and).unwrap_or(Expr::Bool(true)))
+    }
+}
+
+impl Mutator for Peel<'_> {
+    fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
+        match super_stmt(self, s) {
+            Stmt::If { cond, then, otherwise } => match self.peel(&cond) {
+                Some(Expr::Bool(true)) => *then,
+                Some(kept) => Stmt::If { cond: kept, then, otherwise },
+                None => Stmt::If { cond, then, otherwise },
+            },
+            s => s,
+        }
+    }
+    fn mutate_expr(&mut self, e: Expr) -> Expr {
+        match super_expr(self, e) {
+            Expr::Select { cond, then, otherwise } => match self.peel(&cond) {
+                Some(Expr::Bool(true)) => *then,
+                Some(kept) => Expr::select(kept, *then, *otherwise),
+                None => Expr::Select { cond, then, otherwise },
+            },
+            e => e,
+        }
+    }
+}
+
+/// The variables bound inside `s` (loops and lets).
+fn bound_inside(s: &Stmt) -> Vec<Var> {
+    struct B(Vec<Var>);
+    impl Visitor for B {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let Stmt::For { var, .. } | Stmt::Let { var, .. } = s {
+                self.0.push(var.clone());
+            }
+            walk_stmt(self, s)
+        }
+        fn visit_expr(&mut self, _: &Expr) {}
+    }
+    let mut b = B(Vec::new());
+    b.visit_stmt(s);
+    b.0
 }
 
 /// A condition free of `var` that implies `c` for every value of `var` in its range.

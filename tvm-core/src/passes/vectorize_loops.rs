@@ -1,36 +1,142 @@
 //! Turns every `vectorize` loop with a constant extent into vector operations: the loop
 //! variable becomes `ramp(min, 1, lanes)`, loads and stores at contiguous or strided
-//! indices become vector loads and stores, loop-invariant values are broadcast. A loop
-//! whose body cannot be vectorized exactly (inner loops, guards that depend on the loop
-//! variable, gathers, guarded reads) stays a serial loop, so results never change.
+//! indices become vector loads and stores, loads at other indices gathers, and
+//! loop-invariant values are broadcast. A loop whose body cannot be vectorized exactly
+//! (inner loops, guards that depend on the loop variable, scatters, guarded reads) stays a
+//! serial loop, so results never change, and is reported with the reason: the lowering
+//! turns a report about a loop the user asked to vectorize into a compile error at the
+//! `vectorize` (see `lower::dropped_requests`).
 
-use crate::tir::mutate::{super_stmt, Mutator};
+use crate::tir::mutate::{substitute_stmt, super_stmt, Mutator};
 use crate::tir::visit::{for_each_expr, uses_var};
 use crate::tir::{BinOp, Expr, ForKind, PrimFunc, Stmt, Var};
 
-/// The largest vector the pass creates; longer loops stay serial.
+/// The largest vector the pass creates; a longer `vectorize` loop is strip-mined into
+/// vectors of this many lanes and one of the rest.
 pub const MAX_LANES: i64 = 64;
 
-/// Vectorizes the `vectorize` loops of `f`.
-pub fn vectorize_loops(mut f: PrimFunc) -> PrimFunc {
-    f.body = Vectorize.mutate_stmt(f.body);
-    for k in &mut f.kernels {
-        k.body = Vectorize.mutate_stmt(std::mem::replace(&mut k.body, Stmt::NoOp));
-    }
-    f
+/// Why a `vectorize` loop stayed serial.
+#[derive(Clone, Debug, PartialEq)]
+pub enum NotVectorized {
+    /// The extent is not a constant from 2 to [`MAX_LANES`].
+    Lanes(Option<i64>),
+    /// A loop inside the body.
+    InnerLoop,
+    /// An `if` whose condition depends on the loop variable.
+    Guard(Expr),
+    /// A store whose index is not linear in the loop variable.
+    Scatter(String),
+    /// A read of memory under a condition that depends on the loop variable.
+    GuardedRead(String),
+    /// Another statement the pass does not vectorize (named).
+    Statement(&'static str),
 }
 
-struct Vectorize;
+impl NotVectorized {
+    /// The reason, completing "cannot vectorize `x`: ...".
+    pub fn reason(&self) -> String {
+        use crate::tir::printer::print_expr;
+        match self {
+            NotVectorized::Lanes(Some(n)) => format!("its extent is {n}; a vector has at least 2 lanes"),
+            NotVectorized::Lanes(None) => "its extent is not a compile-time constant here".into(),
+            NotVectorized::InnerLoop => "the loop body contains another loop".into(),
+            NotVectorized::Guard(c) => format!("the body is guarded by `{}`, which depends on the axis", print_expr(c)),
+            NotVectorized::Scatter(b) => format!("the store to `{b}` is not at consecutive or evenly spaced elements"),
+            NotVectorized::GuardedRead(b) => {
+                format!(
+                    "`{b}` is read only where a condition on the axis holds, and vector lanes would read it everywhere"
+                )
+            }
+            NotVectorized::Statement(what) => format!("the body contains {what}"),
+        }
+    }
+
+    /// What would work instead.
+    pub fn help(&self) -> String {
+        match self {
+            NotVectorized::Lanes(_) => "vectorize an axis of constant extent 2 or more".into(),
+            NotVectorized::InnerLoop => "vectorize the innermost loop".into(),
+            NotVectorized::Guard(_) | NotVectorized::GuardedRead(_) => format!(
+                "only conditions made of `<`, `<=`, `>`, `>=` comparisons linear in the axis are peeled off the \
+                 vector loop (borders, padding); {}",
+                if matches!(self, NotVectorized::Guard(_)) {
+                    "make the condition independent of the axis, or vectorize another axis"
+                } else {
+                    "compute the guarded value as its own stage (e.g. the padded input), or vectorize another axis"
+                }
+            ),
+            NotVectorized::Scatter(_) => {
+                "vectorize the axis that indexes the last dimension of the stored tensor".into()
+            }
+            NotVectorized::Statement(_) => "vectorize a loop whose body only loads, computes and stores".into(),
+        }
+    }
+}
+
+/// Vectorizes the `vectorize` loops of `f`; returns the loops that stayed serial, with
+/// the reason.
+pub fn vectorize_loops(mut f: PrimFunc) -> (PrimFunc, Vec<(Var, NotVectorized)>) {
+    let mut v = Vectorize { dropped: Vec::new() };
+    f.body = v.mutate_stmt(f.body);
+    for k in &mut f.kernels {
+        k.body = v.mutate_stmt(std::mem::replace(&mut k.body, Stmt::NoOp));
+    }
+    (f, v.dropped)
+}
+
+struct Vectorize {
+    dropped: Vec<(Var, NotVectorized)>,
+}
 
 impl Mutator for Vectorize {
     fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
         match super_stmt(self, s) {
+            Stmt::For { var, min, extent, kind: ForKind::Vectorized, body }
+                if extent.as_int().is_some_and(|e| e > MAX_LANES) =>
+            {
+                // Strip-mined: vectors of MAX_LANES, then one vector of the rest.
+                let e = extent.as_int().expect("checked");
+                let (n, rest) = (e / MAX_LANES, e % MAX_LANES);
+                let part = |var: &Var, start: Expr, lanes: i64| {
+                    let v = Var::index(var.name());
+                    let mut m = std::collections::HashMap::new();
+                    m.insert(var.clone(), start + Expr::Var(v.clone()));
+                    let body = substitute_stmt((*body).clone(), &m);
+                    let kind = if lanes >= 2 { ForKind::Vectorized } else { ForKind::Serial };
+                    Stmt::For { var: v, min: Expr::int(0), extent: Expr::int(lanes), kind, body: Box::new(body) }
+                };
+                let o = Var::index(format!("{}_o", var.name()));
+                let main = part(&var, min.clone() + Expr::Var(o.clone()) * Expr::int(MAX_LANES), MAX_LANES);
+                let mut parts = vec![Stmt::For {
+                    var: o,
+                    min: Expr::int(0),
+                    extent: Expr::int(n),
+                    kind: ForKind::Serial,
+                    body: Box::new(main),
+                }];
+                if rest > 0 {
+                    parts.push(part(&var, min.clone() + Expr::int(n * MAX_LANES), rest));
+                }
+                self.mutate_stmt(Stmt::seq(parts))
+            }
             Stmt::For { var, min, extent, kind: ForKind::Vectorized, body } => {
                 let lanes = extent.as_int().filter(|&l| (2..=MAX_LANES).contains(&l));
-                let cx = lanes.map(|l| Cx { var: var.clone(), min: min.clone(), lanes: l as u16 });
-                match cx.and_then(|cx| cx.stmt(&body)) {
-                    Some(v) => v,
-                    None => Stmt::For { var, min, extent, kind: ForKind::Serial, body },
+                let done = match lanes {
+                    Some(l) => Cx { var: var.clone(), min: min.clone(), lanes: l as u16 }.stmt(&body),
+                    None => Err(NotVectorized::Lanes(extent.as_int())),
+                };
+                match done {
+                    Ok(v) => v,
+                    // One lane (or none) is the loop itself: nothing to report.
+                    Err(NotVectorized::Lanes(Some(n))) if n <= 1 => {
+                        Stmt::For { var, min, extent, kind: ForKind::Serial, body }
+                    }
+                    Err(why) => {
+                        if !self.dropped.iter().any(|(v, _)| *v == var) {
+                            self.dropped.push((var.clone(), why));
+                        }
+                        Stmt::For { var, min, extent, kind: ForKind::Serial, body }
+                    }
                 }
             }
             s => s,
@@ -49,19 +155,21 @@ fn lanes_of(e: &Expr) -> u16 {
 }
 
 impl Cx {
-    fn stmt(&self, s: &Stmt) -> Option<Stmt> {
+    fn stmt(&self, s: &Stmt) -> Result<Stmt, NotVectorized> {
         match s {
             Stmt::Store { buffer, indices, value } => {
-                let [index] = indices.as_slice() else { return None };
+                let scatter = || NotVectorized::Scatter(buffer.name().to_string());
+                let [index] = indices.as_slice() else { return Err(scatter()) };
                 let index = self.expr(index)?;
                 if !matches!(index, Expr::Ramp { .. }) {
-                    return None;
+                    return Err(scatter());
                 }
                 let value = self.broadcast(self.expr(value)?);
-                Some(Stmt::Store { buffer: buffer.clone(), indices: vec![index], value })
+                Ok(Stmt::Store { buffer: buffer.clone(), indices: vec![index], value })
             }
-            Stmt::Seq(ss) => Some(Stmt::Seq(ss.iter().map(|s| self.stmt(s)).collect::<Option<Vec<_>>>()?)),
-            Stmt::If { cond, then, otherwise } if !uses_var(cond, &self.var) => Some(Stmt::If {
+            Stmt::Seq(ss) => Ok(Stmt::Seq(ss.iter().map(|s| self.stmt(s)).collect::<Result<Vec<_>, _>>()?)),
+            Stmt::If { cond, .. } if uses_var(cond, &self.var) => Err(NotVectorized::Guard(cond.clone())),
+            Stmt::If { cond, then, otherwise } => Ok(Stmt::If {
                 cond: cond.clone(),
                 then: Box::new(self.stmt(then)?),
                 otherwise: match otherwise {
@@ -69,8 +177,11 @@ impl Cx {
                     None => None,
                 },
             }),
-            Stmt::NoOp => Some(Stmt::NoOp),
-            _ => None,
+            Stmt::NoOp => Ok(Stmt::NoOp),
+            Stmt::For { .. } => Err(NotVectorized::InnerLoop),
+            Stmt::Let { .. } => Err(NotVectorized::Statement("a `let`")),
+            Stmt::Allocate { .. } => Err(NotVectorized::Statement("an allocation")),
+            _ => Err(NotVectorized::Statement("a GPU statement")),
         }
     }
 
@@ -83,12 +194,12 @@ impl Cx {
     }
 
     /// The vector form of `e`; scalar when `e` does not depend on the loop variable.
-    fn expr(&self, e: &Expr) -> Option<Expr> {
+    fn expr(&self, e: &Expr) -> Result<Expr, NotVectorized> {
         if !uses_var(e, &self.var) {
-            return Some(e.clone());
+            return Ok(e.clone());
         }
         let l = self.lanes;
-        Some(match e {
+        Ok(match e {
             Expr::Var(_) => Expr::Ramp { base: Box::new(self.min.clone()), stride: Box::new(Expr::int(1)), lanes: l },
             Expr::Binary { op, a, b } => {
                 let (a, b) = (self.expr(a)?, self.expr(b)?);
@@ -131,8 +242,10 @@ impl Cx {
             Expr::Select { cond, then, otherwise } => {
                 // Only the taken side may be evaluated: a lane-wise select evaluates both,
                 // which is exact only when neither side reads memory.
-                if uses_var(cond, &self.var) && (has_load(then) || has_load(otherwise)) {
-                    return None;
+                if uses_var(cond, &self.var) {
+                    if let Some(b) = loaded(then).or_else(|| loaded(otherwise)) {
+                        return Err(NotVectorized::GuardedRead(b));
+                    }
                 }
                 let c = self.expr(cond)?;
                 let (t, o) = (self.broadcast(self.expr(then)?), self.broadcast(self.expr(otherwise)?));
@@ -141,23 +254,28 @@ impl Cx {
             Expr::Cast { dtype, value } => Expr::cast(*dtype, self.expr(value)?),
             Expr::Call { func, args } => Expr::Call {
                 func: *func,
-                args: args.iter().map(|a| self.expr(a).map(|a| self.broadcast(a))).collect::<Option<_>>()?,
+                args: args.iter().map(|a| self.expr(a).map(|a| self.broadcast(a))).collect::<Result<_, _>>()?,
             },
             Expr::Load { buffer, indices } => {
-                let [index] = indices.as_slice() else { return None };
-                let index = self.expr(index)?;
-                if !matches!(index, Expr::Ramp { .. }) {
-                    return None;
-                }
+                let [index] = indices.as_slice() else {
+                    return Err(NotVectorized::Statement("a multi-dimensional load"));
+                };
+                // A ramp is a vector load; any other vector index a gather.
+                let index = self.broadcast(self.expr(index)?);
                 Expr::Load { buffer: buffer.clone(), indices: vec![index] }
             }
-            _ => return None,
+            _ => return Err(NotVectorized::Statement("an expression the pass does not vectorize")),
         })
     }
 }
 
-fn has_load(e: &Expr) -> bool {
-    let mut found = false;
-    for_each_expr(e, &mut |x| found |= matches!(x, Expr::Load { .. }));
+/// The name of the first buffer `e` loads from.
+fn loaded(e: &Expr) -> Option<String> {
+    let mut found = None;
+    for_each_expr(e, &mut |x| {
+        if let (None, Expr::Load { buffer, .. }) = (&found, x) {
+            found = Some(buffer.name().to_string());
+        }
+    });
     found
 }

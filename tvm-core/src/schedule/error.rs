@@ -58,6 +58,14 @@ pub enum ScheduleErrorKind {
     VectorizeNotInnermost { stage: String, axis: String, innermost: String },
     /// `vectorize` on an axis whose extent is not a compile-time constant.
     VectorizeUnknownExtent { stage: String, axis: String },
+    /// A `vectorize` the lowering could not honour (found once bounds are known).
+    VectorizeDropped { stage: String, axis: String, reason: String, help: String },
+    /// An `unroll` of a loop whose extent is not a constant of at most 256.
+    UnrollDropped { stage: String, axis: String, extent: Option<i64> },
+    /// A `parallel` loop inside another parallel loop.
+    ParallelNested { stage: String, axis: String, outer: String },
+    /// `parallel` on a GPU target.
+    ParallelOnGpu { axis: String },
     /// `compute_inline` of an output.
     InlineOutput { stage: String },
     /// `compute_inline` of a reduction.
@@ -161,6 +169,20 @@ impl ScheduleError {
             VectorizeUnknownExtent { axis, .. } => {
                 format!("cannot vectorize `{axis}`: its extent is not a compile-time constant")
             }
+            VectorizeDropped { axis, reason, .. } => format!("cannot vectorize `{axis}`: {reason}"),
+            UnrollDropped { axis, extent: Some(n), .. } => {
+                format!(
+                    "cannot unroll `{axis}`: its extent is {n}; at most {} iterations are unrolled",
+                    crate::passes::unroll_loops::MAX_UNROLL
+                )
+            }
+            UnrollDropped { axis, extent: None, .. } => {
+                format!("cannot unroll `{axis}`: its extent is not a compile-time constant")
+            }
+            ParallelNested { axis, outer, .. } => {
+                format!("`{axis}` is inside parallel loop `{outer}`; only the outermost parallel loop runs in parallel")
+            }
+            ParallelOnGpu { axis } => format!("cannot parallelize `{axis}` on a GPU target"),
             InlineOutput { stage } => format!("cannot inline `{stage}`: it is an output"),
             InlineReduction { stage } => format!("cannot inline `{stage}`: it is a reduction"),
             SharedMemoryExceeded { bytes, limit } => {
@@ -238,6 +260,10 @@ impl ScheduleError {
             VectorizeOnReduce { .. } => "vectorize a spatial axis, or rfactor the reduction first".into(),
             VectorizeNotInnermost { .. } => "reorder the axis innermost first".into(),
             VectorizeUnknownExtent { .. } => "split the axis by a constant and vectorize the inner part".into(),
+            VectorizeDropped { help, .. } => help.clone(),
+            UnrollDropped { .. } => "split the axis by a constant factor and unroll the inner part".into(),
+            ParallelNested { .. } => "fuse the two axes and parallelize the fused axis, or parallelize only one of them".into(),
+            ParallelOnGpu { .. } => "bind the axis to `block.x` (or `thread.x`) instead".into(),
             InlineOutput { .. } | InlineReduction { .. } => "use `compute_at` or `compute_root()`".into(),
             SharedMemoryExceeded { .. } => "use smaller tiles".into(),
             SharedSizeUnknown { .. } => "compute the shared stage at an axis whose tile has a constant size".into(),

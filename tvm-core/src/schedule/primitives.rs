@@ -252,6 +252,9 @@ impl Schedule {
                 ScheduleErrorKind::ParallelOnReduce { stage: self.stage(stage).name.clone(), axis: ax.name },
             );
         }
+        if self.target.is_gpu() {
+            return err(axis.1, ScheduleErrorKind::ParallelOnGpu { axis: ax.name });
+        }
         self.annotate(stage, axis.0, |a| a.kind = ForKind::Parallel, axis.1);
         Ok(())
     }

@@ -147,7 +147,8 @@ impl OpenClRuntime {
         slot.state
             .get_or_init(|| {
                 let dev = slot.device;
-                let fail = |what: &str, e: ClError| Self::unavailable(n, format!("{what} failed on `{}`: {e}", slot.name));
+                let fail =
+                    |what: &str, e: ClError| Self::unavailable(n, format!("{what} failed on `{}`: {e}", slot.name));
                 let context = Context::from_device(&dev).map_err(|e| fail("creating a context", e))?;
                 #[allow(deprecated)]
                 let queue =
@@ -246,7 +247,8 @@ impl DeviceState {
             let fail = |reason: String| Error::LaunchFailed { kernel: k.name.to_string(), reason };
             let object = ClKernel::create(&built, k.name)
                 .map_err(|e| fail(format!("the program has no kernel `{}` ({e})", k.name)))?;
-            let limit = object.get_work_group_size(self.device.id()).map_err(|e| fail(format!("querying the kernel: {e}")))?;
+            let limit =
+                object.get_work_group_size(self.device.id()).map_err(|e| fail(format!("querying the kernel: {e}")))?;
             let kernel = LoadedKernel { objects: Mutex::new(vec![object]), limit };
             if let Some(block) = k.block {
                 self.check_block(k, &kernel, block.map(|b| b as usize))?;
@@ -305,11 +307,7 @@ impl DeviceState {
                 self.pool.lock().unwrap_or_else(|p| p.into_inner()).clear();
                 create()
             })
-            .map_err(|e| Error::OutOfMemory {
-                device: self.label().to_string(),
-                bytes,
-                reason: e.to_string(),
-            })?;
+            .map_err(|e| Error::OutOfMemory { device: self.label().to_string(), bytes, reason: e.to_string() })?;
         crate::stats::count(|s| s.allocations += 1);
         Ok(Buffer { state: self, mem: Some(mem), bytes })
     }
@@ -342,7 +340,9 @@ impl DeviceState {
         };
         let object = match object {
             Some(o) => o,
-            None => ClKernel::create(&module._program, k.name).map_err(|e| fail(format!("creating the kernel: {e}")))?,
+            None => {
+                ClKernel::create(&module._program, k.name).map_err(|e| fail(format!("creating the kernel: {e}")))?
+            }
         };
         let set = |i: usize, r: Result<(), ClError>| r.map_err(|e| fail(format!("setting argument {i}: {e}")));
         for (i, a) in args.iter().enumerate() {

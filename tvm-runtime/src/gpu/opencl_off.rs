@@ -8,7 +8,6 @@ use crate::error::Error;
 use std::convert::Infallible;
 use std::sync::Arc;
 
-
 /// The OpenCL runtime of a build without OpenCL: no device.
 pub struct OpenClRuntime(());
 

@@ -140,6 +140,21 @@ impl Emitter<'_> {
                 let f = neg(d.element(), quote!(__x))?;
                 self.map1(x, f)
             }
+            Expr::Select { cond, then, otherwise } if cond.dtype().lanes == 1 => {
+                // One condition for all lanes (a border test the loop partitioning kept):
+                // only the taken side is evaluated, knowing the condition.
+                let c = self.expr(cond)?;
+                let snap = self.facts.snapshot();
+                self.facts.assume(cond, true);
+                let t = self.vector(then);
+                self.facts.restore(snap);
+                let snap = self.facts.snapshot();
+                self.facts.assume(cond, false);
+                let o = self.vector(otherwise);
+                self.facts.restore(snap);
+                let (t, o) = (t?, o?);
+                quote!((if #c { #t } else { #o }))
+            }
             Expr::Select { cond, then, otherwise } => {
                 let c = self.vector(cond)?;
                 if may_trap(then) || may_trap(otherwise) {

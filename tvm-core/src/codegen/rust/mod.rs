@@ -378,6 +378,7 @@ fn helper(name: &str, rt: &TokenStream) -> TokenStream {
         "__map1" => "map1",
         "__map2" => "map2",
         "__map3" => "map3",
+        "__lane_loop" => "lane_loop",
         _ => unreachable!("internal: the runtime has no CPU helper for `{name}`"),
     };
     let (f, short) = (format_ident!("{}", f), format_ident!("{}", name));

@@ -54,8 +54,13 @@ impl Emitter<'_> {
                 let (lo, ext) = (self.expr(min)?, self.expr(extent)?);
                 let snap = self.facts.snapshot();
                 self.facts.bind_loop(var, min, extent);
-                let body = self.stmt(body)?;
+                let lane_code = has_vector_code(body);
+                let mut body = self.stmt(body)?;
                 self.facts.restore(snap);
+                if lane_code {
+                    self.helpers.insert("__lane_loop");
+                    body = quote!(__lane_loop(); #body);
+                }
                 if min.is_const_int(0) {
                     let zero = int_lit(0, var.dtype())?;
                     quote!(for #v in #zero..#ext { #body })
@@ -346,6 +351,27 @@ fn has_vector_store(s: &Stmt) -> bool {
             walk_stmt(self, s)
         }
         fn visit_expr(&mut self, _: &Expr) {}
+    }
+    let mut v = V(false);
+    v.visit_stmt(s);
+    v.0
+}
+
+/// Whether `s` computes with vectors (an expression or a store of more than one lane).
+fn has_vector_code(s: &Stmt) -> bool {
+    struct V(bool);
+    impl Visitor for V {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if !self.0 {
+                walk_stmt(self, s)
+            }
+        }
+        fn visit_expr(&mut self, e: &Expr) {
+            self.0 |= e.dtype().lanes > 1;
+            if !self.0 {
+                crate::tir::visit::walk_expr(self, e)
+            }
+        }
     }
     let mut v = V(false);
     v.visit_stmt(s);
