@@ -20,7 +20,8 @@ fn main() {
     println!("== tensor expressions\n{}", tvm::compiler::te::print_graph(&kernel.graph));
     for target in ["cpu", "cuda"] {
         let target = tvm::compiler::Target::parse(target).expect("a known target");
-        let lowered = tvm::compiler::frontend::build_schedule(&kernel, &target).and_then(|s| tvm::compiler::lower::lower(&s));
+        let lowered =
+            tvm::compiler::frontend::build_schedule(&kernel, &target).and_then(|s| tvm::compiler::lower::lower(&s));
         match lowered {
             Ok(f) => println!("== lowered for `{target}`\n{}", tvm::compiler::tir::printer::print_func(&f)),
             Err(errors) => {

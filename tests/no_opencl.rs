@@ -52,10 +52,7 @@ fn skip_or_fail(test: &str, why: String) {
 /// Runs test `test` of this binary as a child through `command`, with `CHILD` set to
 /// `reason`; the child must pass, having run the checks.
 fn run_child(test: &str, mut command: Command, reason: &str) {
-    command
-        .args(["--exact", test, "--nocapture", "--test-threads=1"])
-        .env(CHILD, reason)
-        .env_remove("TVM_DEVICE");
+    command.args(["--exact", test, "--nocapture", "--test-threads=1"]).env(CHILD, reason).env_remove("TVM_DEVICE");
     let out = command.output().expect("the child runs");
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{test}: the child failed\n{stdout}\n{stderr}");
@@ -89,7 +86,9 @@ fn without_libopencl_kernels_run_on_the_cpu() {
     // In a mount namespace of its own, the library is an empty file: `dlopen` fails.
     // `$0` is the library, `"$@"` the test binary and its arguments.
     let mut c = Command::new("unshare");
-    c.args(["-m", "sh", "-c", r#"mount --bind /dev/null "$0" && exec "$@""#]).arg(&lib).arg(std::env::current_exe().unwrap());
+    c.args(["-m", "sh", "-c", r#"mount --bind /dev/null "$0" && exec "$@""#])
+        .arg(&lib)
+        .arg(std::env::current_exe().unwrap());
     run_child(TEST, c, reason);
 }
 
