@@ -63,6 +63,10 @@ pub fn lower(sch: &Schedule) -> Result<PrimFunc, Vec<ScheduleError>> {
     }
     let mut f = time_pass("simplify", || simplify::simplify(f));
     check(&f, "simplify", Phase::Flattened);
+    if !sch.target.is_gpu() {
+        f = time_pass("forward_stores", || forward_stores::forward_stores(f));
+        check(&f, "forward_stores", Phase::Flattened);
+    }
     if sch.target.is_gpu() {
         f = time_pass("hoist_shared_allocations", || hoist_shared_allocations::hoist_shared_allocations(f));
         check(&f, "hoist_shared_allocations", Phase::Flattened);

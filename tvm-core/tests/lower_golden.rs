@@ -74,21 +74,21 @@ fn matmul_cpu_cache_write_tiled() {
         MATMUL,
         Variant::Cpu,
         expect![[r#"
-        @func cpu matmul(a: f32[64, 64] global, b: f32[64, 64] global, c: f32[64, 64] global out)
-          for io in parallel(0, 8):
-            for jo in serial(0, 8):
-              alloc c_local: f32[64] local
-              for i in serial(0, 8):
-                c_local[ramp(i * 8, 1, 8)] = broadcast(0.0, 8)
-              for ko in serial(0, 16):
-                for i_1 in serial(0, 8):
-                  c_local[ramp(i_1 * 8, 1, 8)] = c_local[ramp(i_1 * 8, 1, 8)] + broadcast(a[i_1 * 64 + io * 512 + ko * 4], 8) * b[ramp(jo * 8 + ko * 256, 1, 8)]
-                  c_local[ramp(i_1 * 8, 1, 8)] = c_local[ramp(i_1 * 8, 1, 8)] + broadcast(a[i_1 * 64 + io * 512 + ko * 4 + 1], 8) * b[ramp(jo * 8 + ko * 256 + 64, 1, 8)]
-                  c_local[ramp(i_1 * 8, 1, 8)] = c_local[ramp(i_1 * 8, 1, 8)] + broadcast(a[i_1 * 64 + io * 512 + ko * 4 + 2], 8) * b[ramp(jo * 8 + ko * 256 + 128, 1, 8)]
-                  c_local[ramp(i_1 * 8, 1, 8)] = c_local[ramp(i_1 * 8, 1, 8)] + broadcast(a[i_1 * 64 + io * 512 + ko * 4 + 3], 8) * b[ramp(jo * 8 + ko * 256 + 192, 1, 8)]
-              for ii in serial(0, 8):
-                c[ramp(io * 512 + jo * 8 + ii * 64, 1, 8)] = c_local[ramp(ii * 8, 1, 8)]
-    "#]],
+            @func cpu matmul(a: f32[64, 64] global, b: f32[64, 64] global, c: f32[64, 64] global out)
+              for io in parallel(0, 8):
+                for jo in serial(0, 8):
+                  alloc c_local: f32[64] local
+                  for i in serial(0, 8):
+                    c_local[ramp(i * 8, 1, 8)] = broadcast(0.0, 8)
+                  for ko in serial(0, 16):
+                    for i_1 in serial(0, 8):
+                      let c_local_v = c_local[ramp(i_1 * 8, 1, 8)] + broadcast(a[i_1 * 64 + io * 512 + ko * 4], 8) * b[ramp(jo * 8 + ko * 256, 1, 8)]
+                      let c_local_v_1 = c_local_v + broadcast(a[i_1 * 64 + io * 512 + ko * 4 + 1], 8) * b[ramp(jo * 8 + ko * 256 + 64, 1, 8)]
+                      let c_local_v_2 = c_local_v_1 + broadcast(a[i_1 * 64 + io * 512 + ko * 4 + 2], 8) * b[ramp(jo * 8 + ko * 256 + 128, 1, 8)]
+                      c_local[ramp(i_1 * 8, 1, 8)] = c_local_v_2 + broadcast(a[i_1 * 64 + io * 512 + ko * 4 + 3], 8) * b[ramp(jo * 8 + ko * 256 + 192, 1, 8)]
+                  for ii in serial(0, 8):
+                    c[ramp(io * 512 + jo * 8 + ii * 64, 1, 8)] = c_local[ramp(ii * 8, 1, 8)]
+        "#]],
     );
 }
 

@@ -126,28 +126,23 @@ pub fn map3<A: Copy, B: Copy, C: Copy, R: Copy + Default, const L: usize>(
     r
 }
 
-/// Called first in the body of a loop whose body is lane-array code already: an empty
-/// assembly block, which LLVM's loop vectorizer cannot widen, so it leaves the loop
-/// alone. Without it, LLVM vectorizes such a loop *across its iterations* (the
-/// lane arrays of the body scalarized, then re-packed 16 iterations at a time): the
-/// contiguous rows of a register tile became `vgatherqps`/`vscatterqps` with a
-/// stride of one row. The block touches no memory and no flags, so every other
-/// optimization (the SLP vectorizer that turns the lane arrays into vector registers,
-/// unrolling, keeping values in registers) is unaffected.
+/// Called at the end of the body of a loop whose body is lane-array code already: one
+/// volatile read of a byte, which LLVM's loop vectorizer cannot widen, so it leaves the
+/// loop alone. Without it, LLVM vectorizes such a loop *across its iterations* (the lane
+/// arrays of the body scalarized, then re-packed 16 iterations at a time): the contiguous
+/// rows of a register tile became `vgatherqps`/`vscatterqps` with a stride of one row.
+/// A volatile read orders only other volatile accesses, so everything else (the SLP
+/// vectorizer that turns the lane arrays into vector registers, hoisting loads out of the
+/// loop, partial unrolling) is unaffected; at the end of the body, it follows every
+/// load the body makes, so none of them is kept in the loop by it. (An empty `asm!` block
+/// did the same but counts as a call, and LLVM does not partially unroll loops with
+/// calls.)
 #[inline(always)]
 pub fn lane_loop() {
-    #[cfg(any(
-        target_arch = "x86_64",
-        target_arch = "x86",
-        target_arch = "aarch64",
-        target_arch = "arm",
-        target_arch = "riscv64",
-        target_arch = "loongarch64"
-    ))]
-    // SAFETY: the assembly is empty: it reads and writes no register, memory or flag
-    // (`nomem`, `nostack`, `preserves_flags` say so to the compiler).
+    static BYTE: u8 = 0;
+    // SAFETY: `BYTE` is a valid, aligned, initialized `u8` for the whole program.
     unsafe {
-        core::arch::asm!("", options(nomem, nostack, preserves_flags))
+        std::ptr::read_volatile(&BYTE);
     }
 }
 

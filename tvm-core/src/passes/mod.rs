@@ -3,6 +3,7 @@
 
 pub mod dump;
 pub mod flatten_storage;
+pub mod forward_stores;
 pub mod hoist_shared_allocations;
 pub mod hoist_tail_guards;
 pub mod infer_bound;

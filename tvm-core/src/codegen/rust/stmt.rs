@@ -59,7 +59,7 @@ impl Emitter<'_> {
                 self.facts.restore(snap);
                 if lane_code {
                     self.helpers.insert("__lane_loop");
-                    body = quote!(__lane_loop(); #body);
+                    body = quote!(#body __lane_loop(););
                 }
                 if min.is_const_int(0) {
                     let zero = int_lit(0, var.dtype())?;
