@@ -13,13 +13,33 @@ compute! {
         y[i, j] = e[i, j] / s[i];
     }
     schedule!(cpu) {
+        // One row per iteration of the parallel loop; every pass over the row is 16
+        // lanes wide: the row max and the row sum as 16 partial results (rfactor) that
+        // are then combined, the exponentials into a row buffer, the output.
         y.parallel(y.i);
         let (jo, ji) = y.split(y.j, 16);
         y.vectorize(ji);
         m.compute_at(y, y.i);
         e.compute_at(y, y.i);
         s.compute_at(y, y.i);
+        let (eo, ei) = e.split(e.j, 16);
+        e.vectorize(ei);
+        let (mo, mi) = m.split(m.j, 16);
+        let m_rf = m.rfactor(mi);
+        m_rf.compute_at(y, y.i);
+        let [mk, mr] = m_rf.axes();
+        let [mo2] = m_rf.reduce_axes();
+        m_rf.reorder(mr, mo2, mk);
+        m_rf.vectorize(mk);
+        let (so, si) = s.split(s.j, 16);
+        let s_rf = s.rfactor(si);
+        s_rf.compute_at(y, y.i);
+        let [sk, sr] = s_rf.axes();
+        let [so2] = s_rf.reduce_axes();
+        s_rf.reorder(sr, so2, sk);
+        s_rf.vectorize(sk);
     }
+
     schedule!(cuda) {
         y.bind(y.i, block.x);
         let (jo, ji) = y.split(y.j, 128);

@@ -60,6 +60,8 @@ mod example_conv2d;
 mod example_dense;
 #[path = "../../examples/kernels/matmul.rs"]
 mod example_matmul;
+#[path = "../../examples/kernels/layernorm.rs"]
+mod example_layernorm;
 #[path = "../../examples/kernels/softmax.rs"]
 mod example_softmax;
 #[path = "../../examples/kernels/vector_add.rs"]
@@ -410,6 +412,19 @@ fn example_softmax() {
 }
 
 #[test]
+fn example_layernorm() {
+    for (rows, cols) in [(64usize, 1024usize), (5, 300), (2, 7)] {
+        let x: Vec<f32> = rand_vec(rows * cols, 28).iter().map(|v| v * 4.0 + 1.0).collect();
+        let (g, b) = (rand_vec(cols, 29), rand_vec(cols, 30));
+        let want = reference::layernorm(&x, &g, &b, rows, cols);
+        let (tx, tg, tb) = (tensor(&x, [rows, cols]), tensor(&g, [cols]), tensor(&b, [cols]));
+        on_every_backend(&format!("example layernorm {rows}x{cols}"), [rows, cols], &want, 1e-4, |d, y| {
+            example_layernorm::layernorm::run(d, &tx, &tg, &tb, y)
+        });
+    }
+}
+
+#[test]
 fn example_conv2d() {
     let (c, h, w) = (64, 56, 56);
     let (data, wt) = (rand_vec(c * h * w, 28), rand_vec(c * c * 9, 29));
@@ -564,6 +579,7 @@ fn every_source() -> &'static [(&'static str, Source)] {
         ("example matmul", example_matmul::matmul::source),
         ("example dense_bias_relu", example_dense::dense_bias_relu::source),
         ("example softmax", example_softmax::softmax::source),
+        ("example layernorm", example_layernorm::layernorm::source),
         ("example conv2d", example_conv2d::conv2d::source),
         ("example vector_add", example_vector_add::vector_add::source),
         ("row_dot_f64", own::row_dot_f64::source),

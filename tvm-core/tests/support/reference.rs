@@ -149,3 +149,18 @@ pub fn row_sum(x: &[f32], rows: usize, cols: usize) -> Vec<f32> {
 pub fn scale(x: &[f32], alpha: f32) -> Vec<f32> {
     x.iter().map(|v| alpha * v).collect()
 }
+
+/// Layer normalization of each row: `(x - mean) / sqrt(var + 1e-5) * gamma + beta`, in f64.
+pub fn layernorm(x: &[f32], gamma: &[f32], beta: &[f32], rows: usize, cols: usize) -> Vec<f32> {
+    let mut y = vec![0f32; rows * cols];
+    for r in 0..rows {
+        let row = &x[r * cols..(r + 1) * cols];
+        let mean = row.iter().map(|&v| v as f64).sum::<f64>() / cols as f64;
+        let var = row.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / cols as f64;
+        let inv = 1.0 / (var + 1e-5).sqrt();
+        for j in 0..cols {
+            y[r * cols + j] = ((row[j] as f64 - mean) * inv * gamma[j] as f64 + beta[j] as f64) as f32;
+        }
+    }
+    y
+}
