@@ -60,3 +60,30 @@ fn zero_sized_dims_give_empty_results() {
         assert_eq!(run_f32(src, v, vec![t(&[3, 0], &[])], vec![], &[3]), vec![0.0; 3]);
     }
 }
+
+#[test]
+fn default_cpu_schedule_reduces_rows_in_vector_lanes_only_where_reads_are_contiguous() {
+    let text = |src: &str| tvm_core::tir::printer::print_func(&lower(src, Variant::DefaultCpu));
+    // A row sum: 16 partial sums per row (AVX-512 f32 lanes), vector code, then combined.
+    let row = text("fn f(x: f32[M, N]) -> r: f32[M] { r[i] = sum(x[i, j] for j in 0..N); }");
+    assert!(row.contains("alloc r_rf: f32[16]") && row.contains("x[ramp("), "{row}");
+    // A column sum reads with a stride of a row: no lanes across the reduction.
+    let col = text("fn f(x: f32[M, N]) -> r: f32[N] { r[j] = sum(x[i, j] for i in 0..M); }");
+    assert!(!col.contains("_rf"), "{col}");
+    // Nor a matmul's reduction (b is read down a column), nor a short one.
+    let mm = text("fn f(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] { c[i, j] = sum(a[i, k] * b[k, j] for k in 0..K); }");
+    assert!(!mm.contains("_rf"), "{mm}");
+    let short = text("fn f(x: f32[M, 8]) -> r: f32[M] { r[i] = sum(x[i, j] for j in 0..8); }");
+    assert!(!short.contains("_rf"), "{short}");
+    // And the row sum computes the same as the reference, with a tail (N = 37).
+    let x = rand_vec(3 * 37, 5);
+    let got = run_f32(
+        "fn f(x: f32[M, N]) -> r: f32[M] { r[i] = sum(x[i, j] for j in 0..N); }",
+        Variant::DefaultCpu,
+        vec![t(&[3, 37], &x)],
+        vec![],
+        &[3],
+    );
+    let want: Vec<f32> = x.chunks(37).map(|r| r.iter().sum()).collect();
+    assert_close(&got, &want, "default row sum");
+}

@@ -2,10 +2,14 @@
 //!
 //! Injective intermediates are inlined into their consumers. On CPUs, the outermost
 //! spatial axis runs in parallel and the innermost spatial axis of a non-reduction stage
-//! is split by the target's vector lanes and vectorized. On GPUs, the spatial axes are
+//! is split by the target's vector lanes and vectorized; a reduction over the contiguous
+//! last dimension of what it reads (a row sum, a row max) reduces `lanes` partial results
+//! at once (rfactor, as a Halide or TVM schedule would write it). On GPUs, the spatial axes are
 //! fused and split by the target's preferred block size, bound to `block.x`/`thread.x`.
 
 use super::*;
+use super::primitives::Arg;
+use crate::tir::Expr;
 
 impl Schedule {
     /// Gives every stage that no primitive named the target's default treatment.
@@ -39,6 +43,12 @@ impl Schedule {
             } else {
                 let lanes = self.target.vector_lanes(t.dtype) as i64;
                 let last = *spatial.last().expect("non-empty");
+                let mut spatial = spatial;
+                if t.is_reduction() && lanes > 1 {
+                    self.default_row_reduction(sid, lanes);
+                    // The stage's axes are fresh after an rfactor.
+                    spatial = self.leaf_axes(sid);
+                }
                 let mut outer = spatial[0];
                 if !t.is_reduction() && lanes > 1 {
                     let (o, v) = self.split(sid, (last, n), (lanes, n)).expect("default: split of a leaf axis");
@@ -52,4 +62,67 @@ impl Schedule {
             self.stage_mut(sid).touched = false;
         }
     }
+
+    /// A row reduction on a CPU: its one reduction axis split by `lanes`, the inner part
+    /// factored out into `lanes` partial results computed per row (inside the stage's
+    /// innermost spatial loop) by vector code, which the stage then combines. Only when
+    /// every read that depends on the axis reads consecutive elements of the last
+    /// dimension as it advances (otherwise the lanes would be gathers) and the axis has
+    /// more than `lanes` iterations (or an unknown extent). The stage's own spatial axes
+    /// keep their default treatment.
+    fn default_row_reduction(&mut self, sid: StageId, lanes: i64) {
+        let n = Loc::NONE;
+        let reduce = self.leaf_reduce_axes(sid);
+        let [k] = reduce.as_slice() else { return };
+        let k = *k;
+        if self.static_extent(k).is_some_and(|e| e < 2 * lanes) {
+            return;
+        }
+        let t = self.graph.tensor(self.stage(sid).tensor).clone();
+        let Some(Expr::Reduce(red)) = t.body() else { return };
+        let Some(kv) = red.axes.first().map(|iv| iv.var.clone()) else { return };
+        if red.axes.len() != 1 || !contiguous_in(&red.source, &kv) {
+            return;
+        }
+        let Ok((_, ki)) = self.split(sid, (k, n), (lanes, n)) else { return };
+        let Ok(rf) = self.rfactor((sid, n), (ki, n)) else { return };
+        let (s_spatial, rf_axes, rf_reduce) = (self.leaf_axes(sid), self.leaf_axes(rf), self.leaf_reduce_axes(rf));
+        let (Some(&at), [r, rest @ ..], [ko]) = (s_spatial.last(), rf_axes.as_slice(), rf_reduce.as_slice()) else {
+            return;
+        };
+        let mut order: Vec<Arg<AxisId>> = rest.iter().map(|&a| (a, n)).collect();
+        order.push((*ko, n));
+        order.push((*r, n));
+        let r = *r;
+        let ok = self.compute_at((rf, n), (sid, n), (at, n)).is_ok()
+            && self.reorder(rf, &order).is_ok()
+            && self.vectorize(rf, (r, n)).is_ok();
+        debug_assert!(ok, "default: the row reduction schedule is legal");
+        self.stage_mut(rf).touched = false;
+    }
+}
+
+/// Whether every load in `e` that depends on `k` has `k` only in its last index, with
+/// coefficient 1 (the index grows by one as `k` does).
+fn contiguous_in(e: &Expr, k: &crate::tir::Var) -> bool {
+    use crate::tir::mutate::substitute;
+    use crate::tir::visit::{for_each_expr, uses_var};
+    let mut ok = true;
+    let mut any = false;
+    for_each_expr(e, &mut |x| {
+        if let Expr::ProducerLoad { indices, .. } | Expr::Load { indices, .. } = x {
+            let Some((last, front)) = indices.split_last() else { return };
+            if front.iter().any(|i| uses_var(i, k)) {
+                ok = false;
+            }
+            if uses_var(last, k) {
+                any = true;
+                let mut m = std::collections::HashMap::new();
+                m.insert(k.clone(), Expr::var(k) + Expr::int(1));
+                let step = crate::arith::Analyzer::new().simplify(&(substitute(last.clone(), &m) - last.clone()));
+                ok &= step.is_const_int(1);
+            }
+        }
+    });
+    ok && any
 }

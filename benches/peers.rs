@@ -1,0 +1,87 @@
+//! The tvm-rs side of the peer comparison (`benches/peers/run.py`, which runs this bench,
+//! then TVM, Halide, numpy and ONNX Runtime on the same kernels, and prints one table).
+//! One criterion group per kernel, named as in `benches/peers/peers.py`, with the
+//! function id `tvm-rs`; 3 s warm-up and 10 samples, as the peers are timed.
+//!
+//! Run: `bash benches/peers/run.sh` (all of it), or `cargo bench --bench peers` (this side).
+
+use criterion::{criterion_group, criterion_main, Criterion};
+use std::time::Duration;
+use tvm::{Device, Tensor};
+
+#[path = "peers/kernels.rs"]
+mod same_schedule;
+
+#[path = "../examples/kernels/matmul.rs"]
+mod matmul_kernel;
+#[path = "../examples/kernels/conv2d.rs"]
+mod conv2d_kernel;
+#[path = "../examples/kernels/softmax.rs"]
+mod softmax_kernel;
+#[path = "../examples/kernels/layernorm.rs"]
+mod layernorm_kernel;
+#[path = "../examples/kernels/vector_add.rs"]
+mod vector_add_kernel;
+
+fn values(n: usize, seed: usize) -> Vec<f32> {
+    (0..n).map(|i| (((i + seed) * 7919) % 1000) as f32 / 1000.0 - 0.5).collect()
+}
+
+fn bench(c: &mut Criterion, id: &str, mut f: impl FnMut()) {
+    let mut g = c.benchmark_group(id);
+    g.sample_size(10).warm_up_time(Duration::from_secs(3)).measurement_time(Duration::from_secs(5));
+    g.bench_function("tvm-rs", |b| b.iter(&mut f));
+    g.finish();
+}
+
+fn gemm(c: &mut Criterion) {
+    let n = 1024;
+    let a = Tensor::from_vec(values(n * n, 1), [n, n]).unwrap();
+    let b = Tensor::from_vec(values(n * n, 2), [n, n]).unwrap();
+    let mut out = Tensor::<f32, 2>::zeros([n, n]);
+    let d = Device::Cpu;
+    use same_schedule::*;
+    bench(c, "sgemm_bn32", || sgemm_bn32::run(&d, &a, &b, &mut out).unwrap());
+    bench(c, "sgemm_bn16", || sgemm_bn16::run(&d, &a, &b, &mut out).unwrap());
+    bench(c, "sgemm_bn64", || sgemm_bn64::run(&d, &a, &b, &mut out).unwrap());
+    bench(c, "sgemm_bn32_nocache", || sgemm_bn32_nocache::run(&d, &a, &b, &mut out).unwrap());
+    bench(c, "matmul", || matmul_kernel::matmul::run(&d, &a, &b, &mut out).unwrap());
+}
+
+fn conv(c: &mut Criterion) {
+    let data = Tensor::from_vec(values(64 * 56 * 56, 3), [1, 64, 56, 56]).unwrap();
+    let w = Tensor::from_vec(values(64 * 64 * 9, 4), [64, 64, 3, 3]).unwrap();
+    let mut out = Tensor::<f32, 4>::zeros([1, 64, 56, 56]);
+    let d = Device::Cpu;
+    bench(c, "conv2d_padded", || same_schedule::conv2d_padded::run(&d, &data, &w, &mut out).unwrap());
+    bench(c, "conv2d", || conv2d_kernel::conv2d::run(&d, &data, &w, &mut out).unwrap());
+}
+
+fn rows(c: &mut Criterion) {
+    let (m, n) = (4096, 1024);
+    let x = Tensor::from_vec(values(m * n, 5).iter().map(|v| v * 8.0).collect(), [m, n]).unwrap();
+    let gamma = Tensor::from_vec(values(n, 6), [n]).unwrap();
+    let beta = Tensor::from_vec(values(n, 7), [n]).unwrap();
+    let mut y = Tensor::<f32, 2>::zeros([m, n]);
+    let d = Device::Cpu;
+    bench(c, "softmax", || softmax_kernel::softmax::run(&d, &x, &mut y).unwrap());
+    bench(c, "layernorm", || layernorm_kernel::layernorm::run(&d, &x, &gamma, &beta, &mut y).unwrap());
+}
+
+fn vector_add(c: &mut Criterion) {
+    let n = 1 << 24;
+    let a = Tensor::from_vec(values(n, 8), [n]).unwrap();
+    let b = Tensor::from_vec(values(n, 9), [n]).unwrap();
+    let mut out = Tensor::<f32, 1>::zeros([n]);
+    let d = Device::Cpu;
+    bench(c, "vector_add", || vector_add_kernel::vector_add::run(&d, &a, &b, &mut out).unwrap());
+    // The machine's copy bandwidth in the same run (2 x 2^24 x 4 bytes moved).
+    let mut dst = vec![0f32; n];
+    let mut g = c.benchmark_group("copy");
+    g.sample_size(10).warm_up_time(Duration::from_secs(3)).measurement_time(Duration::from_secs(5));
+    g.bench_function("copy_from_slice", |bch| bch.iter(|| dst.copy_from_slice(a.as_slice())));
+    g.finish();
+}
+
+criterion_group!(benches, gemm, conv, rows, vector_add);
+criterion_main!(benches);
