@@ -794,7 +794,7 @@ fn vector_add_golden() {
                 }
             }
             #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = "avx512f")]
+            #[target_feature(enable = "avx512f,avx512vl")]
             unsafe fn __par0_avx512<const __FAST: bool>(o: i64, c: &mut [f32], a: &[f32], b: &[f32], n: i64) {
                 __par0::<0u8, __FAST>(o, c, a, b, n)
             }
@@ -804,7 +804,7 @@ fn vector_add_golden() {
                 __par0::<1u8, __FAST>(o, c, a, b, n)
             }
             #[cfg(target_arch = "x86_64")]
-            #[target_feature(enable = "avx512f")]
+            #[target_feature(enable = "avx512f,avx512vl")]
             unsafe fn __body_avx512<const __FAST: bool>(a: &[f32], b: &[f32], c: &mut [f32], n: i64) {
                 __body::<0u8, __FAST>(a, b, c, n)
             }
@@ -816,7 +816,7 @@ fn vector_add_golden() {
             let __fast: bool = true && n <= 4611686018427387904i64;
             #[cfg(target_arch = "x86_64")]
             {
-                if __fast && ::std::is_x86_feature_detected!("avx512f") {
+                if __fast && ::std::is_x86_feature_detected!("avx512f") && ::std::is_x86_feature_detected!("avx512vl") {
                     unsafe { __body_avx512::<true>(a, b, c, n) };
                     return ::core::result::Result::Ok(());
                 }

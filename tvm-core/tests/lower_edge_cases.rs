@@ -71,7 +71,8 @@ fn default_cpu_schedule_reduces_rows_in_vector_lanes_only_where_reads_are_contig
     let col = text("fn f(x: f32[M, N]) -> r: f32[N] { r[j] = sum(x[i, j] for i in 0..M); }");
     assert!(!col.contains("_rf"), "{col}");
     // Nor a matmul's reduction (b is read down a column), nor a short one.
-    let mm = text("fn f(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] { c[i, j] = sum(a[i, k] * b[k, j] for k in 0..K); }");
+    let mm =
+        text("fn f(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] { c[i, j] = sum(a[i, k] * b[k, j] for k in 0..K); }");
     assert!(!mm.contains("_rf"), "{mm}");
     let short = text("fn f(x: f32[M, 8]) -> r: f32[M] { r[i] = sum(x[i, j] for j in 0..8); }");
     assert!(!short.contains("_rf"), "{short}");

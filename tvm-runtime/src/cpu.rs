@@ -51,9 +51,8 @@ pub unsafe fn ldv<T: Copy + Default, const L: usize, const FAST: bool>(
     _proof: &'static str,
 ) -> [T; L] {
     if FAST {
-        // SAFETY: the caller guarantees the `L` elements from `i` are inside `s`; `[T; L]`
-        // has the layout of `L` consecutive `T`s, and `read` allows any alignment of `T`'s.
-        unsafe { std::ptr::read(s.as_ptr().add(i as usize) as *const [T; L]) }
+        // SAFETY: the caller guarantees the `L` elements from `i` are inside `s`.
+        unsafe { read_lanes(s.as_ptr().add(i as usize)) }
     } else {
         ldv_checked(s, i)
     }
@@ -67,10 +66,72 @@ pub unsafe fn ldv<T: Copy + Default, const L: usize, const FAST: bool>(
 pub unsafe fn stv<T: Copy, const L: usize, const FAST: bool>(s: &mut [T], i: i64, v: [T; L], _proof: &'static str) {
     if FAST {
         // SAFETY: as in `ldv`, for a write.
-        unsafe { std::ptr::write(s.as_mut_ptr().add(i as usize) as *mut [T; L], v) }
+        unsafe { write_lanes(s.as_mut_ptr().add(i as usize), v) }
     } else {
         stv_checked(s, i, v)
     }
+}
+
+/// The `L` elements at `p`, read as 32-byte vectors where the lane array is made of
+/// whole ones (x86-64), else as an array. LLVM sees a vector load (`load <8 x float>`)
+/// per 32 bytes, which it keeps as one, instead of `L` scalar loads it would re-form into
+/// vectors itself: given the three overlapping rows `x[j..]`, `x[j + 1..]`, `x[j + 2..]`
+/// of a 3-wide stencil as scalars, it merged them into fewer loads and shuffles and
+/// spilled registers.
+///
+/// # Safety
+/// `p` is valid for reading `L` elements (any alignment of `T`).
+#[inline(always)]
+unsafe fn read_lanes<T: Copy, const L: usize>(p: *const T) -> [T; L] {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::__m256;
+        let bytes = L * std::mem::size_of::<T>();
+        if bytes % 32 == 0 && bytes > 0 {
+            let mut out = std::mem::MaybeUninit::<[T; L]>::uninit();
+            for c in 0..bytes / 32 {
+                // SAFETY: bytes `32c..32c + 32` of the `L` elements at `p` (readable, by
+                // the caller) and of `out`; `__m256` is plain data, read and written
+                // unaligned, and all of `out` is written before it is read.
+                unsafe {
+                    let v = std::ptr::read_unaligned((p as *const u8).add(32 * c) as *const __m256);
+                    std::ptr::write_unaligned((out.as_mut_ptr() as *mut u8).add(32 * c) as *mut __m256, v);
+                }
+            }
+            // SAFETY: every byte of `out` was written above, from valid `T`s.
+            return unsafe { out.assume_init() };
+        }
+    }
+    // SAFETY: `[T; L]` has the layout of `L` consecutive `T`s; `read_unaligned` allows any
+    // alignment.
+    unsafe { std::ptr::read_unaligned(p as *const [T; L]) }
+}
+
+/// Writes `v` to the `L` elements at `p`, as 32-byte vectors where it is made of whole
+/// ones (see [`read_lanes`]).
+///
+/// # Safety
+/// `p` is valid for writing `L` elements (any alignment of `T`).
+#[inline(always)]
+unsafe fn write_lanes<T: Copy, const L: usize>(p: *mut T, v: [T; L]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::__m256;
+        let bytes = L * std::mem::size_of::<T>();
+        if bytes % 32 == 0 && bytes > 0 {
+            for c in 0..bytes / 32 {
+                // SAFETY: bytes `32c..32c + 32` of `v` and of the `L` elements at `p`
+                // (writable, by the caller), unaligned.
+                unsafe {
+                    let x = std::ptr::read_unaligned((v.as_ptr() as *const u8).add(32 * c) as *const __m256);
+                    std::ptr::write_unaligned((p as *mut u8).add(32 * c) as *mut __m256, x);
+                }
+            }
+            return;
+        }
+    }
+    // SAFETY: as in `read_lanes`, for a write.
+    unsafe { std::ptr::write_unaligned(p as *mut [T; L], v) }
 }
 
 /// `s[i..i + L]`, bounds-checked.

@@ -1,7 +1,8 @@
 //! The vector math kernels of `tvm_runtime::math` against an f64 reference, over the
 //! whole f32 input range (every 61st bit pattern in release builds, every 613th in debug
 //! ones, both signs) and the special values:
-//! ±inf, NaN, ±0, subnormals, and the edges of overflow and underflow.
+//! ±inf, NaN, ±0, subnormals, and the edges of overflow and underflow. `pow_f32`, with two
+//! inputs, over a grid of them instead, and its special cases against `f32::powf`.
 
 use tvm_runtime::__rt::exp_f32;
 
@@ -124,4 +125,211 @@ fn tanh_f32_is_within_one_ulp_everywhere() {
     assert!(tanh_f32(-0.0).is_sign_negative() && tanh_f32(-0.0) == 0.0);
     assert!(tanh_f32(f32::NAN).is_nan());
     assert_eq!(tanh_f32(f32::from_bits(1)), f32::from_bits(1));
+}
+
+#[test]
+fn erf_f32_is_within_one_ulp_everywhere() {
+    use tvm_runtime::__rt::{erf_f32, erf_f64};
+    let (worst, at, n) = sweep(erf_f32, erf_f64);
+    eprintln!("erf_f32: {n} inputs, worst {worst} ulp at {at:e}");
+    assert!(worst <= 1, "erf_f32({at:e}) is {worst} ulps off");
+}
+
+#[test]
+fn erf_f32_special_values() {
+    use tvm_runtime::__rt::{erf_f32, erf_f64};
+    let reference = |x: f32| erf_f64(x as f64) as f32;
+    assert!(erf_f32(0.0) == 0.0 && erf_f32(0.0).is_sign_positive());
+    assert!(erf_f32(-0.0) == 0.0 && erf_f32(-0.0).is_sign_negative());
+    assert_eq!(erf_f32(f32::INFINITY), 1.0);
+    assert_eq!(erf_f32(f32::NEG_INFINITY), -1.0);
+    assert_eq!(erf_f32(f32::MAX), 1.0);
+    assert_eq!(erf_f32(f32::MIN), -1.0);
+    assert!(erf_f32(f32::NAN).is_nan() && erf_f32(-f32::NAN).is_nan());
+    // Subnormal inputs (erf x = 2x/√π there) and the smallest normal ones.
+    for x in [f32::from_bits(1), f32::from_bits(2), f32::from_bits(0x0000_1234), f32::from_bits(0x007f_ffff)]
+        .into_iter()
+        .chain([f32::MIN_POSITIVE, 1e-30, 1e-10])
+    {
+        for x in [x, -x] {
+            assert!(ulps(erf_f32(x), reference(x)) <= 1, "erf_f32({x:e}) = {:e}", erf_f32(x));
+        }
+    }
+    // Saturation: the correctly rounded erf is 1 from 3.919_206 on (1 - 2^-24 before), and
+    // so is erf_f32, exactly.
+    let edge = 3.919_206_f32;
+    assert_eq!(reference(edge), 1.0);
+    let below = f32::from_bits(edge.to_bits() - 1);
+    assert_eq!(reference(below), 1.0 - f32::EPSILON / 2.0);
+    for i in 0..200u32 {
+        let x = f32::from_bits(edge.to_bits() + i * 997);
+        assert_eq!((erf_f32(x), erf_f32(-x)), (1.0, -1.0), "erf_f32({x:e})");
+        let x = f32::from_bits(below.to_bits() - i * 97);
+        assert!(ulps(erf_f32(x), reference(x)) <= 1, "erf_f32({x:e})");
+    }
+    assert_eq!(erf_f32(below), 1.0 - f32::EPSILON / 2.0);
+    // Either side of the switch between the two approximations, at 0.921875.
+    for i in 0..2000u32 {
+        for x in [f32::from_bits(0x3f6c_0000 - 1000 + i), -f32::from_bits(0x3f6c_0000 - 1000 + i)] {
+            assert!(ulps(erf_f32(x), reference(x)) <= 1, "erf_f32({x:e})");
+        }
+    }
+    // Odd: erf(-x) = -erf(x), bit for bit.
+    for i in 0..10_000u32 {
+        let x = f32::from_bits(i.wrapping_mul(0x9e37_79b9) & 0x7fff_ffff);
+        assert_eq!(erf_f32(-x).to_bits(), (-erf_f32(x)).to_bits(), "erf_f32({x:e})");
+    }
+}
+
+/// `x^y` in f64 (correct to about 1 f64 ulp), rounded to f32.
+fn pow_reference(x: f32, y: f32) -> f32 {
+    (x as f64).powf(y as f64) as f32
+}
+
+/// The ulp distance for `pow`, where ±0 are told apart (`pow` gives either).
+fn pow_ulps(got: f32, want: f32) -> u64 {
+    if got == 0.0 && want == 0.0 && got.to_bits() != want.to_bits() {
+        return u64::MAX;
+    }
+    ulps(got, want)
+}
+
+/// Every `step`-th positive f32 from the smallest subnormal to `f32::MAX`, both signs.
+fn pow_bases(step: u32) -> Vec<f32> {
+    let mut xs = Vec::new();
+    let mut bits = 1u32;
+    while bits < 0x7f80_0000 {
+        let x = f32::from_bits(bits);
+        xs.extend([x, -x]);
+        bits += step;
+    }
+    xs.extend([f32::MAX, -f32::MAX]);
+    xs
+}
+
+#[test]
+fn pow_f32_is_within_one_ulp_on_a_grid() {
+    use tvm_runtime::__rt::pow_f32;
+    let (step, per_x) = if cfg!(debug_assertions) { (1_000_003, 6) } else { (100_003, 24) };
+    let mut ys: Vec<f32> = (-10..=10).map(|i| i as f32).collect();
+    for y in [
+        0.5,
+        1.5,
+        2.5,
+        7.5,
+        1.0 / 3.0,
+        0.1,
+        0.75,
+        7.25,
+        33.3,
+        100.0,
+        1000.5,
+        1e5,
+        123_456.7,
+        8_388_609.0,
+        1.6e7,
+        1e9,
+        1e-3,
+        1e-7,
+    ] {
+        ys.extend([y, -y]);
+    }
+    let (mut worst, mut at, mut n, mut finite) = (0u64, (0f32, 0f32), 0u64, 0u64);
+    let mut check = |x: f32, y: f32| {
+        let (got, want) = (pow_f32(x, y), pow_reference(x, y));
+        let e = pow_ulps(got, want);
+        if e > worst {
+            (worst, at) = (e, (x, y));
+        }
+        n += 1;
+        finite += (want.is_finite() && want != 0.0) as u64;
+    };
+    let mut seed = 0x2545_f491_4f6c_dd1d_u64;
+    for x in pow_bases(step).into_iter().chain((1..200).map(|i| f32::from_bits(0x3f80_0000 - 100 + i))) {
+        for &y in &ys {
+            check(x, y);
+        }
+        // Exponents that put x^y anywhere in (and a little beyond) the f32 range, integer
+        // ones (where a negative x gives a result) among them.
+        let l2 = (x.abs() as f64).log2();
+        for _ in 0..per_x {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let t = (seed >> 11) as f64 / (1u64 << 53) as f64 * 320.0 - 160.0;
+            let y = (t / l2) as f32;
+            check(x, y);
+            check(x, y.round());
+        }
+    }
+    eprintln!("pow_f32: {n} pairs ({finite} finite nonzero results), worst {worst} ulp at {at:?}");
+    assert!(worst <= 1, "pow_f32({:e}, {:e}) is {worst} ulps off", at.0, at.1);
+}
+
+#[test]
+fn pow_f32_special_cases_match_powf() {
+    use tvm_runtime::__rt::pow_f32;
+    let two23 = 8_388_608.0f32;
+    let values = [
+        0.0,
+        -0.0,
+        1.0,
+        -1.0,
+        0.5,
+        -0.5,
+        2.0,
+        -2.0,
+        3.0,
+        -3.0,
+        0.25,
+        1.5,
+        -1.5,
+        2.5,
+        -2.5,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::NAN,
+        -f32::NAN,
+        f32::from_bits(1),
+        -f32::from_bits(1),
+        f32::MIN_POSITIVE,
+        f32::MAX,
+        -f32::MAX,
+        two23 - 1.0,
+        -(two23 - 1.0),
+        two23 - 0.5,
+        two23,
+        two23 + 1.0,
+        -(two23 + 1.0),
+        2.0 * two23,
+        -2.0 * two23,
+        1e10,
+        -1e10,
+        1.0 + f32::EPSILON,
+        1.0 - f32::EPSILON / 2.0,
+        -(1.0 - f32::EPSILON / 2.0),
+    ];
+    let mut n = 0;
+    for &x in &values {
+        for &y in &values {
+            let (got, want) = (pow_f32(x, y), x.powf(y));
+            let same = if want.is_nan() { got.is_nan() } else { got.to_bits() == want.to_bits() };
+            assert!(same, "pow_f32({x:e}, {y:e}) = {got:e}, powf gives {want:e}");
+            n += 1;
+        }
+    }
+    eprintln!("pow_f32: {n} special pairs as f32::powf");
+    // Overflow and underflow, subnormal results rounded once.
+    assert_eq!(pow_f32(2.0, 128.0), f32::INFINITY);
+    assert_eq!(pow_f32(-2.0, 129.0), f32::NEG_INFINITY);
+    assert_eq!(pow_f32(2.0, 127.0), 1.701_411_8e38);
+    assert_eq!(pow_f32(2.0, -149.0), f32::from_bits(1));
+    assert_eq!(pow_f32(2.0, -150.0), 0.0); // half of 2^-149: to even
+    assert_eq!(pow_f32(-2.0, -151.0).to_bits(), (-0.0f32).to_bits());
+    assert_eq!(pow_f32(2.0, -149.5), f32::from_bits(1)); // 0.71 · 2^-149
+    assert_eq!(pow_f32(2.0, -150.5), 0.0); // 0.35 · 2^-149
+    assert_eq!(pow_f32(2.0, -147.5), f32::from_bits(3)); // 2.83 · 2^-149
+    assert_eq!(pow_f32(f32::from_bits(1), 0.5), pow_reference(f32::from_bits(1), 0.5));
+    assert_eq!(pow_f32(f32::MAX, 0.5), pow_reference(f32::MAX, 0.5));
+    assert_eq!(pow_f32(10.0, -40.0), pow_reference(10.0, -40.0)); // a subnormal
 }

@@ -7,8 +7,8 @@
 //! at once (rfactor, as a Halide or TVM schedule would write it). On GPUs, the spatial axes are
 //! fused and split by the target's preferred block size, bound to `block.x`/`thread.x`.
 
-use super::*;
 use super::primitives::Arg;
+use super::*;
 use crate::tir::Expr;
 
 impl Schedule {

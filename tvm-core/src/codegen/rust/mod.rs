@@ -160,7 +160,10 @@ fn levels_of(target: &Target) -> R<Vec<Level>> {
             enable: enable.into(),
             detect: detect.iter().map(|s| s.to_string()).collect(),
         };
-        return Ok(vec![lv("avx512", "avx512f", &["avx512f"]), lv("avx2", "avx2,fma", &["avx2", "fma"])]);
+        return Ok(vec![
+            lv("avx512", "avx512f,avx512vl", &["avx512f", "avx512vl"]),
+            lv("avx2", "avx2,fma", &["avx2", "fma"]),
+        ]);
     }
     let x86 = ["sse2", "sse4.1", "sse4.2", "avx", "avx2", "fma", "avx512f"];
     let arch = if target.features.iter().all(|f| x86.contains(&f.as_str())) {
