@@ -12,14 +12,14 @@ use tvm::{Device, Tensor};
 #[path = "peers/kernels.rs"]
 mod same_schedule;
 
-#[path = "../examples/kernels/matmul.rs"]
-mod matmul_kernel;
 #[path = "../examples/kernels/conv2d.rs"]
 mod conv2d_kernel;
-#[path = "../examples/kernels/softmax.rs"]
-mod softmax_kernel;
 #[path = "../examples/kernels/layernorm.rs"]
 mod layernorm_kernel;
+#[path = "../examples/kernels/matmul.rs"]
+mod matmul_kernel;
+#[path = "../examples/kernels/softmax.rs"]
+mod softmax_kernel;
 #[path = "../examples/kernels/vector_add.rs"]
 mod vector_add_kernel;
 
@@ -55,6 +55,7 @@ fn conv(c: &mut Criterion) {
     let d = Device::Cpu;
     bench(c, "conv2d_padded", || same_schedule::conv2d_padded::run(&d, &data, &w, &mut out).unwrap());
     bench(c, "conv2d", || conv2d_kernel::conv2d::run(&d, &data, &w, &mut out).unwrap());
+    bench(c, "conv2d_if", || same_schedule::conv2d_if::run(&d, &data, &w, &mut out).unwrap());
 }
 
 fn rows(c: &mut Criterion) {

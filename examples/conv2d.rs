@@ -1,7 +1,6 @@
-//! A 3x3 convolution with zero padding (through `if`), NCHW, batch 1, 64 -> 64 channels,
-//! 56 x 56: output rows in parallel, the reduction over channels and the 3x3 window
-//! innermost-unrolled, checked against a plain reference; prints the max error, the time
-//! and GFLOP/s.
+//! A 3x3 convolution with zero padding, NCHW, batch 1, 64 -> 64 channels, 56 x 56: the
+//! input padded first, then register tiles of 8 channels x 2 rows x 8 columns, checked
+//! against a plain reference; prints the max error, the time and GFLOP/s.
 //!
 //! Run: `cargo run --release --example conv2d` (on the CPU), or
 //! `TVM_DEVICE=opencl cargo run --release --features opencl --example conv2d` (on the

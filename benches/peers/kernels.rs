@@ -115,3 +115,27 @@ compute! {
         ol.vectorize(xi);
     }
 }
+
+compute! {
+    /// conv2d with the zero padding as an `if` inside the reduction (the schedule the
+    /// conv2d example had before it padded first): output rows in parallel into a local
+    /// accumulator, the 3x3 window unrolled, no vectors.
+    pub fn conv2d_if(data: f32[1, 64, 56, 56], w: f32[64, 64, 3, 3]) -> out: f32[1, 64, 56, 56] {
+        out[n, f, y, x] = sum(
+            if y + r >= 1 && y + r <= 56 && x + s >= 1 && x + s <= 56 {
+                data[n, c, y + r - 1, x + s - 1]
+            } else {
+                0.0
+            } * w[f, c, r, s]
+            for c in 0..64, r in 0..3, s in 0..3);
+    }
+    schedule!(cpu) {
+        let ol = out.cache_write(local);
+        let fy = out.fuse(out.f, out.y);
+        out.parallel(fy);
+        ol.compute_at(out, fy);
+        let [on, of, oy, ox] = ol.axes();
+        ol.reorder(ol.c, ol.r, ol.s, ox);
+        ol.unroll(ol.s);
+    }
+}
