@@ -58,10 +58,10 @@ mod corpus {
 mod example_conv2d;
 #[path = "../../examples/kernels/dense_bias_relu.rs"]
 mod example_dense;
-#[path = "../../examples/kernels/matmul.rs"]
-mod example_matmul;
 #[path = "../../examples/kernels/layernorm.rs"]
 mod example_layernorm;
+#[path = "../../examples/kernels/matmul.rs"]
+mod example_matmul;
 #[path = "../../examples/kernels/softmax.rs"]
 mod example_softmax;
 #[path = "../../examples/kernels/vector_add.rs"]
