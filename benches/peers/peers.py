@@ -55,7 +55,8 @@ KERNELS = {
     "sgemm_bn32_nocache": ("C=A·B 1024³, 32-col packed B, no cache", "flop", GEMM_FLOP),
     "matmul": ("C=A·B 1024³, 16-col packed B, 8x16 register tile", "flop", GEMM_FLOP),
     "conv2d_padded": ("3x3 conv 64->64 56x56, pad stage", "flop", CONV_FLOP),
-    "conv2d": ("3x3 conv 64->64 56x56, pad by if", "flop", CONV_FLOP),
+    "conv2d": ("3x3 conv 64->64 56x56, pad stage, 8x2x8 register tile", "flop", CONV_FLOP),
+    "conv2d_if": ("3x3 conv 64->64 56x56, pad by if", "flop", CONV_FLOP),
     "softmax": ("row softmax 4096x1024", "byte", ROW_BYTES),
     "layernorm": ("row layernorm 4096x1024", "byte", ROW_BYTES),
     "vector_add": ("c=a+b, 2^24 f32", "byte", 3 * VEC * 4),
@@ -68,12 +69,12 @@ EXTRA_ROWS = {
 # Which peer library runs which kernel ("numpy" also runs the extra "copy" row).
 PEERS = {
     "tvm": ["sgemm_bn32", "sgemm_bn16", "sgemm_bn64", "sgemm_bn32_nocache", "matmul",
-            "conv2d_padded", "conv2d", "softmax"],
+            "conv2d_padded", "conv2d", "conv2d_if", "softmax", "layernorm"],
     "halide": ["sgemm_bn32", "sgemm_bn16", "sgemm_bn64", "sgemm_bn32_nocache", "matmul",
-               "conv2d_padded", "softmax", "layernorm"],
+               "conv2d_padded", "conv2d", "softmax", "layernorm"],
     "numpy": ["sgemm_bn32", "sgemm_bn16", "sgemm_bn64", "sgemm_bn32_nocache", "matmul",
               "vector_add", "copy"],
-    "ort": ["conv2d_padded", "conv2d", "softmax", "layernorm"],
+    "ort": ["conv2d_padded", "conv2d", "conv2d_if", "softmax", "layernorm"],
 }
 PEER_LABELS = {"tvm": "TVM", "halide": "Halide", "numpy": "numpy", "ort": "ORT"}
 
@@ -351,7 +352,10 @@ def tvm_gemm(bn, cache, reg_tile=None):
     return sch
 
 
-def tvm_conv(padded):
+def tvm_conv(variant):
+    """variant "padded": kernels.rs conv2d_padded; "if": kernels.rs conv2d_if (the padding
+    an `if` inside the reduction); "tiled": examples/kernels/conv2d.rs (pad stage, 8 x 2 x 8
+    register tiles)."""
     import tvm
     from tvm import te, s_tir
     C, F, H, W = CONV["C"], CONV["F"], CONV["H"], CONV["W"]
@@ -360,6 +364,7 @@ def tvm_conv(padded):
     c = te.reduce_axis((0, C), name="c")
     r = te.reduce_axis((0, 3), name="r")
     s = te.reduce_axis((0, 3), name="s")
+    padded = variant != "if"
     if padded:
         pad = te.compute(
             (1, C, H + 2, W + 2),
@@ -386,6 +391,26 @@ def tvm_conv(padded):
         sch.parallel(pc)
     ob = sch.get_sblock("out")
     wb = sch.cache_write(ob, 0, "local")  # wb copies out_local out; ob computes into it
+    if variant == "tiled":
+        # conv2d.rs: out split f by 8, y by 2, x by 8; reorder(n, fo, yo, xo, fi, yi, xi);
+        # parallel fo, vectorize xi; the local cache at xo: reorder(c, r, s, of, oy, ox),
+        # unroll s, of, oy, vectorize ox.
+        n, f, y, x = sch.get_loops(wb)
+        fo, fi = sch.split(f, [None, 8])
+        yo, yi = sch.split(y, [None, 2])
+        xo, xi = sch.split(x, [None, 8])
+        sch.reorder(n, fo, yo, xo, fi, yi, xi)
+        sch.parallel(fo)
+        sch.vectorize(xi)
+        sch.compute_at(ob, xo)
+        of, oy, ox, oc, orr, os_ = sch.get_loops(ob)[-6:]
+        sch.reorder(oc, orr, os_, of, oy, ox)
+        sch.unroll(os_)
+        sch.unroll(of)
+        sch.unroll(oy)
+        sch.vectorize(ox)  # (vectorize/unroll before decompose_reduction: TIR refuses after)
+        sch.decompose_reduction(ob, oc)
+        return sch
     _n, f, y, _x = sch.get_loops(wb)
     fy = sch.fuse(f, y)
     sch.parallel(fy)
@@ -398,16 +423,36 @@ def tvm_conv(padded):
         sch.unroll(os_)
         sch.vectorize(xi)
     else:
-        # conv2d.rs: reorder(c, r, s, x), unroll s.
+        # conv2d_if: reorder(c, r, s, x), unroll s.
         sch.reorder(oc, orr, os_, ox)
         sch.unroll(os_)
     sch.decompose_reduction(ob, oc)
     return sch
 
 
+def tvm_row_rfactor(sch, name, lanes):
+    """Split the row reduction `name` (loops i, k at the root) by `lanes` and rfactor the
+    inner part: `name_rf` holds `lanes` partial results per row (lane axis first), which
+    `name` then combines. Done at the root, since TIR's rfactor wants the reduction block
+    to be the first child of its outermost loop (it is not once computed at a row)."""
+    k = sch.get_loops(sch.get_sblock(name))[-1]
+    _ko, ki = sch.split(k, [None, lanes])
+    return sch.rfactor(ki, 0)
+
+
+def tvm_vectorize_rf(sch, rf):
+    """An rfactor block computed at a row (loops lane, ko): reorder(ko, lane) so the
+    factored lane axis is innermost, vectorize it, and zero the partial results before ko."""
+    lane, ko = sch.get_loops(rf)[-2:]
+    sch.reorder(ko, lane)
+    sch.vectorize(lane)  # (vectorize before decompose_reduction: TIR refuses after)
+    sch.decompose_reduction(rf, ko)
+
+
 def tvm_softmax():
     """softmax.rs's CPU schedule: y parallel over rows, j split by 16 and vectorized,
-    m, e and s computed per row."""
+    m, e and s computed per row, e's j split by 16 and vectorized, m and s rfactor'd into
+    16 partial results (m_rf, s_rf per row, 16 lanes wide) that m and s then combine."""
     from tvm import te, s_tir
     X = te.placeholder((ROWS, COLS), name="x")
     k1 = te.reduce_axis((0, COLS), name="k1")
@@ -417,13 +462,51 @@ def tvm_softmax():
     s = te.compute((ROWS,), lambda i: te.sum(e[i, k2], axis=k2), name="s")
     y = te.compute((ROWS, COLS), lambda i, j: e[i, j] / s[i], name="y")
     sch = s_tir.Schedule(te.create_prim_func([X, y]))
+    m_rf = tvm_row_rfactor(sch, "m", 16)
+    s_rf = tvm_row_rfactor(sch, "s", 16)
     yb = sch.get_sblock("y")
     i, j = sch.get_loops(yb)
     sch.parallel(i)
     _jo, ji = sch.split(j, [None, 16])
     sch.vectorize(ji)
-    for name in ("s", "e", "m"):  # consumers first, so each lands before its consumer
-        sch.compute_at(sch.get_sblock(name), i)
+    # consumers first, so each lands before its consumer
+    for b in (sch.get_sblock("s"), s_rf, sch.get_sblock("e"), sch.get_sblock("m"), m_rf):
+        sch.compute_at(b, i)
+    _eo, ei = sch.split(sch.get_loops(sch.get_sblock("e"))[-1], [None, 16])
+    sch.vectorize(ei)
+    tvm_vectorize_rf(sch, m_rf)
+    tvm_vectorize_rf(sch, s_rf)
+    return sch
+
+
+def tvm_layernorm():
+    """layernorm.rs's CPU schedule: y parallel over rows, j split by 16 and vectorized,
+    s (row sum) and q (row sum of squared deviations from s/N) computed per row, each
+    rfactor'd into 16 partial sums (s_rf, q_rf per row, 16 lanes wide) then combined."""
+    from tvm import te, s_tir
+    X = te.placeholder((ROWS, COLS), name="x")
+    G = te.placeholder((COLS,), name="gamma")
+    Bt = te.placeholder((COLS,), name="beta")
+    n = float(COLS)
+    k1 = te.reduce_axis((0, COLS), name="k1")
+    s = te.compute((ROWS,), lambda i: te.sum(X[i, k1], axis=k1), name="s")
+    k2 = te.reduce_axis((0, COLS), name="k2")
+    q = te.compute((ROWS,), lambda i: te.sum((X[i, k2] - s[i] / n) * (X[i, k2] - s[i] / n),
+                                             axis=k2), name="q")
+    y = te.compute((ROWS, COLS), lambda i, j: (X[i, j] - s[i] / n)
+                   * te.rsqrt(q[i] / n + LN_EPS) * G[j] + Bt[j], name="y")
+    sch = s_tir.Schedule(te.create_prim_func([X, G, Bt, y]))
+    s_rf = tvm_row_rfactor(sch, "s", 16)
+    q_rf = tvm_row_rfactor(sch, "q", 16)
+    yb = sch.get_sblock("y")
+    i, j = sch.get_loops(yb)
+    sch.parallel(i)
+    _jo, ji = sch.split(j, [None, 16])
+    sch.vectorize(ji)
+    for b in (sch.get_sblock("q"), q_rf, sch.get_sblock("s"), s_rf):
+        sch.compute_at(b, i)
+    tvm_vectorize_rf(sch, s_rf)
+    tvm_vectorize_rf(sch, q_rf)
     return sch
 
 
@@ -439,12 +522,13 @@ def tvm_impl(kid):
     elif kid == "matmul":
         sch = tvm_gemm(16, cache=True, reg_tile=(8, 16))
         oshape = (N, N)
-    elif kid == "conv2d_padded":
-        sch, oshape = tvm_conv(True), (1, CONV["F"], CONV["H"], CONV["W"])
-    elif kid == "conv2d":
-        sch, oshape = tvm_conv(False), (1, CONV["F"], CONV["H"], CONV["W"])
+    elif kid.startswith("conv2d"):
+        variant = {"conv2d_padded": "padded", "conv2d_if": "if", "conv2d": "tiled"}[kid]
+        sch, oshape = tvm_conv(variant), (1, CONV["F"], CONV["H"], CONV["W"])
     elif kid == "softmax":
         sch, oshape = tvm_softmax(), (ROWS, COLS)
+    elif kid == "layernorm":
+        sch, oshape = tvm_layernorm(), (ROWS, COLS)
     else:
         raise KeyError(kid)
     target, cpu = tvm_target()
@@ -510,7 +594,8 @@ def halide_gemm(bn, cache, reg_tile=None):
     return C, [A, B]
 
 
-def halide_conv_padded():
+def halide_conv(tiled):
+    """tiled=False: kernels.rs conv2d_padded; tiled=True: examples/kernels/conv2d.rs."""
     import halide as hl
     Cn, F, H, W = CONV["C"], CONV["F"], CONV["H"], CONV["W"]
     data = hl.ImageParam(hl.Float(32), 3, "data")  # data(x, y, c) = data[0, c, y, x]
@@ -526,13 +611,27 @@ def halide_conv_padded():
     ol[x, y, f] += pad[x + rd.z, y + rd.y, rd.x] * w[rd.z, rd.y, rd.x, f]
     out = hl.Func("out")
     out[x, y, f] = ol[x, y, f]
-    # kernels.rs conv2d_padded: pad computed first, parallel over c; out's f and y fused
-    # and parallel, the local accumulator per (f, y): x split by 8, reorder(xo, c, r, s,
-    # xi), unroll s, vectorize xi. (The copy out of the accumulator is vectorized by 8.)
     pad.compute_root().parallel(c)
-    out.fuse(y, f, fy).parallel(fy).vectorize(x, 8)
-    ol.compute_at(out, fy).vectorize(x, 8)
-    ol.update().split(x, xo, xi, 8).reorder(xi, rd.z, rd.y, rd.x, xo).vectorize(xi).unroll(rd.z)
+    if tiled:
+        # conv2d.rs: pad computed first, parallel over c; out split f by 8, y by 2, x by 8,
+        # reorder(n, fo, yo, xo, fi, yi, xi) (Halide lists inner first), parallel fo,
+        # vectorize xi; the local accumulator at xo: reorder(c, r, s, of, oy, ox), unroll
+        # s, of and oy, vectorize ox (its zeroing likewise unrolled and vectorized).
+        yo, yi, fo, fi = (hl.Var(n) for n in ("yo", "yi", "fo", "fi"))
+        out.split(f, fo, fi, 8).split(y, yo, yi, 2).split(x, xo, xi, 8) \
+            .reorder(xi, yi, fi, xo, yo, fo).parallel(fo).vectorize(xi)
+        ol.compute_at(out, xo).vectorize(x).unroll(y).unroll(f)
+        ol.update().reorder(x, y, f, rd.z, rd.y, rd.x).vectorize(x).unroll(y).unroll(f) \
+            .unroll(rd.z)
+    else:
+        # kernels.rs conv2d_padded: pad computed first, parallel over c; out's f and y
+        # fused and parallel, the local accumulator per (f, y): x split by 8, reorder(xo,
+        # c, r, s, xi), unroll s, vectorize xi. (The copy out of the accumulator is
+        # vectorized by 8.)
+        out.fuse(y, f, fy).parallel(fy).vectorize(x, 8)
+        ol.compute_at(out, fy).vectorize(x, 8)
+        ol.update().split(x, xo, xi, 8).reorder(xi, rd.z, rd.y, rd.x, xo).vectorize(xi) \
+            .unroll(rd.z)
     hl_bounds(data, (Cn, H, W))
     hl_bounds(w, (F, Cn, 3, 3))
     hl_bounds(out.output_buffer(), (F, H, W))
@@ -620,8 +719,8 @@ def halide_impl(kid):
         fn, params = halide_gemm(bn, cache=not kid.endswith("nocache"))
     elif kid == "matmul":
         fn, params = halide_gemm(16, cache=True, reg_tile=(8, 16))
-    elif kid == "conv2d_padded":
-        fn, params = halide_conv_padded()
+    elif kid in ("conv2d_padded", "conv2d"):
+        fn, params = halide_conv(tiled=kid == "conv2d")
         ins = (ins[0][0], ins[1])  # batch 1: data as [c, y, x]
         ref = ref[0]
     elif kid == "softmax":

@@ -2,7 +2,7 @@
 //! algorithm pads first (its own stage), as a performance engineer would: then every read
 //! of the window is in bounds and contiguous. CPU schedule: blocks of 8 output channels in
 //! parallel, each output tile of 8 channels x 2 rows x 8 columns held in 16 registers of 8
-//! lanes (`cache_write(local)`) while the 64 x 3 x 3 window is reduced (the 3 x 3 unrolled).
+//! lanes (`cache_write(local)`) while the 64 x 3 x 3 window is reduced (each row of 3 unrolled).
 //! GPU schedule: the padding inlined back into the reads (one `if`, as before), 8 x 8
 //! output pixels per block for one filter, the filter's weights staged in shared memory.
 //! Shared by the example of the same name, by `benches/peers.rs` and by the backend suite
@@ -31,7 +31,6 @@ compute! {
         ol.compute_at(out, xo);
         let [on, of, oy, ox] = ol.axes();
         ol.reorder(ol.c, ol.r, ol.s, of, oy, ox);
-        ol.unroll(ol.r);
         ol.unroll(ol.s);
         ol.unroll(of);
         ol.unroll(oy);
