@@ -54,6 +54,29 @@ fn lane_accessors_read_and_write_on_both_paths() {
     assert_eq!(&s[..4], &[0.0, 1.0, -2.0, -3.0]);
 }
 
+/// The fast path moves lane arrays of whole 32-byte vectors as such vectors (several of
+/// them, at any element offset) and others as arrays: every element lands where it
+/// belongs, and nothing next to the range is touched.
+#[test]
+fn lane_accessors_move_whole_32_byte_vectors_and_the_rest() {
+    let src: Vec<f32> = (0..100).map(|i| i as f32).collect();
+    // SAFETY: every lane range below is inside its slice.
+    unsafe {
+        // 24 f32 = three 32-byte vectors, from an odd offset.
+        let v = cpu::ldv::<f32, 24, true>(&src, 3, "");
+        assert_eq!(v.to_vec(), (3..27).map(|i| i as f32).collect::<Vec<_>>());
+        let mut dst = vec![-1f32; 40];
+        cpu::stv::<f32, 24, true>(&mut dst, 5, v, "");
+        assert!(dst[..5].iter().chain(&dst[29..]).all(|&x| x == -1.0));
+        assert_eq!(&dst[5..29], &src[3..27]);
+        // 64 bytes of i8 lanes (two vectors), and 12 bytes of i32 (no whole vector).
+        let bytes: Vec<i8> = (0..100).map(|i| i as i8).collect();
+        assert_eq!(cpu::ldv::<i8, 64, true>(&bytes, 7, "").to_vec(), bytes[7..71].to_vec());
+        let ints: Vec<i32> = (0..10).collect();
+        assert_eq!(cpu::ldv::<i32, 3, true>(&ints, 6, ""), [6, 7, 8]);
+    }
+}
+
 #[test]
 fn lane_maps_apply_per_lane() {
     assert_eq!(cpu::map1([1, 2, 3], |x| x * 10), [10, 20, 30]);

@@ -18,7 +18,8 @@ pub const MAX_LANES: i64 = 64;
 /// Why a `vectorize` loop stayed serial.
 #[derive(Clone, Debug, PartialEq)]
 pub enum NotVectorized {
-    /// The extent is not a constant from 2 to [`MAX_LANES`].
+    /// The extent is not a constant of at least 2 (longer than [`MAX_LANES`] is
+    /// strip-mined, not refused).
     Lanes(Option<i64>),
     /// A loop inside the body.
     InnerLoop,

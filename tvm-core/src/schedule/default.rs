@@ -80,8 +80,8 @@ impl Schedule {
         }
         let t = self.graph.tensor(self.stage(sid).tensor).clone();
         let Some(Expr::Reduce(red)) = t.body() else { return };
-        let Some(kv) = red.axes.first().map(|iv| iv.var.clone()) else { return };
-        if red.axes.len() != 1 || !contiguous_in(&red.source, &kv) {
+        let [iv] = red.axes.as_slice() else { return };
+        if !contiguous_in(&red.source, &iv.var) {
             return;
         }
         let Ok((_, ki)) = self.split(sid, (k, n), (lanes, n)) else { return };
@@ -105,7 +105,7 @@ impl Schedule {
 /// Whether every load in `e` that depends on `k` has `k` only in its last index, with
 /// coefficient 1 (the index grows by one as `k` does).
 fn contiguous_in(e: &Expr, k: &crate::tir::Var) -> bool {
-    use crate::tir::mutate::substitute;
+    use crate::tir::mutate::substitute_one;
     use crate::tir::visit::{for_each_expr, uses_var};
     let mut ok = true;
     let mut any = false;
@@ -117,9 +117,8 @@ fn contiguous_in(e: &Expr, k: &crate::tir::Var) -> bool {
             }
             if uses_var(last, k) {
                 any = true;
-                let mut m = std::collections::HashMap::new();
-                m.insert(k.clone(), Expr::var(k) + Expr::int(1));
-                let step = crate::arith::Analyzer::new().simplify(&(substitute(last.clone(), &m) - last.clone()));
+                let next = substitute_one(last.clone(), k, Expr::var(k) + Expr::int(1));
+                let step = crate::arith::Analyzer::new().simplify(&(next - last.clone()));
                 ok &= step.is_const_int(1);
             }
         }

@@ -3,11 +3,9 @@
 //! types that stand for a live device are uninhabited, so nothing here can be reached at
 //! run time.
 
-use super::{BinaryFormat, CompiledCuda, CudaCaps, KernelArg, KernelDesc, Program};
+use super::{BinaryFormat, CompiledCuda, CudaCaps};
 use crate::error::Error;
-use std::convert::Infallible;
 use std::path::Path;
-use std::sync::Arc;
 
 const WHY: &str = "tvm was built without its `cuda` feature";
 
@@ -67,52 +65,10 @@ pub fn nvrtc_version() -> Result<(i32, i32), Error> {
     Err(no_compiler())
 }
 
-pub(crate) struct DeviceState(Infallible);
-
-impl DeviceState {
-    pub(crate) fn index(&self) -> usize {
-        match self.0 {}
-    }
-    pub(crate) fn load(&'static self, _program: &'static Program) -> Result<Arc<Module>, Error> {
-        match self.0 {}
-    }
-    pub(crate) fn is_cached(&self, _program: &'static Program) -> bool {
-        match self.0 {}
-    }
-    pub(crate) fn alloc(&'static self, _bytes: usize) -> Result<Buffer, Error> {
-        match self.0 {}
-    }
-    pub(crate) fn launch(
-        &self,
-        _module: &Module,
-        _index: usize,
-        _k: &KernelDesc,
-        _grid: [usize; 3],
-        _block: [usize; 3],
-        _args: &[KernelArg<'_>],
-    ) -> Result<(), Error> {
-        match self.0 {}
-    }
-}
-
-pub(crate) struct Module(Infallible);
+pub(crate) use super::off::{Buffer, DeviceState, Module};
 
 impl Module {
     pub(crate) fn origin(&self) -> &str {
-        match self.0 {}
-    }
-}
-
-pub(crate) struct Buffer(Infallible);
-
-impl Buffer {
-    pub(crate) fn write(&mut self, _bytes: &[u8]) -> Result<(), Error> {
-        match self.0 {}
-    }
-    pub(crate) fn read(&self, _out: &mut [u8]) -> Result<(), Error> {
-        match self.0 {}
-    }
-    pub(crate) fn fill_zero(&mut self) -> Result<(), Error> {
         match self.0 {}
     }
 }

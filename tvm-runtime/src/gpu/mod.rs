@@ -39,6 +39,8 @@ pub mod cuda;
 pub mod cuda_cache;
 #[cfg(feature = "cuda")]
 mod nvrtc;
+#[cfg(any(not(feature = "opencl"), not(feature = "cuda")))]
+mod off;
 
 use crate::device::Device;
 use crate::dtype::DType;

@@ -3,10 +3,7 @@
 //! device are uninhabited, so nothing here can be reached at run time.
 
 pub use super::Caps;
-use super::{KernelArg, KernelDesc, Program};
 use crate::error::Error;
-use std::convert::Infallible;
-use std::sync::Arc;
 
 /// The OpenCL runtime of a build without OpenCL: no device.
 pub struct OpenClRuntime(());
@@ -45,46 +42,4 @@ impl OpenClRuntime {
     }
 }
 
-pub(crate) struct DeviceState(Infallible);
-
-impl DeviceState {
-    pub(crate) fn index(&self) -> usize {
-        match self.0 {}
-    }
-    pub(crate) fn load(&'static self, _program: &'static Program) -> Result<Arc<Module>, Error> {
-        match self.0 {}
-    }
-    pub(crate) fn is_cached(&self, _program: &'static Program) -> bool {
-        match self.0 {}
-    }
-    pub(crate) fn alloc(&'static self, _bytes: usize) -> Result<Buffer, Error> {
-        match self.0 {}
-    }
-    pub(crate) fn launch(
-        &self,
-        _module: &Module,
-        _index: usize,
-        _k: &KernelDesc,
-        _grid: [usize; 3],
-        _block: [usize; 3],
-        _args: &[KernelArg<'_>],
-    ) -> Result<(), Error> {
-        match self.0 {}
-    }
-}
-
-pub(crate) struct Module(Infallible);
-
-pub(crate) struct Buffer(Infallible);
-
-impl Buffer {
-    pub(crate) fn write(&mut self, _bytes: &[u8]) -> Result<(), Error> {
-        match self.0 {}
-    }
-    pub(crate) fn read(&self, _out: &mut [u8]) -> Result<(), Error> {
-        match self.0 {}
-    }
-    pub(crate) fn fill_zero(&mut self) -> Result<(), Error> {
-        match self.0 {}
-    }
-}
+pub(crate) use super::off::{Buffer, DeviceState, Module};
