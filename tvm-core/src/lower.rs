@@ -64,6 +64,10 @@ pub fn lower(sch: &Schedule) -> Result<PrimFunc, Vec<ScheduleError>> {
     let mut f = time_pass("simplify", || simplify::simplify(f));
     check(&f, "simplify", Phase::Flattened);
     if !sch.target.is_gpu() {
+        f = time_pass("partition_loops", || partition_loops::partition_loops(f));
+        check(&f, "partition_loops", Phase::Flattened);
+        f = time_pass("simplify", || simplify::simplify(f));
+        check(&f, "simplify", Phase::Flattened);
         f = time_pass("forward_stores", || forward_stores::forward_stores(f));
         check(&f, "forward_stores", Phase::Flattened);
     }

@@ -103,32 +103,46 @@ fn erfc_cf(z: f64) -> f64 {
 /// within 2^-23 of `S` near 3.92; its constant in two parts), and `e^{..}` by [`exp_f32`].
 #[inline(always)]
 pub fn erf_f32(x: f32) -> f32 {
+    erf_f32_with::<false>(x)
+}
+
+/// [`erf_f32`] with its polynomials evaluated by fused multiply-adds: the same bound on
+/// the error (checked the same way), and fewer operations where the CPU has FMA. For
+/// code compiled with FMA (the generated code's FMA levels); elsewhere every
+/// multiply-add is a call to the C library's `fmaf`.
+#[inline(always)]
+pub fn erf_f32_fma(x: f32) -> f32 {
+    erf_f32_with::<true>(x)
+}
+
+#[inline(always)]
+fn erf_f32_with<const F: bool>(x: f32) -> f32 {
     let a = x.abs();
     // |x| < 0.921875.
     let z = x * x;
     let p = 7.968_402_5e-5;
-    let p = p * z - 8.043_629e-4;
-    let p = p * z + 5.191_936_6e-3;
-    let p = p * z - 2.685_558_6e-2;
-    let p = p * z + 1.128_362_4e-1;
-    let p = p * z - 3.761_263e-1;
-    let p = p * z + 1.283_791_7e-1;
+    let p = mad::<F>(p, z, -8.043_629e-4);
+    let p = mad::<F>(p, z, 5.191_936_6e-3);
+    let p = mad::<F>(p, z, -2.685_558_6e-2);
+    let p = mad::<F>(p, z, 1.128_362_4e-1);
+    let p = mad::<F>(p, z, -3.761_263e-1);
+    let p = mad::<F>(p, z, 1.283_791_7e-1);
     // The sign of x also for -0 (where x + x·p is +0).
     let small = (x + x * p).copysign(x);
     // |x| >= 0.921875: erfc(a) = e^{S(a) - a²}.
     let ac = a.min(3.925);
     let v = ac - 2.421_875;
     let s = 2.398_72e-7;
-    let s = s * v + 1.880_636_5e-6;
-    let s = s * v - 1.548_423_8e-5;
-    let s = s * v + 8.368_459_4e-5;
-    let s = s * v - 4.563_447_7e-4;
-    let s = s * v + 2.338_500_7e-3;
-    let s = s * v - 1.156_250_9e-2;
-    let s = s * v + 5.873_17e-2;
-    let s = s * v - 3.616_502_3e-1;
-    let s = (s * v + 2.769_795_8e-8) - 1.528_914_3;
-    let big = (1.0 - exp_f32(s - ac * ac)).copysign(x);
+    let s = mad::<F>(s, v, 1.880_636_5e-6);
+    let s = mad::<F>(s, v, -1.548_423_8e-5);
+    let s = mad::<F>(s, v, 8.368_459_4e-5);
+    let s = mad::<F>(s, v, -4.563_447_7e-4);
+    let s = mad::<F>(s, v, 2.338_500_7e-3);
+    let s = mad::<F>(s, v, -1.156_250_9e-2);
+    let s = mad::<F>(s, v, 5.873_17e-2);
+    let s = mad::<F>(s, v, -3.616_502_3e-1);
+    let s = mad::<F>(s, v, 2.769_795_8e-8) - 1.528_914_3;
+    let big = (1.0 - exp_f32_with::<F>(s - ac * ac)).copysign(x);
     if a < 0.921_875 {
         small
     } else if x.is_nan() {
@@ -184,20 +198,39 @@ mod tests {
 /// rounded once.
 #[inline(always)]
 pub fn exp_f32(x: f32) -> f32 {
+    exp_f32_with::<false>(x)
+}
+
+/// [`exp_f32`] with its polynomials evaluated by fused multiply-adds: the same bound on
+/// the error (checked the same way), and fewer operations where the CPU has FMA. For
+/// code compiled with FMA (the generated code's FMA levels); elsewhere every
+/// multiply-add is a call to the C library's `fmaf`.
+#[inline(always)]
+pub fn exp_f32_fma(x: f32) -> f32 {
+    exp_f32_with::<true>(x)
+}
+
+#[inline(always)]
+fn exp_f32_with<const F: bool>(x: f32) -> f32 {
     const LOG2E: f32 = std::f32::consts::LOG2_E;
     const LN2_HI: f32 = 0.693_145_75; // 0x3f317200: exact times any k in range
     const LN2_LO: f32 = 1.428_606_8e-6; // ln 2 - LN2_HI
                                         // 1.5 · 2^23: adding it rounds to an integer (nearest, ties to even).
     const SHIFTER: f32 = 12_582_912.0;
     let xc = x.clamp(-104.0, 89.0);
-    let t = xc * LOG2E + SHIFTER;
+    let t = mad::<F>(xc, LOG2E, SHIFTER);
     let k = t - SHIFTER;
     let ki = (t.to_bits() as i32).wrapping_sub(SHIFTER.to_bits() as i32);
-    let r = (xc - k * LN2_HI) - k * LN2_LO;
-    let p = 1.0
-        + r * (1.0
-            + r * (0.5
-                + r * (1.0 / 6.0 + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r * (1.0 / 5040.0)))))));
+    // `k·LN2_HI` is exact, so the first step is the same fused or not.
+    let r = mad::<F>(-k, LN2_LO, mad::<F>(-k, LN2_HI, xc));
+    let p = 1.0 / 5040.0;
+    let p = mad::<F>(p, r, 1.0 / 720.0);
+    let p = mad::<F>(p, r, 1.0 / 120.0);
+    let p = mad::<F>(p, r, 1.0 / 24.0);
+    let p = mad::<F>(p, r, 1.0 / 6.0);
+    let p = mad::<F>(p, r, 0.5);
+    let p = mad::<F>(p, r, 1.0);
+    let p = mad::<F>(p, r, 1.0);
     // 2^k = 2^k1 · 2^k2 with k1, k2 in the normal exponent range (k in [-150, 129]).
     let k1 = ki >> 1;
     let k2 = ki - k1;
@@ -219,6 +252,20 @@ pub fn exp_f32(x: f32) -> f32 {
 /// Cephes' degree-9 polynomial in `m - 1`, and `e · ln 2` added in two parts.
 #[inline(always)]
 pub fn log_f32(x: f32) -> f32 {
+    log_f32_with::<false>(x)
+}
+
+/// [`log_f32`] with its polynomials evaluated by fused multiply-adds: the same bound on
+/// the error (checked the same way), and fewer operations where the CPU has FMA. For
+/// code compiled with FMA (the generated code's FMA levels); elsewhere every
+/// multiply-add is a call to the C library's `fmaf`.
+#[inline(always)]
+pub fn log_f32_fma(x: f32) -> f32 {
+    log_f32_with::<true>(x)
+}
+
+#[inline(always)]
+fn log_f32_with<const F: bool>(x: f32) -> f32 {
     let sub = x < f32::MIN_POSITIVE;
     let xs = if sub { x * 8_388_608.0 } else { x }; // 2^23
     let bits = xs.to_bits() as i32;
@@ -232,14 +279,14 @@ pub fn log_f32(x: f32) -> f32 {
     let f = m - 1.0;
     let z = f * f;
     let p = 7.037_683_6e-2;
-    let p = p * f - 1.151_461_0e-1;
-    let p = p * f + 1.167_699_9e-1;
-    let p = p * f - 1.242_014_1e-1;
-    let p = p * f + 1.424_932_3e-1;
-    let p = p * f - 1.666_805_8e-1;
-    let p = p * f + 2.000_071_4e-1;
-    let p = p * f - 2.499_999_4e-1;
-    let p = p * f + 3.333_333_1e-1;
+    let p = mad::<F>(p, f, -1.151_461_0e-1);
+    let p = mad::<F>(p, f, 1.167_699_9e-1);
+    let p = mad::<F>(p, f, -1.242_014_1e-1);
+    let p = mad::<F>(p, f, 1.424_932_3e-1);
+    let p = mad::<F>(p, f, -1.666_805_8e-1);
+    let p = mad::<F>(p, f, 2.000_071_4e-1);
+    let p = mad::<F>(p, f, -2.499_999_4e-1);
+    let p = mad::<F>(p, f, 3.333_333_1e-1);
     let y = f * z * p + e * -2.121_944_4e-4 - 0.5 * z;
     let r = f + y + e * 0.693_359_4;
     if x.is_nan() || x < 0.0 {
@@ -259,16 +306,30 @@ pub fn log_f32(x: f32) -> f32 {
 /// correctly rounded result over every f32 (checked in `tests/math.rs`).
 #[inline(always)]
 pub fn tanh_f32(x: f32) -> f32 {
+    tanh_f32_with::<false>(x)
+}
+
+/// [`tanh_f32`] with its polynomials evaluated by fused multiply-adds: the same bound on
+/// the error (checked the same way), and fewer operations where the CPU has FMA. For
+/// code compiled with FMA (the generated code's FMA levels); elsewhere every
+/// multiply-add is a call to the C library's `fmaf`.
+#[inline(always)]
+pub fn tanh_f32_fma(x: f32) -> f32 {
+    tanh_f32_with::<true>(x)
+}
+
+#[inline(always)]
+fn tanh_f32_with<const F: bool>(x: f32) -> f32 {
     let a = x.abs();
     let z = x * x;
     let p = -5.704_988_7e-3;
-    let p = p * z + 2.063_908_9e-2;
-    let p = p * z - 5.373_971_6e-2;
-    let p = p * z + 1.333_144_2e-1;
-    let p = p * z - 3.333_328_2e-1;
+    let p = mad::<F>(p, z, 2.063_908_9e-2);
+    let p = mad::<F>(p, z, -5.373_971_6e-2);
+    let p = mad::<F>(p, z, 1.333_144_2e-1);
+    let p = mad::<F>(p, z, -3.333_328_2e-1);
     // The sign of x, also for -0 (where x + x·z·p is +0).
     let small = (x + x * z * p).copysign(x);
-    let big = 1.0 - 2.0 / (exp_f32(2.0 * a.min(20.0)) + 1.0);
+    let big = 1.0 - 2.0 / (exp_f32_with::<F>(2.0 * a.min(20.0)) + 1.0);
     let big = big.copysign(x);
     if a < 0.625 {
         small
@@ -377,5 +438,15 @@ pub fn pow_f32(x: f32, y: f32) -> f32 {
         f32::NAN
     } else {
         signed
+    }
+}
+
+/// `a·b + c`, fused when `F`.
+#[inline(always)]
+fn mad<const F: bool>(a: f32, b: f32, c: f32) -> f32 {
+    if F {
+        a.mul_add(b, c)
+    } else {
+        a * b + c
     }
 }

@@ -4,7 +4,7 @@
 //! ±inf, NaN, ±0, subnormals, and the edges of overflow and underflow. `pow_f32`, with two
 //! inputs, over a grid of them instead, and its special cases against `f32::powf`.
 
-use tvm_runtime::__rt::exp_f32;
+use tvm_runtime::__rt::{exp_f32, exp_f32_fma};
 
 /// The distance in ulps between two f32 values of the same sign (or both zero); NaN
 /// against NaN is 0, NaN against a number is infinite.
@@ -28,53 +28,59 @@ fn reference(x: f32) -> f32 {
 
 #[test]
 fn exp_f32_is_within_one_ulp_everywhere() {
-    let mut worst = (0u64, 0f32);
-    let mut checked = 0u64;
-    let mut bits = 0u32;
-    loop {
-        let x = f32::from_bits(bits);
-        let (got, want) = (exp_f32(x), reference(x));
-        let e = ulps(got, want);
-        if e > worst.0 {
-            worst = (e, x);
+    // The plain and the fused evaluation of the polynomials, the same bound.
+    for (name, exp_f32) in [("exp_f32", exp_f32 as fn(f32) -> f32), ("exp_f32_fma", exp_f32_fma)] {
+        let mut worst = (0u64, 0f32);
+        let mut checked = 0u64;
+        let mut bits = 0u32;
+        loop {
+            let x = f32::from_bits(bits);
+            let (got, want) = (exp_f32(x), reference(x));
+            let e = ulps(got, want);
+            if e > worst.0 {
+                worst = (e, x);
+            }
+            checked += 1;
+            match bits.checked_add(if cfg!(debug_assertions) { 613 } else { 61 }) {
+                Some(b) => bits = b,
+                None => break,
+            }
         }
-        checked += 1;
-        match bits.checked_add(if cfg!(debug_assertions) { 613 } else { 61 }) {
-            Some(b) => bits = b,
-            None => break,
-        }
+        eprintln!("{name}: {checked} inputs, worst {} ulp at {:e}", worst.0, worst.1);
+        assert!(worst.0 <= 1, "{name}({:e}) is {} ulps from the correctly rounded value", worst.1, worst.0);
     }
-    eprintln!("exp_f32: {checked} inputs, worst {} ulp at {:e}", worst.0, worst.1);
-    assert!(worst.0 <= 1, "exp_f32({:e}) is {} ulps from the correctly rounded value", worst.1, worst.0);
 }
 
 #[test]
 fn exp_f32_special_values() {
-    let max_finite_x = 88.722_83_f32; // e^x < f32::MAX; the next float overflows
-    let cases: &[(f32, f32)] = &[
-        (0.0, 1.0),
-        (-0.0, 1.0),
-        (1.0, std::f32::consts::E),
-        (f32::INFINITY, f32::INFINITY),
-        (f32::NEG_INFINITY, 0.0),
-        (f32::MAX, f32::INFINITY),
-        (f32::MIN, 0.0),
-        (f32::from_bits(1), 1.0),            // the smallest subnormal input
-        (-f32::from_bits(0x007f_ffff), 1.0), // the largest subnormal input
-        (f32::from_bits(max_finite_x.to_bits() + 1), f32::INFINITY),
-        (-103.972_08, f32::from_bits(1)), // the smallest subnormal result
-        (-104.0, 0.0),
-    ];
-    for &(x, want) in cases {
-        let got = exp_f32(x);
-        assert!(ulps(got, want) <= 1, "exp_f32({x:e}) = {got:e}, want {want:e}");
-    }
-    assert!(exp_f32(max_finite_x).is_finite() && exp_f32(max_finite_x) > 3.4e38);
-    assert!(exp_f32(f32::NAN).is_nan());
-    // Subnormal results keep their precision: e^x for x across the subnormal range.
-    for i in 0..2000 {
-        let x = -87.4 - 16.5 * i as f32 / 2000.0;
-        assert!(ulps(exp_f32(x), reference(x)) <= 1, "subnormal result at {x}");
+    // The plain and the fused evaluation of the polynomials, the same bound.
+    for (name, exp_f32) in [("exp_f32", exp_f32 as fn(f32) -> f32), ("exp_f32_fma", exp_f32_fma)] {
+        let max_finite_x = 88.722_83_f32; // e^x < f32::MAX; the next float overflows
+        let cases: &[(f32, f32)] = &[
+            (0.0, 1.0),
+            (-0.0, 1.0),
+            (1.0, std::f32::consts::E),
+            (f32::INFINITY, f32::INFINITY),
+            (f32::NEG_INFINITY, 0.0),
+            (f32::MAX, f32::INFINITY),
+            (f32::MIN, 0.0),
+            (f32::from_bits(1), 1.0),            // the smallest subnormal input
+            (-f32::from_bits(0x007f_ffff), 1.0), // the largest subnormal input
+            (f32::from_bits(max_finite_x.to_bits() + 1), f32::INFINITY),
+            (-103.972_08, f32::from_bits(1)), // the smallest subnormal result
+            (-104.0, 0.0),
+        ];
+        for &(x, want) in cases {
+            let got = exp_f32(x);
+            assert!(ulps(got, want) <= 1, "{name}({x:e}) = {got:e}, want {want:e}");
+        }
+        assert!(exp_f32(max_finite_x).is_finite() && exp_f32(max_finite_x) > 3.4e38);
+        assert!(exp_f32(f32::NAN).is_nan());
+        // Subnormal results keep their precision: e^x for x across the subnormal range.
+        for i in 0..2000 {
+            let x = -87.4 - 16.5 * i as f32 / 2000.0;
+            assert!(ulps(exp_f32(x), reference(x)) <= 1, "subnormal result at {x}");
+        }
     }
 }
 
@@ -100,84 +106,96 @@ fn sweep(f: fn(f32) -> f32, reference: fn(f64) -> f64) -> (u64, f32, u64) {
 
 #[test]
 fn log_f32_is_within_one_ulp_everywhere() {
-    use tvm_runtime::__rt::log_f32;
-    let (worst, at, n) = sweep(log_f32, f64::ln);
-    eprintln!("log_f32: {n} inputs, worst {worst} ulp at {at:e}");
-    assert!(worst <= 1, "log_f32({at:e}) is {worst} ulps off");
-    assert_eq!(log_f32(0.0), f32::NEG_INFINITY);
-    assert_eq!(log_f32(-0.0), f32::NEG_INFINITY);
-    assert_eq!(log_f32(f32::INFINITY), f32::INFINITY);
-    assert!(log_f32(-1.0).is_nan() && log_f32(f32::NEG_INFINITY).is_nan() && log_f32(f32::NAN).is_nan());
-    assert_eq!(log_f32(1.0), 0.0);
-    for x in [f32::from_bits(1), f32::from_bits(0x007f_ffff), f32::MIN_POSITIVE, f32::MAX] {
-        assert!(ulps(log_f32(x), (x as f64).ln() as f32) <= 1, "log_f32({x:e})");
+    use tvm_runtime::__rt::{log_f32, log_f32_fma};
+    // The plain and the fused evaluation of the polynomials, the same bound.
+    for (name, log_f32) in [("log_f32", log_f32 as fn(f32) -> f32), ("log_f32_fma", log_f32_fma)] {
+        let (worst, at, n) = sweep(log_f32, f64::ln);
+        eprintln!("{name}: {n} inputs, worst {worst} ulp at {at:e}");
+        assert!(worst <= 1, "{name}({at:e}) is {worst} ulps off");
+        assert_eq!(log_f32(0.0), f32::NEG_INFINITY);
+        assert_eq!(log_f32(-0.0), f32::NEG_INFINITY);
+        assert_eq!(log_f32(f32::INFINITY), f32::INFINITY);
+        assert!(log_f32(-1.0).is_nan() && log_f32(f32::NEG_INFINITY).is_nan() && log_f32(f32::NAN).is_nan());
+        assert_eq!(log_f32(1.0), 0.0);
+        for x in [f32::from_bits(1), f32::from_bits(0x007f_ffff), f32::MIN_POSITIVE, f32::MAX] {
+            assert!(ulps(log_f32(x), (x as f64).ln() as f32) <= 1, "{name}({x:e})");
+        }
     }
 }
 
 #[test]
 fn tanh_f32_is_within_one_ulp_everywhere() {
-    use tvm_runtime::__rt::tanh_f32;
-    let (worst, at, n) = sweep(tanh_f32, f64::tanh);
-    eprintln!("tanh_f32: {n} inputs, worst {worst} ulp at {at:e}");
-    assert!(worst <= 1, "tanh_f32({at:e}) is {worst} ulps off");
-    assert_eq!(tanh_f32(f32::INFINITY), 1.0);
-    assert_eq!(tanh_f32(f32::NEG_INFINITY), -1.0);
-    assert!(tanh_f32(-0.0).is_sign_negative() && tanh_f32(-0.0) == 0.0);
-    assert!(tanh_f32(f32::NAN).is_nan());
-    assert_eq!(tanh_f32(f32::from_bits(1)), f32::from_bits(1));
+    use tvm_runtime::__rt::{tanh_f32, tanh_f32_fma};
+    // The plain and the fused evaluation of the polynomials, the same bound.
+    for (name, tanh_f32) in [("tanh_f32", tanh_f32 as fn(f32) -> f32), ("tanh_f32_fma", tanh_f32_fma)] {
+        let (worst, at, n) = sweep(tanh_f32, f64::tanh);
+        eprintln!("{name}: {n} inputs, worst {worst} ulp at {at:e}");
+        assert!(worst <= 1, "{name}({at:e}) is {worst} ulps off");
+        assert_eq!(tanh_f32(f32::INFINITY), 1.0);
+        assert_eq!(tanh_f32(f32::NEG_INFINITY), -1.0);
+        assert!(tanh_f32(-0.0).is_sign_negative() && tanh_f32(-0.0) == 0.0);
+        assert!(tanh_f32(f32::NAN).is_nan());
+        assert_eq!(tanh_f32(f32::from_bits(1)), f32::from_bits(1));
+    }
 }
 
 #[test]
 fn erf_f32_is_within_one_ulp_everywhere() {
-    use tvm_runtime::__rt::{erf_f32, erf_f64};
-    let (worst, at, n) = sweep(erf_f32, erf_f64);
-    eprintln!("erf_f32: {n} inputs, worst {worst} ulp at {at:e}");
-    assert!(worst <= 1, "erf_f32({at:e}) is {worst} ulps off");
+    use tvm_runtime::__rt::{erf_f32, erf_f32_fma, erf_f64};
+    // The plain and the fused evaluation of the polynomials, the same bound.
+    for (name, erf_f32) in [("erf_f32", erf_f32 as fn(f32) -> f32), ("erf_f32_fma", erf_f32_fma)] {
+        let (worst, at, n) = sweep(erf_f32, erf_f64);
+        eprintln!("{name}: {n} inputs, worst {worst} ulp at {at:e}");
+        assert!(worst <= 1, "{name}({at:e}) is {worst} ulps off");
+    }
 }
 
 #[test]
 fn erf_f32_special_values() {
-    use tvm_runtime::__rt::{erf_f32, erf_f64};
-    let reference = |x: f32| erf_f64(x as f64) as f32;
-    assert!(erf_f32(0.0) == 0.0 && erf_f32(0.0).is_sign_positive());
-    assert!(erf_f32(-0.0) == 0.0 && erf_f32(-0.0).is_sign_negative());
-    assert_eq!(erf_f32(f32::INFINITY), 1.0);
-    assert_eq!(erf_f32(f32::NEG_INFINITY), -1.0);
-    assert_eq!(erf_f32(f32::MAX), 1.0);
-    assert_eq!(erf_f32(f32::MIN), -1.0);
-    assert!(erf_f32(f32::NAN).is_nan() && erf_f32(-f32::NAN).is_nan());
-    // Subnormal inputs (erf x = 2x/√π there) and the smallest normal ones.
-    for x in [f32::from_bits(1), f32::from_bits(2), f32::from_bits(0x0000_1234), f32::from_bits(0x007f_ffff)]
-        .into_iter()
-        .chain([f32::MIN_POSITIVE, 1e-30, 1e-10])
-    {
-        for x in [x, -x] {
-            assert!(ulps(erf_f32(x), reference(x)) <= 1, "erf_f32({x:e}) = {:e}", erf_f32(x));
+    use tvm_runtime::__rt::{erf_f32, erf_f32_fma, erf_f64};
+    // The plain and the fused evaluation of the polynomials, the same bound.
+    for (name, erf_f32) in [("erf_f32", erf_f32 as fn(f32) -> f32), ("erf_f32_fma", erf_f32_fma)] {
+        let reference = |x: f32| erf_f64(x as f64) as f32;
+        assert!(erf_f32(0.0) == 0.0 && erf_f32(0.0).is_sign_positive());
+        assert!(erf_f32(-0.0) == 0.0 && erf_f32(-0.0).is_sign_negative());
+        assert_eq!(erf_f32(f32::INFINITY), 1.0);
+        assert_eq!(erf_f32(f32::NEG_INFINITY), -1.0);
+        assert_eq!(erf_f32(f32::MAX), 1.0);
+        assert_eq!(erf_f32(f32::MIN), -1.0);
+        assert!(erf_f32(f32::NAN).is_nan() && erf_f32(-f32::NAN).is_nan());
+        // Subnormal inputs (erf x = 2x/√π there) and the smallest normal ones.
+        for x in [f32::from_bits(1), f32::from_bits(2), f32::from_bits(0x0000_1234), f32::from_bits(0x007f_ffff)]
+            .into_iter()
+            .chain([f32::MIN_POSITIVE, 1e-30, 1e-10])
+        {
+            for x in [x, -x] {
+                assert!(ulps(erf_f32(x), reference(x)) <= 1, "{name}({x:e}) = {:e}", erf_f32(x));
+            }
         }
-    }
-    // Saturation: the correctly rounded erf is 1 from 3.919_206 on (1 - 2^-24 before), and
-    // so is erf_f32, exactly.
-    let edge = 3.919_206_f32;
-    assert_eq!(reference(edge), 1.0);
-    let below = f32::from_bits(edge.to_bits() - 1);
-    assert_eq!(reference(below), 1.0 - f32::EPSILON / 2.0);
-    for i in 0..200u32 {
-        let x = f32::from_bits(edge.to_bits() + i * 997);
-        assert_eq!((erf_f32(x), erf_f32(-x)), (1.0, -1.0), "erf_f32({x:e})");
-        let x = f32::from_bits(below.to_bits() - i * 97);
-        assert!(ulps(erf_f32(x), reference(x)) <= 1, "erf_f32({x:e})");
-    }
-    assert_eq!(erf_f32(below), 1.0 - f32::EPSILON / 2.0);
-    // Either side of the switch between the two approximations, at 0.921875.
-    for i in 0..2000u32 {
-        for x in [f32::from_bits(0x3f6c_0000 - 1000 + i), -f32::from_bits(0x3f6c_0000 - 1000 + i)] {
-            assert!(ulps(erf_f32(x), reference(x)) <= 1, "erf_f32({x:e})");
+        // Saturation: the correctly rounded erf is 1 from 3.919_206 on (1 - 2^-24 before), and
+        // so is erf_f32, exactly.
+        let edge = 3.919_206_f32;
+        assert_eq!(reference(edge), 1.0);
+        let below = f32::from_bits(edge.to_bits() - 1);
+        assert_eq!(reference(below), 1.0 - f32::EPSILON / 2.0);
+        for i in 0..200u32 {
+            let x = f32::from_bits(edge.to_bits() + i * 997);
+            assert_eq!((erf_f32(x), erf_f32(-x)), (1.0, -1.0), "{name}({x:e})");
+            let x = f32::from_bits(below.to_bits() - i * 97);
+            assert!(ulps(erf_f32(x), reference(x)) <= 1, "{name}({x:e})");
         }
-    }
-    // Odd: erf(-x) = -erf(x), bit for bit.
-    for i in 0..10_000u32 {
-        let x = f32::from_bits(i.wrapping_mul(0x9e37_79b9) & 0x7fff_ffff);
-        assert_eq!(erf_f32(-x).to_bits(), (-erf_f32(x)).to_bits(), "erf_f32({x:e})");
+        assert_eq!(erf_f32(below), 1.0 - f32::EPSILON / 2.0);
+        // Either side of the switch between the two approximations, at 0.921875.
+        for i in 0..2000u32 {
+            for x in [f32::from_bits(0x3f6c_0000 - 1000 + i), -f32::from_bits(0x3f6c_0000 - 1000 + i)] {
+                assert!(ulps(erf_f32(x), reference(x)) <= 1, "{name}({x:e})");
+            }
+        }
+        // Odd: erf(-x) = -erf(x), bit for bit.
+        for i in 0..10_000u32 {
+            let x = f32::from_bits(i.wrapping_mul(0x9e37_79b9) & 0x7fff_ffff);
+            assert_eq!(erf_f32(-x).to_bits(), (-erf_f32(x)).to_bits(), "{name}({x:e})");
+        }
     }
 }
 
@@ -332,4 +350,72 @@ fn pow_f32_special_cases_match_powf() {
     assert_eq!(pow_f32(f32::from_bits(1), 0.5), pow_reference(f32::from_bits(1), 0.5));
     assert_eq!(pow_f32(f32::MAX, 0.5), pow_reference(f32::MAX, 0.5));
     assert_eq!(pow_f32(10.0, -40.0), pow_reference(10.0, -40.0)); // a subnormal
+}
+
+/// The AVX-512 form of `exp` on lane arrays (`vscalefps` for the scaling) against the same
+/// reference over the same inputs, 16 lanes at a time, and through the masked path of an
+/// array whose length is not a multiple of 16.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn exp_f32_avx512_is_within_one_ulp_everywhere() {
+    use tvm_runtime::__rt::cpu::exp_f32_avx512;
+    if !std::arch::is_x86_feature_detected!("avx512f") {
+        println!("skipped: this CPU has no AVX-512F");
+        return;
+    }
+    let step = if cfg!(debug_assertions) { 613u32 } else { 61 };
+    let (mut worst, mut at, mut n) = (0u64, 0f32, 0u64);
+    let mut bits = 0u32;
+    let mut done = false;
+    while !done {
+        let mut v = [0f32; 16];
+        for lane in v.iter_mut() {
+            *lane = f32::from_bits(bits);
+            match bits.checked_add(step) {
+                Some(b) => bits = b,
+                None => done = true,
+            }
+        }
+        // SAFETY: the CPU has AVX-512F (checked above).
+        let got = unsafe { exp_f32_avx512(v) };
+        for (x, g) in v.iter().zip(got) {
+            let e = ulps(g, reference(*x));
+            if e > worst {
+                (worst, at) = (e, *x);
+            }
+            n += 1;
+        }
+    }
+    eprintln!("exp_f32_avx512: {n} inputs, worst {worst} ulp at {at:e}");
+    assert!(worst <= 1, "exp_f32_avx512({at:e}) is {worst} ulps off");
+    let special = [
+        0.0,
+        -0.0,
+        1.0,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        f32::MAX,
+        f32::MIN,
+        f32::from_bits(1),
+        88.722_83,
+        88.722_84,
+        -103.972_08,
+        -104.0,
+        -87.5,
+        -95.0,
+        -0.5,
+        10.0,
+    ];
+    // SAFETY: as above.
+    let got = unsafe { exp_f32_avx512(special) };
+    for (x, g) in special.iter().zip(got) {
+        assert!(ulps(g, reference(*x)) <= 1, "exp_f32_avx512({x:e}) = {g:e}");
+    }
+    // NaN in, NaN out; and five lanes (the masked tail alone).
+    // SAFETY: as above.
+    let five = unsafe { exp_f32_avx512([f32::NAN, 0.0, -1.0, 2.0, f32::NAN]) };
+    assert!(five[0].is_nan() && five[4].is_nan());
+    for (x, g) in [0.0f32, -1.0, 2.0].iter().zip(&five[1..4]) {
+        assert!(ulps(*g, reference(*x)) <= 1, "exp_f32_avx512({x:e}) = {g:e} (masked lanes)");
+    }
 }

@@ -32,6 +32,8 @@ pub(crate) struct Ctx<'a> {
     fuel: u32,
     /// Whether a top-level operation has set `fuel`.
     budgeted: bool,
+    /// Relaxed forms with a min/max term met while proving (tried last).
+    splittable: Vec<Poly>,
 }
 
 fn is_i64(e: &Expr) -> bool {
@@ -40,7 +42,7 @@ fn is_i64(e: &Expr) -> bool {
 
 impl<'a> Ctx<'a> {
     pub fn new(an: &'a Analyzer) -> Ctx<'a> {
-        Ctx { an, facts: Vec::new(), depth: 0, fuel: 0, budgeted: false }
+        Ctx { an, facts: Vec::new(), depth: 0, fuel: 0, budgeted: false, splittable: Vec::new() }
     }
 
     // ---------------------------------------------------------------- intervals
@@ -119,6 +121,25 @@ impl<'a> Ctx<'a> {
     fn prove_le0_inner(&mut self, p: &Poly) -> bool {
         let mut p = p.clone();
         merge_divmod(&mut p);
+        // `g·q + c <= 0` is `q + ceil(c / g) <= 0` for the gcd `g` of the coefficients
+        // (a bound scaled by a vector width proves like the unscaled one). Tried after
+        // the scaled form, which `d·(x / d) == x - x % d` may need.
+        let g = p.terms.values().fold(0u64, |g, &k| gcd(g, k.unsigned_abs()));
+        if g > 1 && g <= i64::MAX as u64 {
+            if self.prove_le0_poly(&p) {
+                return true;
+            }
+            let g = g as i64;
+            for k in p.terms.values_mut() {
+                *k /= g;
+            }
+            p.c = p.c.div_euclid(g) + i64::from(p.c.rem_euclid(g) != 0);
+        }
+        self.prove_le0_poly(&p)
+    }
+
+    fn prove_le0_poly(&mut self, p: &Poly) -> bool {
+        let p = p.clone();
         if let Some(c) = p.as_const() {
             return c <= 0;
         }
@@ -128,9 +149,28 @@ impl<'a> Ctx<'a> {
         if self.depth >= MAX_DEPTH || self.fuel == 0 {
             return false;
         }
+        // `min(a, b) + c <= 0` when either side is, `max(a, b) + c` when both are, each
+        // proved in full at this depth, before relaxation spends the fuel on the whole:
+        // a partitioned loop starts at a `min` of bounds, each non-negative for its own
+        // reason.
+        if minmax_atoms(&p) <= 2 {
+            let split = match self.split_scaled_minmax(&p) {
+                Some((true, p1, p2)) => self.prove_le0_inner(&p1) || self.prove_le0_inner(&p2),
+                Some((false, p1, p2)) => self.prove_le0_inner(&p1) && self.prove_le0_inner(&p2),
+                None => false,
+            };
+            if split {
+                return true;
+            }
+        }
+        if self.fuel == 0 {
+            return false;
+        }
         self.fuel -= 1;
         self.depth += 1;
+        let pending = std::mem::take(&mut self.splittable);
         let mut ok = self.relax_le0(&p);
+        let relaxed = std::mem::replace(&mut self.splittable, pending);
         if !ok {
             for f in self.le0_facts() {
                 let q = p.sub(&f);
@@ -138,10 +178,59 @@ impl<'a> Ctx<'a> {
                     ok = true;
                     break;
                 }
+                // The fact scaled to cancel a term of `p` (`56·(r + y) >= 56` from
+                // `r + y >= 1`, for an index that steps by rows).
+                if let Some(s) = fact_scale(&p, &f) {
+                    let q = p.sub(&f.scale(s));
+                    if self.quick_le0(&q) || self.relax_le0(&q) {
+                        ok = true;
+                        break;
+                    }
+                }
             }
+        }
+        if !ok && self.depth == 1 {
+            // A relaxed form with a min/max (a loop that starts or ends at a `min` of
+            // bounds, as partitioned loops do), split and proved in full; at the top
+            // level only, with a budget of its own (relaxing the other variables may
+            // have spent the first).
+            self.fuel = PROOF_FUEL;
+            ok = relaxed.iter().any(|r| self.prove_le0_inner(r));
         }
         self.depth -= 1;
         ok
+    }
+
+    /// `p == min(p1, p2)` (`true`) or `max(p1, p2)` (`false`) by its first term that is
+    /// a min/max times factors of one known sign (`x·min(a, b) == min(x·a, x·b)` for
+    /// `x >= 0`, `max` for `x <= 0`).
+    fn split_scaled_minmax(&self, p: &Poly) -> Option<(bool, Poly, Poly)> {
+        for (m, &k) in &p.terms {
+            let mut found = None;
+            for (i, a) in m.iter().enumerate() {
+                if let Atom(Expr::Binary { op: op @ (BinOp::Min | BinOp::Max), a: x, b: y }) = a {
+                    if found.is_some() {
+                        found = None;
+                        break;
+                    }
+                    found = Some((i, *op, x, y));
+                }
+            }
+            let Some((i, op, x, y)) = found else { continue };
+            let others: Mono = m.iter().enumerate().filter(|(j, _)| *j != i).map(|(_, a)| a.clone()).collect();
+            let scale = if others.is_empty() { Poly::constant(k) } else { Poly::mono(others, k) };
+            let iv = self.poly_interval(&scale);
+            let nonneg = iv.lo >= 0;
+            if !nonneg && iv.hi > 0 {
+                continue;
+            }
+            let mut rest = p.clone();
+            rest.terms.remove(m);
+            let p1 = rest.add(&mul_polys(&parse_poly(x), &scale));
+            let p2 = rest.add(&mul_polys(&parse_poly(y), &scale));
+            return Some(((op == BinOp::Min) == nonneg, p1, p2));
+        }
+        None
     }
 
     /// `p <= 0` by interval analysis alone, also trying `d·(x / d) == x - x % d`.
@@ -210,6 +299,9 @@ impl<'a> Ctx<'a> {
                     changed = true;
                     if self.quick_le0(&cur) {
                         return true;
+                    }
+                    if self.split_scaled_minmax(&cur).is_some() {
+                        self.splittable.push(cur.clone());
                     }
                 }
             }
@@ -1180,5 +1272,30 @@ pub(crate) fn decompose(c: &Expr, positive: bool, out: &mut Vec<Fact>) {
                 out.push(Fact::Is(c.clone(), positive));
             }
         }
+    }
+}
+
+/// A factor `s > 1` such that `p - s·f` cancels a term of `p` (sound for a fact
+/// `f <= 0`: `p <= p - s·f`).
+fn fact_scale(p: &Poly, f: &Poly) -> Option<i64> {
+    f.terms.iter().find_map(|(m, &kf)| {
+        let kp = *p.terms.get(m)?;
+        (kf != 0 && kp % kf == 0 && kp / kf > 1).then(|| kp / kf)
+    })
+}
+
+/// How many terms of `p` have a min/max factor.
+fn minmax_atoms(p: &Poly) -> usize {
+    p.terms
+        .keys()
+        .filter(|m| m.iter().any(|a| matches!(a, Atom(Expr::Binary { op: BinOp::Min | BinOp::Max, .. }))))
+        .count()
+}
+
+fn gcd(a: u64, b: u64) -> u64 {
+    if b == 0 {
+        a
+    } else {
+        gcd(b, a % b)
     }
 }

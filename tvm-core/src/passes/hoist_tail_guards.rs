@@ -119,7 +119,7 @@ impl Mutator for Peel<'_> {
 }
 
 /// The variables bound inside `s` (loops and lets).
-fn bound_inside(s: &Stmt) -> Vec<Var> {
+pub(crate) fn bound_inside(s: &Stmt) -> Vec<Var> {
     struct B(Vec<Var>);
     impl Visitor for B {
         fn visit_stmt(&mut self, s: &Stmt) {

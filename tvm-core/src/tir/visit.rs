@@ -153,3 +153,24 @@ pub fn contains_barrier(s: &Stmt) -> bool {
     b.visit_stmt(s);
     b.0
 }
+
+/// Whether `s` computes with vectors (an expression or a store of more than one lane).
+pub fn has_vector_code(s: &Stmt) -> bool {
+    struct V(bool);
+    impl Visitor for V {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if !self.0 {
+                walk_stmt(self, s)
+            }
+        }
+        fn visit_expr(&mut self, e: &Expr) {
+            self.0 |= e.dtype().lanes > 1;
+            if !self.0 {
+                walk_expr(self, e)
+            }
+        }
+    }
+    let mut v = V(false);
+    v.visit_stmt(s);
+    v.0
+}

@@ -13,7 +13,7 @@ use super::{scalar_ty, unsupported, Emitter, R};
 use crate::dtype::DType;
 use crate::tir::{BinOp, CmpOp, Expr, Intrinsic};
 use proc_macro2::{Literal, TokenStream};
-use quote::quote;
+use quote::{format_ident, quote};
 
 impl Emitter<'_> {
     /// The value of `e`.
@@ -179,6 +179,25 @@ impl Emitter<'_> {
                 let names = [quote!(__x), quote!(__y), quote!(__z)];
                 let f = self.call(*func, d.element(), names[..xs.len()].to_vec())?;
                 match xs.as_slice() {
+                    // `exp` of f32 lanes on the AVX-512 level: `vscalefps` does the
+                    // scaling (see `tvm_runtime::cpu::exp_f32_avx512`).
+                    [x] if *func == Intrinsic::Exp && d.element() == DType::F32 && self.contract => {
+                        let lanes = self.map1(x.clone(), f);
+                        match self.avx512_levels() {
+                            Some(cond) => {
+                                let rt = &self.opts.rt_path;
+                                quote!((if #cond {
+                                    let __v = #x;
+                                    // SAFETY: this is the instance for the AVX-512 level,
+                                    // run only where the CPU has it.
+                                    unsafe { #rt::cpu::exp_f32_avx512(__v) }
+                                } else {
+                                    #lanes
+                                }))
+                            }
+                            None => lanes,
+                        }
+                    }
                     [x] => self.map1(x.clone(), f),
                     [x, y] => self.map2(x.clone(), y.clone(), f),
                     [x, y, z] => {
@@ -287,22 +306,36 @@ impl Emitter<'_> {
         }
         let one = float_lit(1.0, d)?;
         let rt = &self.opts.rt_path;
+        // Branch-free, so that lanes of it become SIMD code (≤ 1 ulp; see the runtime);
+        // the polynomials fused on the levels with FMA, unless contraction is off (then
+        // every level computes the same bits).
+        let poly = |name: &str, x: TokenStream| {
+            let plain = format_ident!("{name}");
+            if !self.contract {
+                return quote!(#rt::#plain(#x));
+            }
+            let fused = format_ident!("{name}_fma");
+            let cond = self.fma_levels();
+            quote!((if #cond { #rt::#fused(#x) } else { #rt::#plain(#x) }))
+        };
         Ok(match func {
-            // Branch-free, so that lanes of it become SIMD code (≤ 1 ulp; see the runtime).
-            Intrinsic::Exp if d.bits == 32 => quote!(#rt::exp_f32(#a)),
+            Intrinsic::Exp if d.bits == 32 => poly("exp_f32", a.clone()),
             Intrinsic::Exp => quote!(#a.exp()),
-            Intrinsic::Log if d.bits == 32 => quote!(#rt::log_f32(#a)),
+            Intrinsic::Log if d.bits == 32 => poly("log_f32", a.clone()),
             Intrinsic::Log => quote!(#a.ln()),
             Intrinsic::Sqrt => quote!(#a.sqrt()),
             Intrinsic::Rsqrt => quote!((#one / #a.sqrt())),
-            Intrinsic::Tanh if d.bits == 32 => quote!(#rt::tanh_f32(#a)),
+            Intrinsic::Tanh if d.bits == 32 => poly("tanh_f32", a.clone()),
             Intrinsic::Tanh => quote!(#a.tanh()),
-            Intrinsic::Sigmoid if d.bits == 32 => quote!((#one / (#one + #rt::exp_f32(-#a)))),
+            Intrinsic::Sigmoid if d.bits == 32 => {
+                let e = poly("exp_f32", quote!(-#a));
+                quote!((#one / (#one + #e)))
+            }
             Intrinsic::Sigmoid => quote!((#one / (#one + (-#a).exp()))),
             Intrinsic::Abs => quote!(#a.abs()),
             Intrinsic::Floor => quote!(#a.floor()),
             Intrinsic::Ceil => quote!(#a.ceil()),
-            Intrinsic::Erf if d.bits == 32 => quote!(#rt::erf_f32(#a)),
+            Intrinsic::Erf if d.bits == 32 => poly("erf_f32", a.clone()),
             Intrinsic::Erf => quote!(#rt::erf_f64(#a)),
             Intrinsic::Sin => quote!(#a.sin()),
             Intrinsic::Cos => quote!(#a.cos()),

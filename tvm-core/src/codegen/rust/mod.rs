@@ -300,6 +300,19 @@ impl<'f> Emitter<'f> {
 
     /// A constant condition, true in the instances of the feature levels that have FMA
     /// (`__LEVEL` is the level's index in the body and in parallel loops' bodies).
+    /// The condition that the instance being emitted is for an x86-64 level with
+    /// AVX-512F, if there is such a level.
+    pub(super) fn avx512_levels(&self) -> Option<TokenStream> {
+        let ids: Vec<Literal> = self
+            .levels
+            .iter()
+            .enumerate()
+            .filter(|(_, lv)| lv.arch == "x86_64" && lv.enable.split(',').any(|f| f == "avx512f"))
+            .map(|(i, _)| Literal::u8_suffixed(i as u8))
+            .collect();
+        (!ids.is_empty()).then(|| quote!(matches!(__LEVEL, #(#ids)|*)))
+    }
+
     pub(super) fn fma_levels(&self) -> TokenStream {
         let ids: Vec<Literal> = self
             .levels
@@ -382,6 +395,7 @@ fn helper(name: &str, rt: &TokenStream) -> TokenStream {
         "__map2" => "map2",
         "__map3" => "map3",
         "__lane_loop" => "lane_loop",
+        "__Align64" => "Align64",
         _ => unreachable!("internal: the runtime has no CPU helper for `{name}`"),
     };
     let (f, short) = (format_ident!("{}", f), format_ident!("{}", name));

@@ -301,11 +301,13 @@ impl Emitter<'_> {
         let offset = match &ch.offset {
             Some(o) => o.clone(),
             None => {
-                // Probing: this access's lowest element.
+                // Probing: this access's lowest element, if it is the same for every
+                // iteration (an inner loop that starts where a partitioned one ended
+                // starts at a point that depends on `v`; `O` may not).
                 let lo = m
                     .try_symbolic_bounds(&rest, &inner)
                     .0
-                    .filter(|lo| !vars_of(lo).iter().any(|x| ch.inner.contains(x)));
+                    .filter(|lo| !vars_of(lo).iter().any(|x| ch.inner.contains(x) || *x == ch.var));
                 lo.unwrap_or(Expr::int(0))
             }
         };

@@ -54,7 +54,9 @@ impl Emitter<'_> {
                 let (lo, ext) = (self.expr(min)?, self.expr(extent)?);
                 let snap = self.facts.snapshot();
                 self.facts.bind_loop(var, min, extent);
-                let lane_code = has_vector_code(body);
+                // Lane-array code, or the guarded scalar border of a vector loop (once
+                // partitioned out, LLVM vectorizes it with masked gathers and scatters).
+                let lane_code = crate::tir::visit::has_vector_code(body) || is_guarded_innermost(body);
                 let mut body = self.stmt(body)?;
                 self.facts.restore(snap);
                 if lane_code {
@@ -129,6 +131,13 @@ impl Emitter<'_> {
         let d = buffer.dtype();
         let (t, zero) = (self.value_ty(d)?, zero(d)?);
         let decl = match extent.as_int() {
+            // A cache line or more: aligned to one, so that vector rows of it (a register
+            // tile's write cache) never straddle two lines.
+            Some(n) if (0..=MAX_STACK_ELEMENTS).contains(&n) && n * (d.bits as i64 / 8) >= 64 => {
+                let n = Literal::usize_unsuffixed(n as usize);
+                self.helpers.insert("__Align64");
+                quote!(let mut #id: __Align64<[#t; #n]> = __Align64([#zero; #n]);)
+            }
             Some(n) if (0..=MAX_STACK_ELEMENTS).contains(&n) => {
                 let n = Literal::usize_unsuffixed(n as usize);
                 quote!(let mut #id: [#t; #n] = [#zero; #n];)
@@ -357,25 +366,33 @@ fn has_vector_store(s: &Stmt) -> bool {
     v.0
 }
 
-/// Whether `s` computes with vectors (an expression or a store of more than one lane).
-fn has_vector_code(s: &Stmt) -> bool {
-    struct V(bool);
-    impl Visitor for V {
-        fn visit_stmt(&mut self, s: &Stmt) {
-            if !self.0 {
-                walk_stmt(self, s)
-            }
-        }
-        fn visit_expr(&mut self, e: &Expr) {
-            self.0 |= e.dtype().lanes > 1;
-            if !self.0 {
-                crate::tir::visit::walk_expr(self, e)
-            }
-        }
+/// Whether `s` is innermost code (no loop inside) with a store under an `if`.
+fn is_guarded_innermost(s: &Stmt) -> bool {
+    struct G {
+        loops: bool,
+        guarded_store: bool,
+        under_if: u32,
     }
-    let mut v = V(false);
-    v.visit_stmt(s);
-    v.0
+    impl Visitor for G {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            match s {
+                Stmt::For { .. } => self.loops = true,
+                Stmt::Store { .. } if self.under_if > 0 => self.guarded_store = true,
+                Stmt::If { .. } => {
+                    self.under_if += 1;
+                    walk_stmt(self, s);
+                    self.under_if -= 1;
+                    return;
+                }
+                _ => {}
+            }
+            walk_stmt(self, s)
+        }
+        fn visit_expr(&mut self, _: &Expr) {}
+    }
+    let mut g = G { loops: false, guarded_store: false, under_if: 0 };
+    g.visit_stmt(s);
+    !g.loops && g.guarded_store
 }
 
 /// A buffer as a slice argument: parameters and chunks are slices already, allocations
