@@ -10,7 +10,8 @@ compute! {
         let m[i]: f32[M] = max(x[i, j] for j in 0..N);
         let e[i, j]: f32[M, N] = exp(x[i, j] - m[i]);
         let s[i]: f32[M] = sum(e[i, j] for j in 0..N);
-        y[i, j] = e[i, j] / s[i];
+        // One division per row, a multiplication per element (as ONNX Runtime does).
+        y[i, j] = e[i, j] * (1.0 / s[i]);
     }
     schedule!(cpu) {
         // One row per iteration of the parallel loop; every pass over the row is 16

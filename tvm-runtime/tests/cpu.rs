@@ -108,3 +108,45 @@ fn from_and_len_is() {
     assert!(cpu::len_is(12, &[3, 4]) && cpu::len_is(0, &[3, 0]) && cpu::len_is(1, &[]));
     assert!(!cpu::len_is(12, &[3, 5]) && !cpu::len_is(12, &[-3, -4]) && !cpu::len_is(0, &[i64::MAX, i64::MAX, 4]));
 }
+
+#[test]
+fn scratch_buffers_are_reused_by_the_same_thread_and_type_only() {
+    std::thread::spawn(|| {
+        let first = cpu::scratch::<f32>(1000, 0.0);
+        assert_eq!(first.len(), 1000);
+        assert!(first.iter().all(|&v| v == 0.0), "a new buffer holds `fill`");
+        let ptr = first.as_ptr();
+        drop(first);
+        // The same thread, the same type, a size that fits: the same memory, resized.
+        let mut again = cpu::scratch::<f32>(500, 0.0);
+        assert_eq!((again.as_ptr(), again.len()), (ptr, 500));
+        again[499] = 7.0;
+        drop(again);
+        // What the last user left stays (an allocation of the TIR is uninitialized).
+        let again = cpu::scratch::<f32>(500, 0.0);
+        assert_eq!((again.as_ptr(), again[499]), (ptr, 7.0));
+        // Two at once: the second cannot be the first's memory.
+        let other = cpu::scratch::<f32>(500, 1.0);
+        assert_ne!(other.as_ptr(), ptr);
+        assert!(other.iter().all(|&v| v == 1.0));
+        // Another element type never gets an `f32` buffer.
+        let ints = cpu::scratch::<u8>(4000, 3);
+        assert!(ints.iter().all(|&v| v == 3));
+        assert_ne!(ints.as_ptr() as *const f32, ptr);
+        drop((again, other, ints));
+        // Growing keeps the pooled buffer's start and fills the new part.
+        let grown = cpu::scratch::<f32>(2000, 2.0);
+        assert_eq!(grown.len(), 2000);
+        assert!(grown[1000..].iter().all(|&v| v == 2.0));
+        // A buffer above the pool's limit is freed, not kept.
+        let big = cpu::SCRATCH_POOL_BYTES / 4 + 1;
+        let mut huge = cpu::scratch::<f32>(big, 0.0);
+        huge[0] = 5.0;
+        drop(huge);
+        // Had the pool kept it, its contents would come back (resizing keeps them).
+        let next = cpu::scratch::<f32>(big, 0.0);
+        assert_eq!(next[0], 0.0, "a buffer above the pool's limit came back from the pool");
+    })
+    .join()
+    .unwrap();
+}

@@ -419,3 +419,56 @@ fn exp_f32_avx512_is_within_one_ulp_everywhere() {
         assert!(ulps(*g, reference(*x)) <= 1, "exp_f32_avx512({x:e}) = {g:e} (masked lanes)");
     }
 }
+
+/// The AVX-512 `max`/`min` of f32 lanes against Rust's `f32::max`/`f32::min` (a NaN
+/// operand yields the other one), on every pair of a set of special and ordinary values,
+/// 16 lanes at a time and through the masked path (37 lanes).
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn max_min_f32_avx512_follow_rust_on_nan_inf_and_zeros() {
+    use tvm_runtime::__rt::cpu::{max_f32_avx512, min_f32_avx512};
+    if !std::arch::is_x86_feature_detected!("avx512f") {
+        println!("skipped: this CPU has no AVX-512F");
+        return;
+    }
+    let vals = [
+        f32::NAN,
+        -f32::NAN,
+        f32::INFINITY,
+        f32::NEG_INFINITY,
+        0.0,
+        -0.0,
+        1.5,
+        -2.25,
+        f32::MAX,
+        f32::MIN,
+        f32::from_bits(1),
+        -f32::from_bits(7),
+        3.0e-39,
+    ];
+    let pairs: Vec<(f32, f32)> = vals.iter().flat_map(|&a| vals.iter().map(move |&b| (a, b))).collect();
+    let same = |g: f32, w: f32, a: f32, b: f32| {
+        // Zeros of both signs compare equal: either may come back.
+        (g.is_nan() && w.is_nan()) || g.to_bits() == w.to_bits() || (g == 0.0 && w == 0.0 && a == b)
+    };
+    for chunk in pairs.chunks(37) {
+        let mut a = [0f32; 37];
+        let mut b = [0f32; 37];
+        for (k, &(x, y)) in chunk.iter().enumerate() {
+            (a[k], b[k]) = (x, y);
+        }
+        // SAFETY: the CPU has AVX-512F (checked above).
+        let (mx, mn) = unsafe { (max_f32_avx512(a, b), min_f32_avx512(a, b)) };
+        for k in 0..37 {
+            assert!(same(mx[k], a[k].max(b[k]), a[k], b[k]), "max({:e}, {:e}) = {:e}", a[k], b[k], mx[k]);
+            assert!(same(mn[k], a[k].min(b[k]), a[k], b[k]), "min({:e}, {:e}) = {:e}", a[k], b[k], mn[k]);
+        }
+        let a16: [f32; 16] = a[..16].try_into().unwrap();
+        let b16: [f32; 16] = b[..16].try_into().unwrap();
+        // SAFETY: as above.
+        let m16 = unsafe { max_f32_avx512(a16, b16) };
+        for k in 0..16 {
+            assert!(same(m16[k], a16[k].max(b16[k]), a16[k], b16[k]));
+        }
+    }
+}

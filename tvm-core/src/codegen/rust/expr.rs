@@ -107,7 +107,26 @@ impl Emitter<'_> {
             Expr::Binary { op, a, b } => {
                 let (x, y) = (self.vector(a)?, self.vector(b)?);
                 let f = binop(*op, d.element(), quote!(__x), quote!(__y));
-                self.map2(x, y, f)
+                match (op, self.avx512_levels()) {
+                    // f32 `max`/`min` on the AVX-512 level: in 512-bit registers (see
+                    // `tvm_runtime::cpu::max_f32_avx512`).
+                    (BinOp::Max | BinOp::Min, Some(cond)) if d.element() == DType::F32 => {
+                        let rt = &self.opts.rt_path;
+                        let h = if *op == BinOp::Max { quote!(max_f32_avx512) } else { quote!(min_f32_avx512) };
+                        let lanes = self.map2(quote!(__a), quote!(__b), f);
+                        quote!({
+                            let (__a, __b) = (#x, #y);
+                            if #cond {
+                                // SAFETY: this is the instance for the AVX-512 level, run
+                                // only where the CPU has it.
+                                unsafe { #rt::cpu::#h(__a, __b) }
+                            } else {
+                                #lanes
+                            }
+                        })
+                    }
+                    _ => self.map2(x, y, f),
+                }
             }
             Expr::Cmp { op, a, b } => {
                 let (x, y) = (self.vector(a)?, self.vector(b)?);

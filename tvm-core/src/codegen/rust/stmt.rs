@@ -23,7 +23,7 @@ use crate::tir::printer::print_expr;
 use crate::tir::visit::{vars_of, walk_stmt, Visitor};
 use crate::tir::{Buffer, Expr, ForKind, Stmt, Var};
 use proc_macro2::{Literal, TokenStream};
-use quote::quote;
+use quote::{format_ident, quote};
 use std::collections::HashMap;
 
 /// Allocations up to this many elements with a constant extent live on the stack.
@@ -141,6 +141,18 @@ impl Emitter<'_> {
             Some(n) if (0..=MAX_STACK_ELEMENTS).contains(&n) => {
                 let n = Literal::usize_unsuffixed(n as usize);
                 quote!(let mut #id: [#t; #n] = [#zero; #n];)
+            }
+            // Inside a parallel loop's body, once per iteration: from the thread's pool.
+            _ if self.in_parallel => {
+                let n = self.expr(extent)?;
+                self.helpers.insert("__scratch");
+                // A plain slice from here on: stores through it cannot change the
+                // pool's bookkeeping, so LLVM keeps its address in a register.
+                let guard = format_ident!("__scratch_{}", id);
+                quote!(
+                    let mut #guard = __scratch::<#t>(#n as usize, #zero);
+                    let #id: &mut [#t] = &mut #guard;
+                )
             }
             _ => {
                 let n = self.expr(extent)?;
