@@ -1,5 +1,6 @@
 //! A 3x3 convolution with zero padding, NCHW, batch 1, 64 -> 64 channels, 56 x 56: the
-//! input padded first, then register tiles of 8 channels x 2 rows x 8 columns, checked
+//! input padded first, then register tiles of 8 channels x 48 positions of the extended
+//! rows (see `kernels/conv2d.rs`), checked
 //! against a plain reference; prints the max error, the time and GFLOP/s.
 //!
 //! Run: `cargo run --release --example conv2d` (on the CPU), or

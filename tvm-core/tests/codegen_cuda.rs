@@ -69,8 +69,12 @@ fn every_kernel_has_cuda_code() {
             let barrier = has(&k.body, &|s| matches!(s, Stmt::Barrier));
             let shared =
                 has(&k.body, &|s| matches!(s, Stmt::Allocate { buffer, .. } if buffer.scope() == Scope::Shared));
-            assert_eq!(barrier, text.contains("__syncthreads()"), "{label}: barriers:\n{text}");
-            assert_eq!(shared, text.contains("__shared__"), "{label}: shared memory:\n{text}");
+            // This kernel's text: from its head to the next kernel's.
+            let start = text.find(head).unwrap();
+            let own = &text[start..];
+            let own = own[head.len()..].find("extern \"C\"").map_or(own, |end| &own[..head.len() + end]);
+            assert_eq!(barrier, own.contains("__syncthreads()"), "{label}: barriers in `{}`:\n{own}", k.name);
+            assert_eq!(shared, own.contains("__shared__"), "{label}: shared memory in `{}`:\n{own}", k.name);
         }
         assert!(!text.contains("get_group_id") && !text.contains("__local"), "{label}: OpenCL in CUDA:\n{text}");
     }
