@@ -55,7 +55,7 @@ KERNELS = {
     "sgemm_bn32_nocache": ("C=A·B 1024³, 32-col packed B, no cache", "flop", GEMM_FLOP),
     "matmul": ("C=A·B 1024³, 16-col packed B, 8x16 register tile", "flop", GEMM_FLOP),
     "conv2d_padded": ("3x3 conv 64->64 56x56, pad stage", "flop", CONV_FLOP),
-    "conv2d": ("3x3 conv 64->64 56x56, pad stage, 8x2x8 register tile", "flop", CONV_FLOP),
+    "conv2d": ("3x3 conv 64->64 56x56, pad stage, extended rows, 8x48 register tile", "flop", CONV_FLOP),
     "conv2d_if": ("3x3 conv 64->64 56x56, pad by if", "flop", CONV_FLOP),
     "softmax": ("row softmax 4096x1024", "byte", ROW_BYTES),
     "layernorm": ("row layernorm 4096x1024", "byte", ROW_BYTES),
@@ -354,8 +354,8 @@ def tvm_gemm(bn, cache, reg_tile=None):
 
 def tvm_conv(variant):
     """variant "padded": kernels.rs conv2d_padded; "if": kernels.rs conv2d_if (the padding
-    an `if` inside the reduction); "tiled": examples/kernels/conv2d.rs (pad stage, 8 x 2 x 8
-    register tiles)."""
+    an `if` inside the reduction); "tiled": examples/kernels/conv2d.rs (pad stage, extended
+    rows, 8 x 48 register tiles: `tvm_conv_extended`)."""
     import tvm
     from tvm import te, s_tir
     C, F, H, W = CONV["C"], CONV["F"], CONV["H"], CONV["W"]
@@ -365,6 +365,8 @@ def tvm_conv(variant):
     r = te.reduce_axis((0, 3), name="r")
     s = te.reduce_axis((0, 3), name="s")
     padded = variant != "if"
+    if variant == "tiled":
+        return tvm_conv_extended(data, w, c, r, s)
     if padded:
         pad = te.compute(
             (1, C, H + 2, W + 2),
@@ -391,26 +393,6 @@ def tvm_conv(variant):
         sch.parallel(pc)
     ob = sch.get_sblock("out")
     wb = sch.cache_write(ob, 0, "local")  # wb copies out_local out; ob computes into it
-    if variant == "tiled":
-        # conv2d.rs: out split f by 8, y by 2, x by 8; reorder(n, fo, yo, xo, fi, yi, xi);
-        # parallel fo, vectorize xi; the local cache at xo: reorder(c, r, s, of, oy, ox),
-        # unroll s, of, oy, vectorize ox.
-        n, f, y, x = sch.get_loops(wb)
-        fo, fi = sch.split(f, [None, 8])
-        yo, yi = sch.split(y, [None, 2])
-        xo, xi = sch.split(x, [None, 8])
-        sch.reorder(n, fo, yo, xo, fi, yi, xi)
-        sch.parallel(fo)
-        sch.vectorize(xi)
-        sch.compute_at(ob, xo)
-        of, oy, ox, oc, orr, os_ = sch.get_loops(ob)[-6:]
-        sch.reorder(oc, orr, os_, of, oy, ox)
-        sch.unroll(os_)
-        sch.unroll(of)
-        sch.unroll(oy)
-        sch.vectorize(ox)  # (vectorize/unroll before decompose_reduction: TIR refuses after)
-        sch.decompose_reduction(ob, oc)
-        return sch
     _n, f, y, _x = sch.get_loops(wb)
     fy = sch.fuse(f, y)
     sch.parallel(fy)
@@ -427,6 +409,59 @@ def tvm_conv(variant):
         sch.reorder(oc, orr, os_, ox)
         sch.unroll(os_)
     sch.decompose_reduction(ob, oc)
+    return sch
+
+
+def tvm_conv_extended(data, w, c, r, s):
+    """examples/kernels/conv2d.rs: the convolution over extended rows. Position p of an
+    output plane is row p // 58, column p % 58 of the padded width, so the window's reads
+    are pad at the flat offset p + 58 r + s; 3264 positions (68 x 48), then the copy of
+    the 56 real columns. Same schedule: pad parallel over c; ext split f by 8 and p by
+    48, reorder(n, fo, po, fi, pi), parallel fo, vectorize pi; the local cache at po:
+    reorder(c, r, s, f, p), unroll s and f, vectorize p; out parallel over f, x split by
+    8 and vectorized."""
+    import tvm
+    from tvm import te, s_tir
+    C, F, H, W = CONV["C"], CONV["F"], CONV["H"], CONV["W"]
+    WP, P = W + 2, 3264
+    # The padded planes flat (their best form: our compiler takes the 2-D pad with the
+    # `// 58`, `% 58` reads and simplifies them; given those, TVM and Halide kept the
+    # division in the vector index and ran 12-14x slower).
+    pad = te.compute(
+        (1, C, (H + 3) * WP),
+        lambda n, ci, q: tvm.tirx.if_then_else(
+            tvm.tirx.all(q // WP >= 1, q // WP <= H, q % WP >= 1, q % WP <= W),
+            data[n, ci, q // WP - 1, q % WP - 1], 0.0),
+        name="pad")
+    ext = te.compute(
+        (1, F, P),
+        lambda n, f, p: te.sum(pad[n, c, p + r * WP + s] * w[f, c, r, s], axis=[c, r, s]),
+        name="ext")
+    out = te.compute((1, F, H, W), lambda n, f, y, x: ext[n, f, y * WP + x], name="out")
+    sch = s_tir.Schedule(te.create_prim_func([data, w, out]))
+    pb = sch.get_sblock("pad")
+    _pn, pc, _pq = sch.get_loops(pb)
+    sch.parallel(pc)
+    eb = sch.get_sblock("ext")
+    wb = sch.cache_write(eb, 0, "local")
+    n, f, p = sch.get_loops(wb)
+    fo, fi = sch.split(f, [None, 8])
+    po, pi = sch.split(p, [None, 48])
+    sch.reorder(n, fo, po, fi, pi)
+    sch.parallel(fo)
+    sch.vectorize(pi)
+    sch.compute_at(eb, po)
+    of, op, oc, orr, os_ = sch.get_loops(eb)[-5:]
+    sch.reorder(oc, orr, os_, of, op)
+    sch.unroll(os_)
+    sch.unroll(of)
+    sch.vectorize(op)
+    sch.decompose_reduction(eb, oc)
+    ob = sch.get_sblock("out")
+    _n, f, _y, x = sch.get_loops(ob)
+    sch.parallel(f)
+    _xo, xi = sch.split(x, [None, 8])
+    sch.vectorize(xi)
     return sch
 
 
@@ -595,7 +630,8 @@ def halide_gemm(bn, cache, reg_tile=None):
 
 
 def halide_conv(tiled):
-    """tiled=False: kernels.rs conv2d_padded; tiled=True: examples/kernels/conv2d.rs."""
+    """tiled=False: kernels.rs conv2d_padded; tiled=True: examples/kernels/conv2d.rs
+    (`halide_conv_extended`)."""
     import halide as hl
     Cn, F, H, W = CONV["C"], CONV["F"], CONV["H"], CONV["W"]
     data = hl.ImageParam(hl.Float(32), 3, "data")  # data(x, y, c) = data[0, c, y, x]
@@ -611,27 +647,51 @@ def halide_conv(tiled):
     ol[x, y, f] += pad[x + rd.z, y + rd.y, rd.x] * w[rd.z, rd.y, rd.x, f]
     out = hl.Func("out")
     out[x, y, f] = ol[x, y, f]
-    pad.compute_root().parallel(c)
     if tiled:
-        # conv2d.rs: pad computed first, parallel over c; out split f by 8, y by 2, x by 8,
-        # reorder(n, fo, yo, xo, fi, yi, xi) (Halide lists inner first), parallel fo,
-        # vectorize xi; the local accumulator at xo: reorder(c, r, s, of, oy, ox), unroll
-        # s, of and oy, vectorize ox (its zeroing likewise unrolled and vectorized).
-        yo, yi, fo, fi = (hl.Var(n) for n in ("yo", "yi", "fo", "fi"))
-        out.split(f, fo, fi, 8).split(y, yo, yi, 2).split(x, xo, xi, 8) \
-            .reorder(xi, yi, fi, xo, yo, fo).parallel(fo).vectorize(xi)
-        ol.compute_at(out, xo).vectorize(x).unroll(y).unroll(f)
-        ol.update().reorder(x, y, f, rd.z, rd.y, rd.x).vectorize(x).unroll(y).unroll(f) \
-            .unroll(rd.z)
-    else:
-        # kernels.rs conv2d_padded: pad computed first, parallel over c; out's f and y
-        # fused and parallel, the local accumulator per (f, y): x split by 8, reorder(xo,
-        # c, r, s, xi), unroll s, vectorize xi. (The copy out of the accumulator is
-        # vectorized by 8.)
-        out.fuse(y, f, fy).parallel(fy).vectorize(x, 8)
-        ol.compute_at(out, fy).vectorize(x, 8)
-        ol.update().split(x, xo, xi, 8).reorder(xi, rd.z, rd.y, rd.x, xo).vectorize(xi) \
-            .unroll(rd.z)
+        return halide_conv_extended(pad, data, w)
+    pad.compute_root().parallel(c)
+    # kernels.rs conv2d_padded: pad computed first, parallel over c; out's f and y
+    # fused and parallel, the local accumulator per (f, y): x split by 8, reorder(xo,
+    # c, r, s, xi), unroll s, vectorize xi. (The copy out of the accumulator is
+    # vectorized by 8.)
+    out.fuse(y, f, fy).parallel(fy).vectorize(x, 8)
+    ol.compute_at(out, fy).vectorize(x, 8)
+    ol.update().split(x, xo, xi, 8).reorder(xi, rd.z, rd.y, rd.x, xo).vectorize(xi) \
+        .unroll(rd.z)
+    hl_bounds(data, (Cn, H, W))
+    hl_bounds(w, (F, Cn, 3, 3))
+    hl_bounds(out.output_buffer(), (F, H, W))
+    return out, [data, w]
+
+
+def halide_conv_extended(pad, data, w):
+    """examples/kernels/conv2d.rs over extended rows (see `tvm_conv_extended`): the flat
+    pad computed first, parallel over c; ext split f by 8 and p by 48, parallel fo,
+    vectorize pi; the accumulator at po: reorder(c, r, s, f, p), unroll s and f,
+    vectorize p; out parallel over f, vectorized by 8."""
+    import halide as hl
+    Cn, F, H, W = CONV["C"], CONV["F"], CONV["H"], CONV["W"]
+    WP = W + 2
+    p, f, x, y, po, pi, fo, fi = (hl.Var(n) for n in ("p", "f", "x", "y", "po", "pi", "fo", "fi"))
+    rd = hl.RDom([(0, Cn), (0, 3), (0, 3)], "rd")  # rd.x = c, rd.y = r, rd.z = s
+    # The padded planes flat (see `tvm_conv_extended`).
+    q, c = hl.Var("q"), hl.Var("c")
+    padf = hl.Func("padf")
+    padf[q, c] = pad[q % WP, q / WP, c]
+    el = hl.Func("el")
+    el[p, f] = hl.f32(0)
+    el[p, f] += padf[p + rd.y * WP + rd.z, rd.x] * w[rd.z, rd.y, rd.x, f]
+    ext = hl.Func("ext")
+    ext[p, f] = el[p, f]
+    out = hl.Func("out")
+    out[x, y, f] = ext[y * WP + x, f]
+    pad.compute_inline()
+    padf.compute_root().bound(q, 0, (H + 3) * WP).parallel(c)
+    ext.compute_root().bound(p, 0, 3264).split(f, fo, fi, 8).split(p, po, pi, 48) \
+        .reorder(pi, fi, po, fo).parallel(fo).vectorize(pi)
+    el.compute_at(ext, po).vectorize(p).unroll(f)
+    el.update().reorder(p, f, rd.z, rd.y, rd.x).vectorize(p).unroll(f).unroll(rd.z)
+    out.parallel(f).vectorize(x, 8)
     hl_bounds(data, (Cn, H, W))
     hl_bounds(w, (F, Cn, 3, 3))
     hl_bounds(out.output_buffer(), (F, H, W))
