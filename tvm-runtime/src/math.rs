@@ -4,6 +4,20 @@
 //! vector lanes, which LLVM turns into SIMD code (`exp_f32`, `log_f32`, `tanh_f32`,
 //! `erf_f32`, `pow_f32`; each within 1 ulp).
 
+/// `$fma`: `$plain` with its polynomials evaluated by fused multiply-adds (`$with::<true>`).
+macro_rules! fma_form {
+    ($plain:ident, $fma:ident, $with:ident) => {
+        #[doc = concat!("[`", stringify!($plain), "`] with its polynomials evaluated by fused multiply-adds: the")]
+        /// same bound on the error (checked the same way), and fewer operations where the
+        /// CPU has FMA. For code compiled with FMA (the generated code's FMA levels);
+        /// elsewhere every multiply-add is a call to the C library's `fmaf`.
+        #[inline(always)]
+        pub fn $fma(x: f32) -> f32 {
+            $with::<true>(x)
+        }
+    };
+}
+
 /// The error function, with a relative error of a few ulps.
 ///
 /// `|x| < 2.5`: `erf(x) = 2/√π · e^{-x²} · Σ 2ⁿ x^{2n+1} / (1·3···(2n+1))` (all terms
@@ -106,14 +120,7 @@ pub fn erf_f32(x: f32) -> f32 {
     erf_f32_with::<false>(x)
 }
 
-/// [`erf_f32`] with its polynomials evaluated by fused multiply-adds: the same bound on
-/// the error (checked the same way), and fewer operations where the CPU has FMA. For
-/// code compiled with FMA (the generated code's FMA levels); elsewhere every
-/// multiply-add is a call to the C library's `fmaf`.
-#[inline(always)]
-pub fn erf_f32_fma(x: f32) -> f32 {
-    erf_f32_with::<true>(x)
-}
+fma_form!(erf_f32, erf_f32_fma, erf_f32_with);
 
 #[inline(always)]
 fn erf_f32_with<const F: bool>(x: f32) -> f32 {
@@ -201,14 +208,7 @@ pub fn exp_f32(x: f32) -> f32 {
     exp_f32_with::<false>(x)
 }
 
-/// [`exp_f32`] with its polynomials evaluated by fused multiply-adds: the same bound on
-/// the error (checked the same way), and fewer operations where the CPU has FMA. For
-/// code compiled with FMA (the generated code's FMA levels); elsewhere every
-/// multiply-add is a call to the C library's `fmaf`.
-#[inline(always)]
-pub fn exp_f32_fma(x: f32) -> f32 {
-    exp_f32_with::<true>(x)
-}
+fma_form!(exp_f32, exp_f32_fma, exp_f32_with);
 
 #[inline(always)]
 fn exp_f32_with<const F: bool>(x: f32) -> f32 {
@@ -255,14 +255,7 @@ pub fn log_f32(x: f32) -> f32 {
     log_f32_with::<false>(x)
 }
 
-/// [`log_f32`] with its polynomials evaluated by fused multiply-adds: the same bound on
-/// the error (checked the same way), and fewer operations where the CPU has FMA. For
-/// code compiled with FMA (the generated code's FMA levels); elsewhere every
-/// multiply-add is a call to the C library's `fmaf`.
-#[inline(always)]
-pub fn log_f32_fma(x: f32) -> f32 {
-    log_f32_with::<true>(x)
-}
+fma_form!(log_f32, log_f32_fma, log_f32_with);
 
 #[inline(always)]
 fn log_f32_with<const F: bool>(x: f32) -> f32 {
@@ -309,14 +302,7 @@ pub fn tanh_f32(x: f32) -> f32 {
     tanh_f32_with::<false>(x)
 }
 
-/// [`tanh_f32`] with its polynomials evaluated by fused multiply-adds: the same bound on
-/// the error (checked the same way), and fewer operations where the CPU has FMA. For
-/// code compiled with FMA (the generated code's FMA levels); elsewhere every
-/// multiply-add is a call to the C library's `fmaf`.
-#[inline(always)]
-pub fn tanh_f32_fma(x: f32) -> f32 {
-    tanh_f32_with::<true>(x)
-}
+fma_form!(tanh_f32, tanh_f32_fma, tanh_f32_with);
 
 #[inline(always)]
 fn tanh_f32_with<const F: bool>(x: f32) -> f32 {

@@ -352,6 +352,17 @@ fn pow_f32_special_cases_match_powf() {
     assert_eq!(pow_f32(10.0, -40.0), pow_reference(10.0, -40.0)); // a subnormal
 }
 
+/// Whether this CPU runs the AVX-512 helpers (a hardware feature, not a tool: a CPU
+/// without it skips their tests, saying so).
+#[cfg(target_arch = "x86_64")]
+fn has_avx512f() -> bool {
+    let has = std::arch::is_x86_feature_detected!("avx512f");
+    if !has {
+        println!("skipped: this CPU has no AVX-512F");
+    }
+    has
+}
+
 /// The AVX-512 form of `exp` on lane arrays (`vscalefps` for the scaling) against the same
 /// reference over the same inputs, 16 lanes at a time, and through the masked path of an
 /// array whose length is not a multiple of 16.
@@ -359,8 +370,7 @@ fn pow_f32_special_cases_match_powf() {
 #[test]
 fn exp_f32_avx512_is_within_one_ulp_everywhere() {
     use tvm_runtime::__rt::cpu::exp_f32_avx512;
-    if !std::arch::is_x86_feature_detected!("avx512f") {
-        println!("skipped: this CPU has no AVX-512F");
+    if !has_avx512f() {
         return;
     }
     let step = if cfg!(debug_assertions) { 613u32 } else { 61 };
@@ -427,8 +437,7 @@ fn exp_f32_avx512_is_within_one_ulp_everywhere() {
 #[test]
 fn max_min_f32_avx512_follow_rust_on_nan_inf_and_zeros() {
     use tvm_runtime::__rt::cpu::{max_f32_avx512, min_f32_avx512};
-    if !std::arch::is_x86_feature_detected!("avx512f") {
-        println!("skipped: this CPU has no AVX-512F");
+    if !has_avx512f() {
         return;
     }
     let vals = [

@@ -16,7 +16,7 @@
 //! if they stop it).
 
 use crate::arith::Analyzer;
-use crate::tir::mutate::{super_expr, super_stmt, Mutator};
+use crate::tir::mutate::{rewrite_conditions, super_stmt, Mutator};
 use crate::tir::visit::{conjuncts, uses_var, walk_stmt, Visitor};
 use crate::tir::{CmpOp, Expr, ForKind, PrimFunc, Stmt, Var};
 
@@ -38,7 +38,7 @@ impl Mutator for Hoist {
                 let mut analyzer = Analyzer::new();
                 analyzer.bind(&var, min.clone(), extent.clone());
                 let mut peel = Peel { var: &var, analyzer: &analyzer, inner: bound_inside(&body), whole: Vec::new() };
-                let fast = peel.mutate_stmt((*body).clone());
+                let fast = rewrite_conditions((*body).clone(), &mut |c| peel.peel(c));
                 let whole = peel.whole;
                 if whole.is_empty() {
                     return Stmt::For { var, min, extent, kind: ForKind::Vectorized, body };
@@ -92,29 +92,6 @@ impl Peel<'_> {
             }
         }
         Some(kept.into_iter().reduce(Expr::and).unwrap_or(Expr::Bool(true)))
-    }
-}
-
-impl Mutator for Peel<'_> {
-    fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
-        match super_stmt(self, s) {
-            Stmt::If { cond, then, otherwise } => match self.peel(&cond) {
-                Some(Expr::Bool(true)) => *then,
-                Some(kept) => Stmt::If { cond: kept, then, otherwise },
-                None => Stmt::If { cond, then, otherwise },
-            },
-            s => s,
-        }
-    }
-    fn mutate_expr(&mut self, e: Expr) -> Expr {
-        match super_expr(self, e) {
-            Expr::Select { cond, then, otherwise } => match self.peel(&cond) {
-                Some(Expr::Bool(true)) => *then,
-                Some(kept) => Expr::select(kept, *then, *otherwise),
-                None => Expr::Select { cond, then, otherwise },
-            },
-            e => e,
-        }
     }
 }
 

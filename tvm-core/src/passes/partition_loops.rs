@@ -35,7 +35,7 @@
 //! Loops are handled inside out.
 
 use crate::arith::Analyzer;
-use crate::tir::mutate::{super_expr, super_stmt, Mutator};
+use crate::tir::mutate::{rewrite_conditions, super_stmt, Mutator};
 use crate::tir::visit::{conjuncts, has_vector_code, uses_var, walk_expr, walk_stmt, Visitor};
 use crate::tir::{CmpOp, Expr, ForKind, PrimFunc, Stmt, Var};
 
@@ -134,7 +134,7 @@ fn partition(var: Var, min: Expr, extent: Expr, body: Stmt, parallel: &[Var]) ->
     let lo_e = simplify.simplify(&lo_e);
     let hi_e = simplify.simplify(&hi_e);
     let peeled: Vec<Expr> = bounds.into_iter().map(|b| b.conjunct).collect();
-    let interior = Peel { peeled: &peeled }.mutate_stmt(body.clone());
+    let interior = rewrite_conditions(body.clone(), &mut |c| strip(c, &peeled));
     // The bounds are written out in each loop, not bound by `let`s: the analyzers of
     // later stages (the parallel-chunk prover among them) bound a loop variable through
     // its range's expressions, not through a `let` bound in between.
@@ -183,7 +183,7 @@ fn unswitch(s: Stmt) -> Stmt {
         return s;
     }
     let Stmt::For { var, min, extent, kind, body } = s else { unreachable!() };
-    let fast = Peel { peeled: &hoisted }.mutate_stmt((*body).clone());
+    let fast = rewrite_conditions((*body).clone(), &mut |c| strip(c, &hoisted));
     let cond = hoisted.into_iter().reduce(Expr::and).expect("non-empty");
     Stmt::If {
         cond,
@@ -300,42 +300,14 @@ fn node_count(s: &Stmt) -> usize {
     n.0
 }
 
-/// Drops the peeled conjuncts from every condition (they hold in the interior).
-struct Peel<'a> {
-    peeled: &'a [Expr],
-}
-
-impl Peel<'_> {
-    fn strip(&self, cond: &Expr) -> Option<Expr> {
-        let cs = conjuncts(cond.clone());
-        if !cs.iter().any(|c| self.peeled.contains(c)) {
-            return None;
-        }
-        Some(cs.into_iter().filter(|c| !self.peeled.contains(c)).reduce(Expr::and).unwrap_or(Expr::Bool(true)))
+/// `cond` without the conjuncts of `peeled` (they hold in the interior); `None` when it
+/// has none of them.
+fn strip(cond: &Expr, peeled: &[Expr]) -> Option<Expr> {
+    let cs = conjuncts(cond.clone());
+    if !cs.iter().any(|c| peeled.contains(c)) {
+        return None;
     }
-}
-
-impl Mutator for Peel<'_> {
-    fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
-        match super_stmt(self, s) {
-            Stmt::If { cond, then, otherwise } => match self.strip(&cond) {
-                Some(Expr::Bool(true)) => *then,
-                Some(kept) => Stmt::If { cond: kept, then, otherwise },
-                None => Stmt::If { cond, then, otherwise },
-            },
-            s => s,
-        }
-    }
-    fn mutate_expr(&mut self, e: Expr) -> Expr {
-        match super_expr(self, e) {
-            Expr::Select { cond, then, otherwise } => match self.strip(&cond) {
-                Some(Expr::Bool(true)) => *then,
-                Some(kept) => Expr::select(kept, *then, *otherwise),
-                None => Expr::Select { cond, then, otherwise },
-            },
-            e => e,
-        }
-    }
+    Some(cs.into_iter().filter(|c| !peeled.contains(c)).reduce(Expr::and).unwrap_or(Expr::Bool(true)))
 }
 
 #[cfg(test)]

@@ -128,3 +128,34 @@ pub fn substitute_one(e: Expr, var: &Var, by: Expr) -> Expr {
     m.insert(var.clone(), by);
     substitute(e, &m)
 }
+
+/// Rewrites the condition of every `if` and `select` of `s`, inside out: `f` returns the
+/// new condition, or `None` to keep it. A condition rewritten to `true` leaves its
+/// `then` side in place of the whole `if` or `select` (the loop passes drop the tests
+/// they have proven or moved out this way).
+pub fn rewrite_conditions(s: Stmt, f: &mut dyn FnMut(&Expr) -> Option<Expr>) -> Stmt {
+    struct R<'a>(&'a mut dyn FnMut(&Expr) -> Option<Expr>);
+    impl Mutator for R<'_> {
+        fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
+            match super_stmt(self, s) {
+                Stmt::If { cond, then, otherwise } => match (self.0)(&cond) {
+                    Some(Expr::Bool(true)) => *then,
+                    Some(kept) => Stmt::If { cond: kept, then, otherwise },
+                    None => Stmt::If { cond, then, otherwise },
+                },
+                s => s,
+            }
+        }
+        fn mutate_expr(&mut self, e: Expr) -> Expr {
+            match super_expr(self, e) {
+                Expr::Select { cond, then, otherwise } => match (self.0)(&cond) {
+                    Some(Expr::Bool(true)) => *then,
+                    Some(kept) => Expr::select(kept, *then, *otherwise),
+                    None => Expr::Select { cond, then, otherwise },
+                },
+                e => e,
+            }
+        }
+    }
+    R(f).mutate_stmt(s)
+}

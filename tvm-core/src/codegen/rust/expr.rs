@@ -13,7 +13,7 @@ use super::{scalar_ty, unsupported, Emitter, R};
 use crate::dtype::DType;
 use crate::tir::{BinOp, CmpOp, Expr, Intrinsic};
 use proc_macro2::{Literal, TokenStream};
-use quote::{format_ident, quote};
+use quote::{format_ident, quote, ToTokens};
 
 impl Emitter<'_> {
     /// The value of `e`.
@@ -78,6 +78,31 @@ impl Emitter<'_> {
         })
     }
 
+    /// `tvm_runtime::cpu::<helper>(args..)` in the instances of the AVX-512 levels,
+    /// `portable` (given the argument names) in the others; the arguments are evaluated
+    /// once, before the choice, in order.
+    fn avx512_or(
+        &mut self,
+        helper: &str,
+        args: Vec<TokenStream>,
+        portable: impl FnOnce(&mut Self, &[TokenStream]) -> TokenStream,
+    ) -> TokenStream {
+        let Some(cond) = self.avx512_levels() else { return portable(self, &args) };
+        let names: Vec<TokenStream> = (0..args.len()).map(|i| format_ident!("__a{}", i).into_token_stream()).collect();
+        let lanes = portable(self, &names);
+        let (rt, h) = (&self.opts.rt_path, format_ident!("{}", helper));
+        quote!({
+            let (#(#names,)*) = (#(#args,)*);
+            if #cond {
+                // SAFETY: this is the instance for the AVX-512 level, run only where the
+                // CPU has it.
+                unsafe { #rt::cpu::#h(#(#names),*) }
+            } else {
+                #lanes
+            }
+        })
+    }
+
     /// The value of a vector expression, as `[T; L]`.
     fn vector(&mut self, e: &Expr) -> R<TokenStream> {
         let d = e.dtype();
@@ -107,25 +132,13 @@ impl Emitter<'_> {
             Expr::Binary { op, a, b } => {
                 let (x, y) = (self.vector(a)?, self.vector(b)?);
                 let f = binop(*op, d.element(), quote!(__x), quote!(__y));
-                match (op, self.avx512_levels()) {
+                if matches!(op, BinOp::Max | BinOp::Min) && d.element() == DType::F32 {
                     // f32 `max`/`min` on the AVX-512 level: in 512-bit registers (see
                     // `tvm_runtime::cpu::max_f32_avx512`).
-                    (BinOp::Max | BinOp::Min, Some(cond)) if d.element() == DType::F32 => {
-                        let rt = &self.opts.rt_path;
-                        let h = if *op == BinOp::Max { quote!(max_f32_avx512) } else { quote!(min_f32_avx512) };
-                        let lanes = self.map2(quote!(__a), quote!(__b), f);
-                        quote!({
-                            let (__a, __b) = (#x, #y);
-                            if #cond {
-                                // SAFETY: this is the instance for the AVX-512 level, run
-                                // only where the CPU has it.
-                                unsafe { #rt::cpu::#h(__a, __b) }
-                            } else {
-                                #lanes
-                            }
-                        })
-                    }
-                    _ => self.map2(x, y, f),
+                    let h = if *op == BinOp::Max { "max_f32_avx512" } else { "min_f32_avx512" };
+                    self.avx512_or(h, vec![x, y], |e, a| e.map2(a[0].clone(), a[1].clone(), f))
+                } else {
+                    self.map2(x, y, f)
                 }
             }
             Expr::Cmp { op, a, b } => {
@@ -198,24 +211,11 @@ impl Emitter<'_> {
                 let names = [quote!(__x), quote!(__y), quote!(__z)];
                 let f = self.call(*func, d.element(), names[..xs.len()].to_vec())?;
                 match xs.as_slice() {
-                    // `exp` of f32 lanes on the AVX-512 level: `vscalefps` does the
-                    // scaling (see `tvm_runtime::cpu::exp_f32_avx512`).
+                    // `exp` of f32 lanes on the AVX-512 level:
                     [x] if *func == Intrinsic::Exp && d.element() == DType::F32 && self.contract => {
-                        let lanes = self.map1(x.clone(), f);
-                        match self.avx512_levels() {
-                            Some(cond) => {
-                                let rt = &self.opts.rt_path;
-                                quote!((if #cond {
-                                    let __v = #x;
-                                    // SAFETY: this is the instance for the AVX-512 level,
-                                    // run only where the CPU has it.
-                                    unsafe { #rt::cpu::exp_f32_avx512(__v) }
-                                } else {
-                                    #lanes
-                                }))
-                            }
-                            None => lanes,
-                        }
+                        // `vscalefps` does the scaling (see
+                        // `tvm_runtime::cpu::exp_f32_avx512`).
+                        self.avx512_or("exp_f32_avx512", vec![x.clone()], |e, a| e.map1(a[0].clone(), f))
                     }
                     [x] => self.map1(x.clone(), f),
                     [x, y] => self.map2(x.clone(), y.clone(), f),
