@@ -23,7 +23,7 @@
 //!
 //! Together they let LLVM keep the register row of a vector reduction in vector
 //! registers (a scalar tail inside the loop made it split the row into scalars on every
-//! iteration: softmax 4.2 -> 1.7 ms on the machine of 2026-12-02), and vectorize an
+//! iteration: softmax 4.2 -> 1.7 ms on the machine of the session before), and vectorize an
 //! unvectorized padded loop itself (the reads of the interior are proven in bounds, no
 //! longer checked: the padded conv2d 14.2 -> 8.7 ms there; 1.34x TVM with the same `if`
 //! in the peer run of 2026-12-03).
