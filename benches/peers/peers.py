@@ -517,7 +517,8 @@ def tvm_softmax():
 def tvm_layernorm():
     """layernorm.rs's CPU schedule: y parallel over rows, j split by 16 and vectorized,
     s (row sum) and q (row sum of squared deviations from s/N) computed per row, each
-    rfactor'd into 16 partial sums (s_rf, q_rf per row, 16 lanes wide) then combined."""
+    rfactor'd into 16 partial sums (s_rf, q_rf per row, 16 lanes wide) then combined.
+    Without its `prefetch` of the next row: TensorIR (s_tir) has no prefetch primitive."""
     from tvm import te, s_tir
     X = te.placeholder((ROWS, COLS), name="x")
     G = te.placeholder((COLS,), name="gamma")
@@ -762,6 +763,8 @@ def halide_layernorm():
     inv.compute_at(Y, y)
     hl_row_reduce(s1, r1, u, 16, Y, y)
     hl_row_reduce(s2, r2, u, 16, Y, y)
+    # Without layernorm.rs's `y.prefetch(x, y.i, 1)`: Halide 21 drops
+    # `Y.prefetch(X, y, y, 1)` here ("the prefetched area will always be empty").
     hl_bounds(X, (ROWS, COLS))
     hl_bounds(G, (COLS,))
     hl_bounds(Bt, (COLS,))

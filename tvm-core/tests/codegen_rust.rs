@@ -164,6 +164,22 @@ const OPT_GEMM: &str = r#"
     }
 "#;
 
+/// Prefetches: two rows of `x` two iterations ahead (a 2-D region, clipped at the last
+/// rows; empty when `N` is 0), and a block of `b`'s rows at a reduction loop.
+const PREFETCH: &str = r#"
+    fn pf_rows(x: f32[M, N], a: f32[M, K], b: f32[K, N]) -> (y: f32[M, N], c: f32[M, N]) {
+        y[i, j] = x[i, j] + (if i + 1 < M { x[i + 1, j] } else { 0.0 });
+        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..K);
+    }
+    schedule!(cpu) {
+        y.parallel(y.i);
+        y.prefetch(x, y.i, 2);
+        let (ko, ki) = c.split(c.k, 4);
+        c.reorder(c.i, ko, c.j, ki);
+        c.prefetch(b, ko, 1);
+    }
+"#;
+
 /// 64 lanes of i32 and 8 lanes of f64 (with a multiply-add), with tails.
 const WIDE: &str = r#"
     fn wide(a: i32[n], x: f64[n]) -> (c: i32[n], z: f64[n]) {
@@ -247,6 +263,16 @@ fn kernels() -> Vec<Kernel> {
         k(PAD_CONV_FIXED, "cpu", &[&[]]),
         k(OPT_GEMM, "cpu", &[&[]]),
         k(WIDE, "cpu", &[&[("n", 200)], &[("n", 64)], &[("n", 3)]]),
+        k(
+            PREFETCH,
+            "cpu",
+            &[
+                &[("M", 5), ("N", 37), ("K", 10)],
+                &[("M", 1), ("N", 3), ("K", 3)],
+                &[("M", 3), ("N", 0), ("K", 2)],
+                &[("M", 0), ("N", 4), ("K", 0)],
+            ],
+        ),
     ]
 }
 
@@ -643,6 +669,10 @@ fn machine_code(bin: &Path) {
     assert_eq!(calls, 0, "`pad_conv_fixed`: {calls} calls (bounds checks) in its AVX-512 loop body");
     let fma = pad.iter().filter(|i| i.starts_with("vfmadd") && i.contains("zmm")).count();
     assert!(fma >= 3, "`pad_conv_fixed`: {fma} zmm FMAs (the padded interior is not vector code)");
+    // Both `prefetch` requests are prefetch instructions (they compile to nothing if the
+    // hint is lost on the way).
+    let pf = count(&code("pf_rows"), "prefetcht0");
+    assert!(pf >= 2, "`pf_rows`: {pf} prefetch instructions");
 }
 
 // ---------------------------------------------------------------------------------------

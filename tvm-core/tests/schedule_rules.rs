@@ -244,3 +244,60 @@ fn independent_errors_are_all_reported() {
     let e = errors(MATMUL, "cpu", "c.parallel(c.q); let (o, i) = c.split(c.j, 0); c.bind(c.i, block.x);");
     assert_eq!(e.len(), 3, "{e:#?}");
 }
+
+// `prefetch(tensor, axis, offset)`: CPU only, a positive distance, at a loop that stays
+// a loop, of a tensor with a fixed buffer that the loop reads.
+
+#[test]
+fn prefetch_on_gpu() {
+    let k = one(MATMUL, "cuda", "c.bind(c.i, block.x); c.bind(c.j, thread.x); c.prefetch(a, c.i, 1);");
+    assert!(matches!(k, K::PrefetchOnGpu { ref tensor } if tensor == "a"), "{k:?}");
+}
+
+#[test]
+fn prefetch_distance_must_be_positive() {
+    let k = one(MATMUL, "cpu", "c.prefetch(a, c.i, 0);");
+    assert!(matches!(k, K::BadPrefetchOffset { ref value } if value == "0"), "{k:?}");
+    let k = one(MATMUL, "cpu", "c.prefetch(a, c.i, n);");
+    assert!(matches!(k, K::BadPrefetchOffset { ref value } if value == "n"), "{k:?}");
+}
+
+#[test]
+fn prefetch_at_an_axis_split_afterwards() {
+    let k = one(MATMUL, "cpu", "c.prefetch(a, c.i, 1); let (io, ii) = c.split(c.i, 4);");
+    let ok = matches!(k, K::PrefetchAxisGone { ref axis, ref tensor, .. } if axis == "i" && tensor == "a");
+    assert!(ok, "{k:?}");
+}
+
+#[test]
+fn prefetch_at_a_vectorized_axis() {
+    let s = "let (jo, ji) = c.split(c.j, 8); c.reorder(c.i, jo, c.k, ji); c.vectorize(ji); c.prefetch(b, ji, 1);";
+    let k = one(MATMUL, "cpu", s);
+    assert!(matches!(k, K::PrefetchAtVectorized { ref axis, .. } if axis == "ji"), "{k:?}");
+}
+
+#[test]
+fn prefetch_of_a_stage_inside_a_loop_nest() {
+    let k = one(DENSE, "cpu", "d.compute_at(out, out.i); out.prefetch(d, out.i, 1);");
+    assert!(matches!(k, K::PrefetchNotRoot { ref tensor } if tensor == "d"), "{k:?}");
+}
+
+#[test]
+fn prefetch_of_a_region_without_bounds() {
+    let gather = "fn gather(table: f32[V, D], ids: i32[N]) -> y: f32[N, D] { y[i, j] = table[ids[i] as i64, j]; }";
+    let k = one(gather, "cpu", "y.prefetch(table, y.i, 1);");
+    assert!(matches!(k, K::PrefetchUnbounded { ref tensor, .. } if tensor == "table"), "{k:?}");
+    // `ids` itself has a bounded region.
+    assert!(errors(gather, "cpu", "y.prefetch(ids, y.i, 4);").is_empty());
+}
+
+#[test]
+fn prefetch_of_a_tensor_the_loop_does_not_read() {
+    // `x` is read by the root stage `d`, not inside `out`'s loops.
+    let k = one(DENSE, "cpu", "d.compute_root(); out.prefetch(x, out.i, 1);");
+    let ok = matches!(k, K::PrefetchNotRead { ref stage, ref axis, ref tensor }
+        if stage == "out" && axis == "i" && tensor == "x");
+    assert!(ok, "{k:?}");
+    // Read inside the loop once `d` is computed there.
+    assert!(errors(DENSE, "cpu", "d.compute_at(out, out.i); out.prefetch(x, out.i, 1);").is_empty());
+}

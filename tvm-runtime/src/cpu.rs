@@ -366,9 +366,26 @@ pub unsafe fn exp_f32_avx512<const L: usize>(x: [f32; L]) -> [f32; L] {
     map1(x, crate::math::exp_f32)
 }
 
+/// A software prefetch (the `prefetch` schedule primitive): asks the CPU to bring the
+/// cache line holding `s[i]` into its caches ahead of use. Nothing happens when `i` lies
+/// outside `s` (the generated code clamps its prefetch indices into the tensor, but an
+/// empty tensor has no element to clamp to), or on architectures other than x86-64.
+#[inline(always)]
+pub fn prefetch<T>(s: &[T], i: i64) {
+    #[cfg(target_arch = "x86_64")]
+    if let Some(r) = usize::try_from(i).ok().and_then(|i| s.get(i)) {
+        use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+        // SAFETY: a prefetch is a hint that never faults and changes no memory; the
+        // pointer comes from a reference to an element of `s`. SSE is part of x86-64.
+        unsafe { _mm_prefetch::<_MM_HINT_T0>((r as *const T).cast::<i8>()) }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = (s, i);
+}
+
 /// `a.max(b)` and `a.min(b)` (Rust's: a NaN operand yields the other one) on f32 lanes,
 /// 16 at a time with AVX-512: `vmaxps`/`vminps` return their second operand when either
-/// is NaN, so `op(b, a)` is right except when `a` is NaN, which one masked move fixes.
+/// is NaN, so `op(a, b)` is right except where `b` is NaN, where a mask keeps `a`.
 /// Written lane by lane, LLVM kept the same three operations in 128-bit registers (four
 /// times as many for a 16-lane row max: a softmax's first pass).
 ///
@@ -401,8 +418,15 @@ fn minmax_avx512<const L: usize, const MAX: bool>(a: [f32; L], b: [f32; L]) -> [
     #[inline]
     #[target_feature(enable = "avx512f")]
     fn op16<const MAX: bool>(a: __m512, b: __m512) -> __m512 {
-        let t = if MAX { _mm512_max_ps(b, a) } else { _mm512_min_ps(b, a) };
-        _mm512_mask_mov_ps(t, _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(a, a), b)
+        // `op(a, b)` in the lanes where `b` is a number (it returns `b` when `a` is
+        // NaN), `a` where `b` is NaN. The generated code passes an accumulator as `a`
+        // (`m = max(m, x)`): its dependency chain is the one masked instruction.
+        let num = _mm512_cmp_ps_mask::<_CMP_ORD_Q>(b, b);
+        if MAX {
+            _mm512_mask_max_ps(a, num, a, b)
+        } else {
+            _mm512_mask_min_ps(a, num, a, b)
+        }
     }
     let mut out = [0f32; L];
     let mut i = 0;

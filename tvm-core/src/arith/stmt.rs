@@ -121,6 +121,9 @@ impl Analyzer {
                 indices: indices.iter().map(|i| self.simplify(i)).collect(),
                 value: self.simplify(&value),
             },
+            Stmt::Prefetch { buffer, indices } => {
+                Stmt::Prefetch { buffer, indices: indices.iter().map(|i| self.simplify(i)).collect() }
+            }
             Stmt::Realize { buffer, bounds, body } => Stmt::Realize {
                 buffer,
                 bounds: bounds

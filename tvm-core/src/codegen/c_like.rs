@@ -508,7 +508,8 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
                     self.stmt(s)?;
                 }
             }
-            Stmt::NoOp => {}
+            // A CPU cache hint; schedules for GPU targets cannot ask for one.
+            Stmt::NoOp | Stmt::Prefetch { .. } => {}
             Stmt::For { var, min, extent, body, .. } => {
                 let t = self.type_name(var.dtype())?;
                 let lo = self.expr(min)?;

@@ -45,6 +45,7 @@ fn arity(name: &str) -> Option<(usize, usize)> {
     Some(match name {
         "split" | "split_nparts" | "bind" | "compute_at" | "cache_read" => (2, 2),
         "tile" => (4, 4),
+        "prefetch" => (3, 3),
         "fuse" => (2, usize::MAX),
         "reorder" => (1, usize::MAX),
         "parallel" | "vectorize" | "unroll" | "cache_write" | "rfactor" => (1, 1),
@@ -159,7 +160,9 @@ fn stages_of(k: &K) -> Vec<&str> {
         | K::SharedSizeUnknown { stage }
         | K::LocalSizeUnknown { stage }
         | K::SharedOnCpu { stage }
-        | K::DuplicateThreadTag { stage, .. } => vec![stage],
+        | K::DuplicateThreadTag { stage, .. }
+        | K::PrefetchAxisGone { stage, .. }
+        | K::PrefetchAtVectorized { stage, .. } => vec![stage],
         _ => Vec::new(),
     }
 }
@@ -308,6 +311,30 @@ impl Applier {
                 }
             }
             other => Err(self.error(other.loc(), K::BadStatement { what: format!("`{other}`, which is not an axis") })),
+        }
+    }
+
+    /// The tensor `e` names: an input, or a stage's tensor.
+    fn tensor_of(&mut self, e: &SExpr) -> R<TensorId> {
+        let SExpr::Name(n) = e else {
+            return Err(self.error(e.loc(), K::BadStatement { what: format!("`{e}` where a tensor was expected") }));
+        };
+        match self.lookup(n)? {
+            Value::Stage(s) => Ok(self.s.stage(s).tensor),
+            Value::Input(t) => Ok(t),
+            Value::Axis(_) => Err(self.error(n.loc, K::WrongKindOfName { name: n.name.clone(), expected: "a tensor" })),
+            Value::Poison => Err(Failed),
+        }
+    }
+
+    /// A prefetch distance: a positive integer literal.
+    fn offset_of(&mut self, e: &SExpr) -> R<(i64, Loc)> {
+        match e {
+            SExpr::Int { value, loc, .. } if *value > 0 => Ok((*value, *loc)),
+            SExpr::Int { text, loc, .. } | SExpr::Lit { text, loc } => {
+                Err(self.error(*loc, K::BadPrefetchOffset { value: text.clone() }))
+            }
+            other => Err(self.error(other.loc(), K::BadPrefetchOffset { value: other.to_string() })),
         }
     }
 
@@ -522,6 +549,15 @@ impl Applier {
                     "vectorize" => self.s.vectorize(stage, ax),
                     _ => self.s.unroll(stage, ax),
                 };
+                self.prim(stage, r)?;
+                Ok(Ret::Unit)
+            }
+            "prefetch" => {
+                let t = self.tensor_of(arg(0)?);
+                let ax = self.axis_of(arg(1)?, stage);
+                let off = self.offset_of(arg(2)?);
+                let (t, ax, off) = (t?, ax?, off?);
+                let r = self.s.prefetch(stage, (t, arg(0)?.loc()), (ax, arg(1)?.loc()), off);
                 self.prim(stage, r)?;
                 Ok(Ret::Unit)
             }

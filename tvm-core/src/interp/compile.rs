@@ -466,7 +466,8 @@ impl Compiler {
                 }
                 CS::Launch(*kernel)
             }
-            Stmt::NoOp => CS::NoOp,
+            // A cache hint: nothing to do (an index outside the buffer is allowed).
+            Stmt::NoOp | Stmt::Prefetch { .. } => CS::NoOp,
         };
         let children: Vec<&CStmt> = match &kind {
             CS::Seq(v) => v.iter().collect(),

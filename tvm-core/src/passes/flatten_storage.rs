@@ -71,6 +71,10 @@ impl Mutator for Flatten {
                     let indices = self.flat_index(&buffer, indices);
                     Stmt::Store { buffer, indices, value }
                 }
+                Stmt::Prefetch { buffer, indices } => {
+                    let indices = self.flat_index(&buffer, indices);
+                    Stmt::Prefetch { buffer, indices }
+                }
                 s => s,
             },
         }

@@ -121,14 +121,46 @@ impl Ctx<'_> {
         body
     }
 
-    fn make_loop(&self, sid: StageId, a: AxisId, body: Stmt) -> Stmt {
+    fn make_loop(&mut self, sid: StageId, a: AxisId, body: Stmt) -> Stmt {
         let ann = self.sch.ann(sid, a);
         let var = self.sch.axis(a).var.clone();
         let extent = self.b.extent(a).clone();
+        let body = self.with_prefetches(sid, a, &var, &extent, body);
         match ann.bind {
             Some(tag) => Stmt::ThreadBinding { tag, var, extent, body: Box::new(body) },
             None => Stmt::for_loop(var, extent, ann.kind, body),
         }
+    }
+
+    /// `body` (of the loop of `axis` of `sid`, over `var` in `0..extent`) after the
+    /// prefetches asked for at that loop: each fetches the region of its tensor that
+    /// iteration `var + offset` reads, clipped to the tensor, one cache line at a time.
+    fn with_prefetches(&mut self, sid: StageId, axis: AxisId, var: &Var, extent: &Expr, body: Stmt) -> Stmt {
+        let st = self.sch.stage(sid);
+        let mut out = Vec::new();
+        for p in st.prefetches.iter().filter(|p| p.axis == axis) {
+            let buf = self.buffers[&p.tensor].clone();
+            let shape = self.sch.graph.tensor(p.tensor).shape.clone();
+            let (stage, axis_name, tensor) =
+                (st.name.clone(), self.sch.axis(axis).name.clone(), buf.name().to_string());
+            match read_region(&body, &buf, &self.sch.graph.dims) {
+                // A side without a bound would prefetch from the tensor's edge: all of
+                // it, per iteration. Refused rather than done.
+                Some(region) if region.iter().all(|(l, h)| l.is_some() && h.is_some()) => {
+                    out.push(prefetch_nest(&buf, &shape, region, var, extent, p.offset))
+                }
+                Some(_) => self.errors.push(ScheduleError::new(
+                    p.loc,
+                    ScheduleErrorKind::PrefetchUnbounded { stage, axis: axis_name, tensor },
+                )),
+                None => self.errors.push(ScheduleError::new(
+                    p.loc,
+                    ScheduleErrorKind::PrefetchNotRead { stage, axis: axis_name, tensor },
+                )),
+            }
+        }
+        out.push(body);
+        Stmt::seq(out)
     }
 
     /// Reads of tensors become loads of their buffers.
@@ -363,4 +395,146 @@ fn guarded(conds: &[Expr], s: Stmt) -> Stmt {
         None => s,
         Some(first) => Stmt::if_then(it.fold(first, Expr::and), s),
     }
+}
+
+/// The region of `buf` that `body` reads, per dim: inclusive bounds in terms of the
+/// variables bound outside `body` (`None` on a side that the analysis cannot bound:
+/// the tensor's edge is used). `None` when `body` does not read `buf`. Conditions are
+/// ignored, so the region may be larger than what is read.
+fn read_region(body: &Stmt, buf: &Buffer, dims: &[Var]) -> Option<Vec<(Option<Expr>, Option<Expr>)>> {
+    use crate::arith::Analyzer;
+    use crate::tir::visit::{walk_expr, walk_stmt, Visitor};
+    struct R<'a> {
+        buf: &'a Buffer,
+        an: Analyzer,
+        /// Loop variables bound inside `body`, relaxed over their ranges.
+        inner: Vec<Var>,
+        lets: HashMap<Var, Expr>,
+        region: Option<Vec<(Option<Expr>, Option<Expr>)>>,
+    }
+    impl Visitor for R<'_> {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            match s {
+                Stmt::For { var, min, extent, body, .. } => {
+                    self.visit_expr(min);
+                    self.visit_expr(extent);
+                    let snap = self.an.snapshot();
+                    self.an.bind(var, substitute(min.clone(), &self.lets), substitute(extent.clone(), &self.lets));
+                    self.inner.push(var.clone());
+                    self.visit_stmt(body);
+                    self.inner.pop();
+                    self.an.restore(snap);
+                }
+                Stmt::ThreadBinding { var, extent, body, .. } => {
+                    let snap = self.an.snapshot();
+                    self.an.bind(var, Expr::int(0), substitute(extent.clone(), &self.lets));
+                    self.inner.push(var.clone());
+                    self.visit_stmt(body);
+                    self.inner.pop();
+                    self.an.restore(snap);
+                }
+                Stmt::Let { var, value, body } => {
+                    self.visit_expr(value);
+                    let v = substitute(value.clone(), &self.lets);
+                    self.lets.insert(var.clone(), v);
+                    self.visit_stmt(body);
+                    self.lets.remove(var);
+                }
+                s => walk_stmt(self, s),
+            }
+        }
+        fn visit_expr(&mut self, e: &Expr) {
+            if let Expr::Load { buffer, indices } = e {
+                if buffer == self.buf {
+                    let r: Vec<(Option<Expr>, Option<Expr>)> = indices
+                        .iter()
+                        .map(|i| {
+                            let i = substitute(i.clone(), &self.lets);
+                            // An index read from memory has only its type's bounds.
+                            if reads_memory(&i) {
+                                (None, None)
+                            } else {
+                                self.an.try_symbolic_bounds(&i, &self.inner)
+                            }
+                        })
+                        .collect();
+                    self.region = Some(match self.region.take() {
+                        None => r,
+                        Some(old) => old
+                            .into_iter()
+                            .zip(r)
+                            .map(|((l0, h0), (l1, h1))| {
+                                (l0.zip(l1).map(|(a, b)| Expr::min(a, b)), h0.zip(h1).map(|(a, b)| Expr::max(a, b)))
+                            })
+                            .collect(),
+                    });
+                }
+            }
+            walk_expr(self, e)
+        }
+    }
+    let mut an = Analyzer::new();
+    for d in dims {
+        an.assume_nonneg(d);
+    }
+    let mut r = R { buf, an, inner: Vec::new(), lets: HashMap::new(), region: None };
+    r.visit_stmt(body);
+    let region = r.region?;
+    Some(region.into_iter().map(|(l, h)| (l.map(|l| r.an.simplify(&l)), h.map(|h| r.an.simplify(&h)))).collect())
+}
+
+/// Whether `e` loads from a buffer.
+fn reads_memory(e: &Expr) -> bool {
+    let mut found = false;
+    crate::tir::visit::for_each_expr(e, &mut |x| found |= matches!(x, Expr::Load { .. }));
+    found
+}
+
+/// `if var + offset < extent`, a nest over the rows of `region` (each dim but the last,
+/// clipped to `shape`) that prefetches the last dim's span every cache line and at its
+/// end. With `var` replaced by `var + offset` in the region.
+fn prefetch_nest(
+    buf: &Buffer,
+    shape: &[Expr],
+    region: Vec<(Option<Expr>, Option<Expr>)>,
+    var: &Var,
+    extent: &Expr,
+    offset: i64,
+) -> Stmt {
+    let next = Expr::var(var) + Expr::int(offset);
+    let mut map = HashMap::new();
+    map.insert(var.clone(), next.clone());
+    // Clipped to the tensor: `[lo, hi]` inside `[0, dim - 1]` (empty when `lo > hi`).
+    let clipped: Vec<(Expr, Expr)> = region
+        .into_iter()
+        .zip(shape)
+        .map(|((lo, hi), dim)| {
+            let lo = lo.map_or(Expr::int(0), |l| Expr::max(substitute(l, &map), Expr::int(0)));
+            let last = dim.clone() - Expr::int(1);
+            let hi = hi.map_or(last.clone(), |h| Expr::min(substitute(h, &map), last));
+            (lo, hi)
+        })
+        .collect();
+    let Some(((lo_l, hi_l), rows)) = clipped.split_last() else {
+        return Stmt::NoOp;
+    };
+    // Elements per 64-byte line.
+    let line = (512 / buf.dtype().bits.max(8) as i64).max(1);
+    let c = Var::index("pf_c");
+    let span = hi_l.clone() - lo_l.clone();
+    let count = Expr::select(Expr::ge(span.clone(), Expr::int(0)), span / Expr::int(line) + Expr::int(2), Expr::int(0));
+    let mut indices: Vec<Expr> = Vec::new();
+    let mut row_vars = Vec::new();
+    for (k, (lo, _)) in rows.iter().enumerate() {
+        let v = Var::index(format!("pf_{k}"));
+        indices.push(lo.clone() + Expr::var(&v));
+        row_vars.push(v);
+    }
+    indices.push(Expr::min(lo_l.clone() + Expr::var(&c) * Expr::int(line), hi_l.clone()));
+    let mut s = Stmt::for_loop(c, count, crate::tir::ForKind::Serial, Stmt::Prefetch { buffer: buf.clone(), indices });
+    for ((lo, hi), v) in rows.iter().zip(row_vars).rev() {
+        let n = Expr::max(hi.clone() - lo.clone() + Expr::int(1), Expr::int(0));
+        s = Stmt::for_loop(v, n, crate::tir::ForKind::Serial, s);
+    }
+    Stmt::if_then(Expr::lt(next, extent.clone()), s)
 }

@@ -182,6 +182,7 @@ impl Cx {
             Stmt::For { .. } => Err(NotVectorized::InnerLoop),
             Stmt::Let { .. } => Err(NotVectorized::Statement("a `let`")),
             Stmt::Allocate { .. } => Err(NotVectorized::Statement("an allocation")),
+            Stmt::Prefetch { .. } => Err(NotVectorized::Statement("a prefetch")),
             _ => Err(NotVectorized::Statement("a GPU statement")),
         }
     }

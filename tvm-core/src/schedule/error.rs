@@ -66,6 +66,20 @@ pub enum ScheduleErrorKind {
     ParallelNested { stage: String, axis: String, outer: String },
     /// `parallel` on a GPU target.
     ParallelOnGpu { axis: String },
+    /// `prefetch` on a GPU target.
+    PrefetchOnGpu { tensor: String },
+    /// A prefetch distance that is not a positive integer.
+    BadPrefetchOffset { value: String },
+    /// A prefetch at an axis that was split or fused afterwards.
+    PrefetchAxisGone { stage: String, axis: String, tensor: String },
+    /// A prefetch at a vectorized axis.
+    PrefetchAtVectorized { stage: String, axis: String, tensor: String },
+    /// A prefetch of a stage computed inside another stage's loops (or inlined).
+    PrefetchNotRoot { tensor: String },
+    /// A prefetch of a tensor that the loop's body does not read.
+    PrefetchNotRead { stage: String, axis: String, tensor: String },
+    /// A prefetch whose region the analysis cannot bound (an index read from memory).
+    PrefetchUnbounded { stage: String, axis: String, tensor: String },
     /// `compute_inline` of an output.
     InlineOutput { stage: String },
     /// `compute_inline` of a reduction.
@@ -183,6 +197,25 @@ impl ScheduleError {
                 format!("`{axis}` is inside parallel loop `{outer}`; only the outermost parallel loop runs in parallel")
             }
             ParallelOnGpu { axis } => format!("cannot parallelize `{axis}` on a GPU target"),
+            PrefetchOnGpu { tensor } => format!("cannot prefetch `{tensor}` on a GPU target"),
+            BadPrefetchOffset { value } => {
+                format!("prefetch distance must be a positive integer literal (iterations ahead), got `{value}`")
+            }
+            PrefetchAxisGone { stage, axis, tensor } => {
+                format!("the prefetch of `{tensor}` is at `{stage}.{axis}`, which was split or fused afterwards")
+            }
+            PrefetchAtVectorized { stage, axis, tensor } => {
+                format!("cannot prefetch `{tensor}` at `{stage}.{axis}`: the axis is vectorized")
+            }
+            PrefetchNotRoot { tensor } => {
+                format!("cannot prefetch `{tensor}`: it is not computed at root, so its buffer has no fixed place")
+            }
+            PrefetchNotRead { stage, axis, tensor } => {
+                format!("the loop of `{stage}.{axis}` does not read `{tensor}`, so there is nothing to prefetch")
+            }
+            PrefetchUnbounded { stage, axis, tensor } => format!(
+                "cannot prefetch `{tensor}` at `{stage}.{axis}`: the part of it one iteration reads has no bound the compiler can find"
+            ),
             InlineOutput { stage } => format!("cannot inline `{stage}`: it is an output"),
             InlineReduction { stage } => format!("cannot inline `{stage}`: it is a reduction"),
             SharedMemoryExceeded { bytes, limit } => {
@@ -264,6 +297,17 @@ impl ScheduleError {
             UnrollDropped { .. } => "split the axis by a constant factor and unroll the inner part".into(),
             ParallelNested { .. } => "fuse the two axes and parallelize the fused axis, or parallelize only one of them".into(),
             ParallelOnGpu { .. } => "bind the axis to `block.x` (or `thread.x`) instead".into(),
+            PrefetchOnGpu { .. } => {
+                "on a GPU, stage the tile in shared memory with `cache_read(shared, [...])` instead".into()
+            }
+            BadPrefetchOffset { .. } => "write e.g. `s.prefetch(x, s.i, 1)` to fetch the next iteration's data".into(),
+            PrefetchAxisGone { .. } => "prefetch at one of the axes the split or fuse made".into(),
+            PrefetchAtVectorized { .. } => "prefetch at an outer loop; its iterations cover many vectors".into(),
+            PrefetchNotRoot { .. } => "prefetch the inputs it reads, or compute it at root".into(),
+            PrefetchNotRead { .. } => "prefetch at a loop whose body (or a stage computed inside it) reads it".into(),
+            PrefetchUnbounded { .. } => {
+                "prefetch tensors read at indices computed from the loop variables, not read from memory".into()
+            }
             InlineOutput { .. } | InlineReduction { .. } => "use `compute_at` or `compute_root()`".into(),
             SharedMemoryExceeded { .. } => "use smaller tiles".into(),
             SharedSizeUnknown { .. } => "compute the shared stage at an axis whose tile has a constant size".into(),
@@ -314,6 +358,7 @@ fn usage(name: &str) -> Option<&'static str> {
         "parallel" => "s.parallel(axis);",
         "vectorize" => "s.vectorize(axis);",
         "unroll" => "s.unroll(axis);",
+        "prefetch" => "s.prefetch(x, axis, 1);",
         "compute_at" => "p.compute_at(stage, axis);",
         "compute_inline" => "p.compute_inline();",
         "compute_root" => "p.compute_root();",

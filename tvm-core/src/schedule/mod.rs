@@ -69,6 +69,20 @@ pub struct AxisAnn {
     pub loc: Loc,
 }
 
+/// `s.prefetch(x, axis, offset)`: at the top of each iteration `v` of `axis`'s loop, the
+/// region of `x` that iteration `v + offset` reads is prefetched (TVM's
+/// `Stage.prefetch`, Halide's `Func::prefetch`). CPU targets only.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Prefetch {
+    pub tensor: TensorId,
+    pub axis: AxisId,
+    pub offset: i64,
+    /// The tensor argument's token, where errors about the tensor point.
+    pub loc: Loc,
+    /// The axis argument's token, where errors about the axis point.
+    pub axis_loc: Loc,
+}
+
 /// The schedule of one compute tensor.
 #[derive(Clone, Debug)]
 pub struct Stage {
@@ -87,6 +101,8 @@ pub struct Stage {
     /// Memory scope of the tensor; `None` for the default (global, or local/shared when
     /// computed inside thread or block loops).
     pub scope: Option<Scope>,
+    /// Software prefetches asked for at loops of this stage, in the order given.
+    pub prefetches: Vec<Prefetch>,
     /// Whether any primitive named this stage (untouched stages get the target's default
     /// treatment when a schedule is given).
     pub touched: bool,
@@ -144,6 +160,7 @@ impl Schedule {
             attach: Attach::Root,
             attach_loc: Loc::NONE,
             scope: None,
+            prefetches: Vec::new(),
             touched: false,
         });
         sid

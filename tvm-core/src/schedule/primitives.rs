@@ -275,6 +275,30 @@ impl Schedule {
         Ok(())
     }
 
+    /// `prefetch(tensor, axis, offset)`: see [`Prefetch`]. Where the axis ends up (still
+    /// a loop, not vectorized) and what the tensor is are checked by
+    /// [`Schedule::validate`]; whether the loop reads the tensor, by the lowering.
+    pub fn prefetch(
+        &mut self,
+        stage: StageId,
+        tensor: Arg<TensorId>,
+        axis: Arg<AxisId>,
+        offset: Arg<i64>,
+    ) -> Result<(), ScheduleError> {
+        self.touch(stage);
+        self.check_leaf(stage, axis)?;
+        if self.target.is_gpu() {
+            let name = self.graph.tensor(tensor.0).name.clone();
+            return err(tensor.1, ScheduleErrorKind::PrefetchOnGpu { tensor: name });
+        }
+        if offset.0 <= 0 {
+            return err(offset.1, ScheduleErrorKind::BadPrefetchOffset { value: offset.0.to_string() });
+        }
+        let p = Prefetch { tensor: tensor.0, axis: axis.0, offset: offset.0, loc: tensor.1, axis_loc: axis.1 };
+        self.stage_mut(stage).prefetches.push(p);
+        Ok(())
+    }
+
     /// `unroll(axis)`.
     pub fn unroll(&mut self, stage: StageId, axis: Arg<AxisId>) -> Result<(), ScheduleError> {
         self.touch(stage);
@@ -468,6 +492,8 @@ impl Schedule {
             root.push(self.new_axis(iv.var.name(), iv.var.clone(), IterKind::DataPar, stage.0));
         }
         let s = self.stage_mut(stage.0);
+        // The loops (and the prefetches at them) are the cache stage's now.
+        s.prefetches.clear();
         s.leaf = root.clone();
         s.root_axes = root;
         s.reduce_axes = Vec::new();

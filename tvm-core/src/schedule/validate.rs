@@ -122,11 +122,33 @@ impl Schedule {
         for sid in self.stage_ids() {
             self.validate_attach(sid, &mut errors);
             self.validate_vectorize(sid, &mut errors);
+            self.validate_prefetch(sid, &mut errors);
         }
         if self.target.is_gpu() {
             self.validate_gpu(&mut errors);
         }
         errors
+    }
+
+    /// A prefetch's loop is still a loop of the stage, not vectorized, and its tensor is
+    /// an input or computed at root (a buffer inside a loop nest has no fixed place).
+    fn validate_prefetch(&self, sid: StageId, errors: &mut Vec<ScheduleError>) {
+        let st = self.stage(sid);
+        for p in &st.prefetches {
+            let tensor = self.graph.tensor(p.tensor).name.clone();
+            let axis = self.axis(p.axis).name.clone();
+            if !st.leaf.contains(&p.axis) {
+                let kind = ScheduleErrorKind::PrefetchAxisGone { stage: st.name.clone(), axis, tensor };
+                errors.push(ScheduleError::new(p.axis_loc, kind));
+            } else if self.ann(sid, p.axis).kind == ForKind::Vectorized {
+                let kind = ScheduleErrorKind::PrefetchAtVectorized { stage: st.name.clone(), axis, tensor };
+                errors.push(ScheduleError::new(p.axis_loc, kind));
+            } else if let Some(ps) = self.stage_of(p.tensor) {
+                if self.stage(ps).attach != Attach::Root {
+                    errors.push(ScheduleError::new(p.loc, ScheduleErrorKind::PrefetchNotRoot { tensor }));
+                }
+            }
+        }
     }
 
     fn validate_attach(&self, sid: StageId, errors: &mut Vec<ScheduleError>) {

@@ -78,6 +78,9 @@ pub fn super_stmt<M: Mutator + ?Sized>(m: &mut M, s: Stmt) -> Stmt {
             indices: indices.into_iter().map(|i| m.mutate_expr(i)).collect(),
             value: m.mutate_expr(value),
         },
+        Stmt::Prefetch { buffer, indices } => {
+            Stmt::Prefetch { buffer, indices: indices.into_iter().map(|i| m.mutate_expr(i)).collect() }
+        }
         Stmt::Realize { buffer, bounds, body } => Stmt::Realize {
             buffer,
             bounds: bounds

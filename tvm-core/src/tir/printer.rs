@@ -260,6 +260,10 @@ impl<'a> Printer<'a> {
                 let idx = self.exprs(indices);
                 format!("{b}[{idx}] = {}", self.expr(value))
             }
+            Stmt::Prefetch { buffer, indices } => {
+                let b = self.buffer(buffer);
+                format!("prefetch {b}[{}]", self.exprs(indices))
+            }
             Stmt::Realize { buffer, bounds, .. } => {
                 let b = self.buffer(buffer);
                 let bounds: Vec<String> =
@@ -368,7 +372,12 @@ impl<'a> Printer<'a> {
                     self.block(body, depth, false, out);
                 }
             }
-            Stmt::Store { .. } | Stmt::Barrier | Stmt::WarpReduce { .. } | Stmt::Launch { .. } | Stmt::NoOp => {
+            Stmt::Store { .. }
+            | Stmt::Prefetch { .. }
+            | Stmt::Barrier
+            | Stmt::WarpReduce { .. }
+            | Stmt::Launch { .. }
+            | Stmt::NoOp => {
                 let h = self.stmt_header(s);
                 self.line(depth, &h, out);
             }

@@ -142,6 +142,13 @@ pub enum Stmt {
         extent: Expr,
         body: Box<Stmt>,
     },
+    /// A hint, no effect on results (CPU code only): the cache line holding the element
+    /// at `indices` (one index per dim before `flatten_storage`, one after) is fetched
+    /// ahead of its use. An index outside the buffer fetches nothing.
+    Prefetch {
+        buffer: Buffer,
+        indices: Vec<Expr>,
+    },
     /// Every thread of the block waits here; shared-memory writes before it are visible
     /// to reads after it.
     Barrier,

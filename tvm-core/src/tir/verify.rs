@@ -424,6 +424,15 @@ impl<'f> Verifier<'f> {
                     self.error(format!("store of {} lane(s) at an index of {lanes} lane(s)", vd.lanes));
                 }
             }
+            Stmt::Prefetch { buffer, indices } => {
+                self.check_access(buffer, indices);
+                if index_lanes(indices) != 1 {
+                    self.error("prefetch at a vector index".to_string());
+                }
+                if self.f.target.is_gpu() {
+                    self.error("prefetch in a GPU function".to_string());
+                }
+            }
             Stmt::Realize { buffer, bounds, body } => {
                 if self.phase == Phase::Flattened {
                     let n = self.buffer_name(buffer);

@@ -72,6 +72,7 @@ pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
             indices.iter().for_each(|i| v.visit_expr(i));
             v.visit_expr(value);
         }
+        Stmt::Prefetch { indices, .. } => indices.iter().for_each(|i| v.visit_expr(i)),
         Stmt::Realize { bounds, body, .. } => {
             for r in bounds {
                 v.visit_expr(&r.min);

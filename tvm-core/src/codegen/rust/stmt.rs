@@ -117,6 +117,17 @@ impl Emitter<'_> {
                 };
                 self.store(buffer, index, value)?
             }
+            Stmt::Prefetch { buffer, indices } => {
+                let [index] = indices.as_slice() else {
+                    return Err(unsupported("multi-dimensional prefetches (the function was not flattened)"));
+                };
+                // Checked access: `prefetch` takes the slice and an index that may lie
+                // outside it (then nothing is fetched).
+                let acc = self.access(buffer, index, true)?;
+                let arg = slice_arg(&acc.info, false);
+                let (i, rt) = (self.expr(&acc.index)?, &self.opts.rt_path);
+                quote!(#rt::cpu::prefetch(#arg, #i as i64);)
+            }
             Stmt::Allocate { buffer, extent, body } => self.allocate(buffer, extent, body)?,
             Stmt::NoOp => quote!(),
             Stmt::ThreadBinding { .. } | Stmt::Barrier | Stmt::WarpReduce { .. } | Stmt::Launch { .. } => {
