@@ -19,6 +19,7 @@ use crate::device::Device;
 use crate::element::Element;
 use crate::error::Error;
 use crate::gpu;
+use crate::storage::{host_oom, Storage as HostData};
 use crate::tensor::{element_count, Tensor};
 use std::fmt;
 
@@ -29,9 +30,9 @@ pub struct DeviceTensor<T: Element, const R: usize> {
     storage: Storage<T>,
 }
 
-enum Storage<T> {
-    /// On the CPU.
-    Host(Vec<T>),
+enum Storage<T: Element> {
+    /// On the CPU (aligned as host tensors are).
+    Host(HostData<T>),
     /// On a GPU device.
     Gpu(gpu::Buffer),
 }
@@ -41,7 +42,7 @@ impl<T: Element, const R: usize> Tensor<T, R> {
     /// CPU). `Err(DeviceUnavailable)` when the device cannot run.
     pub fn to_device(&self, device: &Device) -> Result<DeviceTensor<T, R>, Error> {
         let storage = match device {
-            Device::Cpu => Storage::Host(self.as_slice().to_vec()),
+            Device::Cpu => Storage::Host(HostData::try_copy_of(self.as_slice()).map_err(host_oom)?),
             _ => Storage::Gpu(gpu::Gpu::of(device)?.upload(self.as_slice())?),
         };
         Ok(DeviceTensor { shape: self.shape(), storage })
@@ -55,7 +56,7 @@ impl<T: Element, const R: usize> DeviceTensor<T, R> {
     pub fn zeros(device: &Device, shape: [usize; R]) -> Result<Self, Error> {
         let n = element_count::<T>(&shape)?;
         let storage = match device {
-            Device::Cpu => Storage::Host(vec![T::default(); n]),
+            Device::Cpu => Storage::Host(HostData::try_filled(n, T::default()).map_err(host_oom)?),
             _ => {
                 let mut b = gpu::Gpu::of(device)?.alloc(n * std::mem::size_of::<T>())?;
                 b.fill_zero()?;
@@ -72,7 +73,7 @@ impl<T: Element, const R: usize> DeviceTensor<T, R> {
     pub fn uninit_for_output(device: &Device, shape: [usize; R]) -> Result<Self, Error> {
         let n = element_count::<T>(&shape)?;
         let storage = match device {
-            Device::Cpu => Storage::Host(vec![T::default(); n]),
+            Device::Cpu => Storage::Host(HostData::try_filled(n, T::default()).map_err(host_oom)?),
             _ => Storage::Gpu(gpu::Gpu::of(device)?.alloc(n * std::mem::size_of::<T>())?),
         };
         Ok(DeviceTensor { shape, storage })
@@ -123,7 +124,7 @@ impl<T: Element, const R: usize> DeviceTensor<T, R> {
     pub fn copy_to(&self, out: &mut Tensor<T, R>) -> Result<(), Error> {
         same_shape("DeviceTensor::copy_to", "out", self.shape, out.shape())?;
         match &self.storage {
-            Storage::Host(v) => out.as_mut_slice().copy_from_slice(v),
+            Storage::Host(v) => out.as_mut_slice().copy_from_slice(v.as_slice()),
             Storage::Gpu(b) => b.read_elements(out.as_mut_slice())?,
         }
         Ok(())
@@ -134,7 +135,7 @@ impl<T: Element, const R: usize> DeviceTensor<T, R> {
     pub fn copy_from(&mut self, src: &Tensor<T, R>) -> Result<(), Error> {
         same_shape("DeviceTensor::copy_from", "src", self.shape, src.shape())?;
         match &mut self.storage {
-            Storage::Host(v) => v.copy_from_slice(src.as_slice()),
+            Storage::Host(v) => v.as_mut_slice().copy_from_slice(src.as_slice()),
             Storage::Gpu(b) => b.write(T::as_bytes(src.as_slice()))?,
         }
         Ok(())
@@ -145,7 +146,7 @@ impl<T: Element, const R: usize> DeviceTensor<T, R> {
     #[doc(hidden)]
     pub fn host_for(&self, kernel: &str, param: &str) -> Result<&[T], Error> {
         match &self.storage {
-            Storage::Host(v) => Ok(v),
+            Storage::Host(v) => Ok(v.as_slice()),
             Storage::Gpu(b) => Err(wrong_device(kernel, param, &Device::Cpu, b.device())),
         }
     }
@@ -154,7 +155,7 @@ impl<T: Element, const R: usize> DeviceTensor<T, R> {
     #[doc(hidden)]
     pub fn host_for_mut(&mut self, kernel: &str, param: &str) -> Result<&mut [T], Error> {
         match &mut self.storage {
-            Storage::Host(v) => Ok(v),
+            Storage::Host(v) => Ok(v.as_mut_slice()),
             Storage::Gpu(b) => Err(wrong_device(kernel, param, &Device::Cpu, b.device())),
         }
     }

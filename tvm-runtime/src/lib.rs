@@ -29,6 +29,7 @@ pub mod math;
 mod ndarray_interop;
 pub mod shape;
 mod stats;
+mod storage;
 mod tensor;
 
 pub use device::{decide_default, Device, CUDA_BACKEND};

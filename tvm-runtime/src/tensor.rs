@@ -2,23 +2,40 @@
 
 use super::element::Element;
 use super::error::Error;
+use super::storage::{host_oom, Storage};
 use crate::dtype::DType;
 use std::fmt;
 use std::ops::{Index, IndexMut};
 
 /// A host tensor of `T` with `R` dimensions, stored row-major (the last index fastest) in
-/// one contiguous `Vec<T>`.
+/// one contiguous block that starts at a multiple of 64 bytes (see [`Tensor::from_vec`]).
 ///
 /// Invariants, checked by every constructor: the data holds exactly the product of the
 /// shape's dimensions, and the shape is addressable: the product of its non-zero
 /// dimensions, and that times `size_of::<T>()`, are at most `isize::MAX` (the rule of
 /// Rust's slices and of `ndarray`). A zero-sized dimension is valid (an empty tensor);
 /// `R = 0` is a scalar with one element.
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone)]
 pub struct Tensor<T: Element, const R: usize> {
-    data: Vec<T>,
+    data: Storage<T>,
     shape: [usize; R],
 }
+
+impl<T: Element, const R: usize> PartialEq for Tensor<T, R> {
+    fn eq(&self, o: &Self) -> bool {
+        self.shape == o.shape && self.as_slice() == o.as_slice()
+    }
+}
+
+impl<T: Element + Eq, const R: usize> Eq for Tensor<T, R> {}
+
+impl<T: Element + std::hash::Hash, const R: usize> std::hash::Hash for Tensor<T, R> {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.as_slice().hash(h);
+        self.shape.hash(h);
+    }
+}
+
 
 /// The number of elements of `shape` for elements of `T`, or `SizeOverflow`.
 pub(crate) fn element_count<T>(shape: &[usize]) -> Result<usize, Error> {
@@ -43,26 +60,32 @@ impl<T: Element, const R: usize> Tensor<T, R> {
     /// A tensor of `shape` holding `data` in row-major order; `Err(LengthMismatch)` if
     /// `data` does not hold exactly as many elements as the shape, `Err(SizeOverflow)` if
     /// the shape is too large to address.
+    ///
+    /// Tensor data starts at a multiple of 64 bytes (a cache line, one AVX-512 register),
+    /// as TVM's and ONNX Runtime's arrays do, so that a kernel's vector rows do not
+    /// straddle cache lines: `data` is kept as it is when it starts there (then
+    /// [`Tensor::into_vec`] gives the same buffer back), and copied once into such a block
+    /// otherwise (`Err(OutOfMemory)` if that memory cannot be had).
     pub fn from_vec(data: Vec<T>, shape: [usize; R]) -> Result<Self, Error> {
         let n = element_count::<T>(&shape)?;
         if data.len() != n {
             return Err(Error::LengthMismatch { len: data.len(), shape: shape.to_vec() });
         }
-        Ok(Tensor { data, shape })
+        Ok(Tensor { data: Storage::try_from_vec(data).map_err(host_oom)?, shape })
     }
 
     /// A tensor of `shape` with every element `value`; `Err(SizeOverflow)` if the shape is
-    /// too large to address. (Memory exhaustion still aborts, as with `vec!`.)
+    /// too large to address, `Err(OutOfMemory)` if the allocator has no memory for it.
     pub fn try_full(shape: [usize; R], value: T) -> Result<Self, Error> {
         let n = element_count::<T>(&shape)?;
-        Ok(Tensor { data: vec![value; n], shape })
+        Ok(Tensor { data: Storage::try_filled(n, value).map_err(host_oom)?, shape })
     }
 
     /// A tensor of `shape` with every element `value`.
     ///
     /// # Panics
-    /// Only if the shape is too large to address (as `vec!` does); [`Tensor::try_full`]
-    /// returns that as an `Err`.
+    /// If the shape is too large to address or the memory cannot be had (as `vec!`
+    /// does); [`Tensor::try_full`] returns those as an `Err`.
     pub fn full(shape: [usize; R], value: T) -> Self {
         Self::try_full(shape, value).unwrap_or_else(|e| panic!("{e}"))
     }
@@ -76,8 +99,8 @@ impl<T: Element, const R: usize> Tensor<T, R> {
     /// A tensor of `shape` filled with zeros (`false`, `+0.0`).
     ///
     /// # Panics
-    /// Only if the shape is too large to address (as `vec!` does); [`Tensor::try_zeros`]
-    /// returns that as an `Err`.
+    /// If the shape is too large to address or the memory cannot be had (as `vec!`
+    /// does); [`Tensor::try_zeros`] returns those as an `Err`.
     pub fn zeros(shape: [usize; R]) -> Self {
         Self::try_zeros(shape).unwrap_or_else(|e| panic!("{e}"))
     }
@@ -109,32 +132,33 @@ impl<T: Element, const R: usize> Tensor<T, R> {
 
     /// The number of elements (the product of the shape).
     pub fn len(&self) -> usize {
-        self.data.len()
+        self.as_slice().len()
     }
 
     /// Whether the tensor has no elements (some dimension is zero).
     pub fn is_empty(&self) -> bool {
-        self.data.is_empty()
+        self.as_slice().is_empty()
     }
 
     /// The elements in row-major order.
     pub fn as_slice(&self) -> &[T] {
-        &self.data
+        self.data.as_slice()
     }
 
     /// The elements in row-major order, mutably (the shape cannot change).
     pub fn as_mut_slice(&mut self) -> &mut [T] {
-        &mut self.data
+        self.data.as_mut_slice()
     }
 
-    /// The elements in row-major order.
+    /// The elements in row-major order: the `Vec` given to [`Tensor::from_vec`] when it
+    /// was kept, else a copy.
     pub fn into_vec(self) -> Vec<T> {
-        self.data
+        self.data.into_vec()
     }
 
-    /// The elements in row-major order and the shape.
+    /// The elements in row-major order and the shape (as [`Tensor::into_vec`]).
     pub fn into_parts(self) -> (Vec<T>, [usize; R]) {
-        (self.data, self.shape)
+        (self.data.into_vec(), self.shape)
     }
 
     /// The row-major offset of `index`, `None` if any coordinate is out of bounds.
@@ -151,32 +175,41 @@ impl<T: Element, const R: usize> Tensor<T, R> {
 
     /// The element at `index`, `None` if out of bounds.
     pub fn get(&self, index: [usize; R]) -> Option<&T> {
-        self.offset(index).map(|o| &self.data[o])
+        self.offset(index).map(|o| &self.as_slice()[o])
     }
 
     /// The element at `index`, mutably, `None` if out of bounds.
     pub fn get_mut(&mut self, index: [usize; R]) -> Option<&mut T> {
-        self.offset(index).map(|o| &mut self.data[o])
+        self.offset(index).map(|o| &mut self.as_mut_slice()[o])
     }
 
     /// The same elements under another shape of the same element count;
     /// `Err(LengthMismatch)` otherwise.
     pub fn reshape<const R2: usize>(self, shape: [usize; R2]) -> Result<Tensor<T, R2>, Error> {
-        Tensor::from_vec(self.data, shape)
+        let n = element_count::<T>(&shape)?;
+        if self.len() != n {
+            return Err(Error::LengthMismatch { len: self.len(), shape: shape.to_vec() });
+        }
+        Ok(Tensor { data: self.data, shape })
     }
 }
 
 impl<T: Element> From<Vec<T>> for Tensor<T, 1> {
     /// A rank-1 tensor of the vector's elements.
+    ///
+    /// # Panics
+    /// If the data must be copied to be aligned (see [`Tensor::from_vec`]) and the memory
+    /// cannot be had, as `vec!` does.
     fn from(data: Vec<T>) -> Self {
         let shape = [data.len()];
+        let data = Storage::try_from_vec(data).unwrap_or_else(|bytes| panic!("{}", host_oom(bytes)));
         Tensor { data, shape }
     }
 }
 
 impl<T: Element, const R: usize> AsRef<[T]> for Tensor<T, R> {
     fn as_ref(&self) -> &[T] {
-        &self.data
+        self.as_slice()
     }
 }
 
@@ -186,7 +219,7 @@ impl<T: Element, const R: usize> Index<[usize; R]> for Tensor<T, R> {
     /// If `index` is out of bounds, as slice indexing does; see [`Tensor::get`].
     fn index(&self, index: [usize; R]) -> &T {
         match self.offset(index) {
-            Some(o) => &self.data[o],
+            Some(o) => &self.as_slice()[o],
             None => panic!("index {index:?} is out of bounds for a tensor of shape {:?}", self.shape),
         }
     }
@@ -197,7 +230,7 @@ impl<T: Element, const R: usize> IndexMut<[usize; R]> for Tensor<T, R> {
     /// If `index` is out of bounds, as slice indexing does; see [`Tensor::get_mut`].
     fn index_mut(&mut self, index: [usize; R]) -> &mut T {
         match self.offset(index) {
-            Some(o) => &mut self.data[o],
+            Some(o) => &mut self.as_mut_slice()[o],
             None => panic!("index {index:?} is out of bounds for a tensor of shape {:?}", self.shape),
         }
     }
@@ -208,7 +241,7 @@ impl<T: Element, const R: usize> fmt::Debug for Tensor<T, R> {
         f.debug_struct("Tensor")
             .field("dtype", &format_args!("{}", T::DTYPE.name()))
             .field("shape", &self.shape)
-            .field("data", &self.data)
+            .field("data", &self.as_slice())
             .finish()
     }
 }

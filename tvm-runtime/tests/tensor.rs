@@ -245,3 +245,26 @@ fn the_crate_root_exports_the_runtime_types() {
     let _: Result<(), tvm_runtime::Error> = Ok(());
     assert_eq!(t.len(), 1);
 }
+
+/// Tensor data starts at a multiple of 64 bytes whatever it was built from, on the host
+/// and in CPU device tensors, and keeps its values.
+#[test]
+fn data_is_aligned_to_a_cache_line() {
+    let aligned = |s: &[f32]| (s.as_ptr() as usize) % 64 == 0;
+    for n in [1usize, 5, 64, 1000, 1 << 18] {
+        assert!(aligned(Tensor::<f32, 1>::zeros([n]).as_slice()));
+        assert!(aligned(Tensor::<f32, 1>::full([n], 3.0).as_slice()));
+        // A vector one element into a larger one is at most 16-byte aligned: copied.
+        let big: Vec<f32> = (0..n + 1).map(|i| i as f32).collect();
+        let v = big[1..].to_vec();
+        let t = Tensor::from_vec(v.clone(), [n]).unwrap();
+        assert!(aligned(t.as_slice()));
+        assert!(aligned(t.clone().as_slice()));
+        assert_eq!(t.as_slice(), &v[..]);
+        let d = t.to_device(&tvm_runtime::Device::Cpu).unwrap();
+        assert_eq!(d.to_host().unwrap().into_vec(), v);
+        let r = t.reshape([1, n]).unwrap();
+        assert!(aligned(r.as_slice()));
+        assert_eq!(r.into_vec(), v);
+    }
+}
