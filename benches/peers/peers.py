@@ -53,7 +53,7 @@ KERNELS = {
     "sgemm_bn16": ("C=A·B 1024³, 16-col packed B, write cache", "flop", GEMM_FLOP),
     "sgemm_bn64": ("C=A·B 1024³, 64-col packed B, write cache", "flop", GEMM_FLOP),
     "sgemm_bn32_nocache": ("C=A·B 1024³, 32-col packed B, no cache", "flop", GEMM_FLOP),
-    "matmul": ("C=A·B 1024³, 16-col packed B, 8x16 register tile", "flop", GEMM_FLOP),
+    "matmul": ("C=A·B 1024³, 32-col packed B, 8x32 register tile", "flop", GEMM_FLOP),
     "conv2d_padded": ("3x3 conv 64->64 56x56, pad stage", "flop", CONV_FLOP),
     "conv2d": ("3x3 conv 64->64 56x56, pad stage, extended rows, 8x48 register tile", "flop", CONV_FLOP),
     "conv2d_if": ("3x3 conv 64->64 56x56, pad by if", "flop", CONV_FLOP),
@@ -289,7 +289,7 @@ def tvm_target():
 
 
 def tvm_gemm(bn, cache, reg_tile=None):
-    """The opt_gemm schedules of kernels.rs (and matmul.rs's with reg_tile=(8, 16))."""
+    """The opt_gemm schedules of kernels.rs (and matmul.rs's with reg_tile=(8, 32))."""
     from tvm import te, s_tir
     A = te.placeholder((N, N), name="A")
     B = te.placeholder((N, N), name="B")
@@ -303,7 +303,7 @@ def tvm_gemm(bn, cache, reg_tile=None):
     sch.vectorize(py)
     cb = sch.get_sblock("C")
     if reg_tile is not None:
-        # matmul.rs: c tiled 8 x 16, parallel io, vectorize ji; the local cache at jo,
+        # matmul.rs: c tiled 8 x 32, parallel io, vectorize ji; the local cache at jo,
         # k split by 4, reorder(ko, ki, ci, cj), unroll ki and ci, vectorize cj.
         ti, tj = reg_tile
         wb = sch.cache_write(cb, 0, "local")  # wb copies C_local out; cb computes into it
@@ -556,7 +556,7 @@ def tvm_impl(kid):
         sch = tvm_gemm(bn, cache=not kid.endswith("nocache"))
         oshape = (N, N)
     elif kid == "matmul":
-        sch = tvm_gemm(16, cache=True, reg_tile=(8, 16))
+        sch = tvm_gemm(32, cache=True, reg_tile=(8, 32))
         oshape = (N, N)
     elif kid.startswith("conv2d"):
         variant = {"conv2d_padded": "padded", "conv2d_if": "if", "conv2d": "tiled"}[kid]
@@ -781,7 +781,7 @@ def halide_impl(kid):
         bn = int(kid.split("_")[1][2:])
         fn, params = halide_gemm(bn, cache=not kid.endswith("nocache"))
     elif kid == "matmul":
-        fn, params = halide_gemm(16, cache=True, reg_tile=(8, 16))
+        fn, params = halide_gemm(32, cache=True, reg_tile=(8, 32))
     elif kid in ("conv2d_padded", "conv2d"):
         fn, params = halide_conv(tiled=kid == "conv2d")
         ins = (ins[0][0], ins[1])  # batch 1: data as [c, y, x]
