@@ -283,6 +283,16 @@ fn prefetch_of_a_stage_inside_a_loop_nest() {
 }
 
 #[test]
+fn prefetch_of_what_a_parallel_loop_writes() {
+    let k = one(MATMUL, "cpu", "c.parallel(c.i); c.prefetch(c, c.i, 1);");
+    let ok = matches!(k, K::PrefetchWrittenInParallel { ref tensor, ref axis, .. } if tensor == "c" && axis == "i");
+    assert!(ok, "{k:?}");
+    // At a serial loop, or of a tensor the loop only reads: fine.
+    assert!(errors(MATMUL, "cpu", "c.prefetch(c, c.i, 1);").is_empty());
+    assert!(errors(MATMUL, "cpu", "c.parallel(c.i); c.prefetch(a, c.i, 1);").is_empty());
+}
+
+#[test]
 fn prefetch_of_a_region_without_bounds() {
     let gather = "fn gather(table: f32[V, D], ids: i32[N]) -> y: f32[N, D] { y[i, j] = table[ids[i] as i64, j]; }";
     let k = one(gather, "cpu", "y.prefetch(table, y.i, 1);");

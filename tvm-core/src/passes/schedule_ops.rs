@@ -143,6 +143,12 @@ impl Ctx<'_> {
             let shape = self.sch.graph.tensor(p.tensor).shape.clone();
             let (stage, axis_name, tensor) =
                 (st.name.clone(), self.sch.axis(axis).name.clone(), buf.name().to_string());
+            let parallel = self.sch.ann(sid, axis).kind == crate::tir::ForKind::Parallel;
+            if parallel && writes(&body, &buf) {
+                let kind = ScheduleErrorKind::PrefetchWrittenInParallel { stage, axis: axis_name, tensor };
+                self.errors.push(ScheduleError::new(p.loc, kind));
+                continue;
+            }
             match read_region(&body, &buf, &self.sch.graph.dims) {
                 // A side without a bound would prefetch from the tensor's edge: all of
                 // it, per iteration. Refused rather than done.
@@ -481,6 +487,24 @@ fn read_region(body: &Stmt, buf: &Buffer, dims: &[Var]) -> Option<Vec<(Option<Ex
     r.visit_stmt(body);
     let region = r.region?;
     Some(region.into_iter().map(|(l, h)| (l.map(|l| r.an.simplify(&l)), h.map(|h| r.an.simplify(&h)))).collect())
+}
+
+/// Whether `s` stores to `buf`.
+fn writes(s: &Stmt, buf: &Buffer) -> bool {
+    use crate::tir::visit::{walk_stmt, Visitor};
+    struct W<'a>(&'a Buffer, bool);
+    impl Visitor for W<'_> {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            self.1 |= matches!(s, Stmt::Store { buffer, .. } if buffer == self.0);
+            if !self.1 {
+                walk_stmt(self, s)
+            }
+        }
+        fn visit_expr(&mut self, _: &Expr) {}
+    }
+    let mut w = W(buf, false);
+    w.visit_stmt(s);
+    w.1
 }
 
 /// Whether `e` loads from a buffer.

@@ -78,6 +78,9 @@ pub enum ScheduleErrorKind {
     PrefetchNotRoot { tensor: String },
     /// A prefetch of a tensor that the loop's body does not read.
     PrefetchNotRead { stage: String, axis: String, tensor: String },
+    /// A prefetch at a parallel loop of a tensor the loop writes (each iteration owns
+    /// only its part of it).
+    PrefetchWrittenInParallel { stage: String, axis: String, tensor: String },
     /// A prefetch whose region the analysis cannot bound (an index read from memory).
     PrefetchUnbounded { stage: String, axis: String, tensor: String },
     /// `compute_inline` of an output.
@@ -213,6 +216,9 @@ impl ScheduleError {
             PrefetchNotRead { stage, axis, tensor } => {
                 format!("the loop of `{stage}.{axis}` does not read `{tensor}`, so there is nothing to prefetch")
             }
+            PrefetchWrittenInParallel { stage, axis, tensor } => format!(
+                "cannot prefetch `{tensor}` at parallel loop `{stage}.{axis}`: its iterations write `{tensor}`, each only its own part"
+            ),
             PrefetchUnbounded { stage, axis, tensor } => format!(
                 "cannot prefetch `{tensor}` at `{stage}.{axis}`: the part of it one iteration reads has no bound the compiler can find"
             ),
@@ -305,6 +311,9 @@ impl ScheduleError {
             PrefetchAtVectorized { .. } => "prefetch at an outer loop; its iterations cover many vectors".into(),
             PrefetchNotRoot { .. } => "prefetch the inputs it reads, or compute it at root".into(),
             PrefetchNotRead { .. } => "prefetch at a loop whose body (or a stage computed inside it) reads it".into(),
+            PrefetchWrittenInParallel { .. } => {
+                "prefetch the tensors the loop only reads, or prefetch at a serial loop inside it".into()
+            }
             PrefetchUnbounded { .. } => {
                 "prefetch tensors read at indices computed from the loop variables, not read from memory".into()
             }
