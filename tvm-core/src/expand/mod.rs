@@ -66,9 +66,22 @@ pub fn lower_all(kernel: &Kernel) -> Result<Lowered, Vec<syn::Error>> {
     if !errors.is_empty() {
         return Err(errors);
     }
-    let mut lower = |target: Target| -> Option<PrimFunc> {
-        match crate::frontend::lower_for(kernel, &target) {
-            Ok(f) => Some(f),
+    // The three lowerings are independent and touch no token or span: one thread each
+    // (the expansion's latency is what a user waits for; the emission after them builds
+    // token streams, which stay on this thread).
+    let (graph, schedules) = (&kernel.graph, &kernel.schedules[..]);
+    let results: Vec<Result<PrimFunc, Vec<crate::schedule::ScheduleError>>> = std::thread::scope(|s| {
+        let threads: Vec<_> = [Target::cpu(), Target::cuda(), Target::opencl()]
+            .into_iter()
+            .map(|t| s.spawn(move || crate::frontend::lower_for_in(graph, schedules, &t)))
+            .collect();
+        threads.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+    });
+    // Errors in target order (cpu, cuda, opencl), each message once.
+    let mut funcs = Vec::new();
+    for r in results {
+        match r {
+            Ok(f) => funcs.push(f),
             Err(es) => {
                 for e in &es {
                     let err = schedule_error(kernel, e);
@@ -76,15 +89,11 @@ pub fn lower_all(kernel: &Kernel) -> Result<Lowered, Vec<syn::Error>> {
                         errors.push(err);
                     }
                 }
-                None
             }
         }
-    };
-    let cpu = lower(Target::cpu());
-    let cuda = lower(Target::cuda());
-    let opencl = lower(Target::opencl());
-    match (cpu, cuda, opencl) {
-        (Some(cpu), Some(cuda), Some(opencl)) if errors.is_empty() => Ok(Lowered { cpu, cuda, opencl }),
+    }
+    match <[PrimFunc; 3]>::try_from(funcs) {
+        Ok([cpu, cuda, opencl]) if errors.is_empty() => Ok(Lowered { cpu, cuda, opencl }),
         _ => Err(errors),
     }
 }

@@ -168,13 +168,22 @@ pub fn parse_str(src: &str) -> Result<Kernel, Vec<FrontendError>> {
 /// target's defaults; then the schedule is validated. With no usable block, the result
 /// is [`Schedule::default_for`]. All errors found are returned.
 pub fn build_schedule(kernel: &Kernel, target: &Target) -> Result<Schedule, Vec<ScheduleError>> {
-    if let Some((block, borrowed)) = schedule::select_block(kernel, target.kind) {
-        match schedule::apply_block(kernel, block, target.clone()) {
+    build_schedule_in(&kernel.graph, &kernel.schedules, target)
+}
+
+/// [`build_schedule`] of the algorithm `graph` with the blocks `schedules`.
+fn build_schedule_in(
+    graph: &crate::te::Graph,
+    schedules: &[ScheduleBlock],
+    target: &Target,
+) -> Result<Schedule, Vec<ScheduleError>> {
+    if let Some((block, borrowed)) = schedule::select_block_in(schedules, target.kind) {
+        match schedule::apply_block_in(graph, block, target.clone()) {
             Err(_) if borrowed => {}
             result => return result,
         }
     }
-    let s = Schedule::default_for(kernel.graph.clone(), target.clone());
+    let s = Schedule::default_for(graph.clone(), target.clone());
     let errors = s.validate();
     if errors.is_empty() {
         Ok(s)
@@ -194,10 +203,20 @@ pub fn check_schedules(kernel: &Kernel) -> Vec<ScheduleError> {
 /// a block of its own borrows the other GPU kind's; where that does not lower on this
 /// target, it gets its default schedule (the errors belong to the other target).
 pub fn lower_for(kernel: &Kernel, target: &Target) -> Result<crate::tir::PrimFunc, Vec<ScheduleError>> {
-    let result = build_schedule(kernel, target).and_then(|s| crate::lower::lower(&s));
-    let own_block = kernel.schedules.iter().any(|b| Target::parse(&b.target).is_ok_and(|t| t.kind == target.kind));
+    lower_for_in(&kernel.graph, &kernel.schedules, target)
+}
+
+/// [`lower_for`] of the algorithm `graph` with the blocks `schedules` (plain data, so
+/// the expansion can lower for several targets on several threads).
+pub(crate) fn lower_for_in(
+    graph: &crate::te::Graph,
+    schedules: &[ScheduleBlock],
+    target: &Target,
+) -> Result<crate::tir::PrimFunc, Vec<ScheduleError>> {
+    let result = build_schedule_in(graph, schedules, target).and_then(|s| crate::lower::lower(&s));
+    let own_block = schedules.iter().any(|b| Target::parse(&b.target).is_ok_and(|t| t.kind == target.kind));
     match result {
-        Err(_) if !own_block => crate::lower::lower(&Schedule::default_for(kernel.graph.clone(), target.clone())),
+        Err(_) if !own_block => crate::lower::lower(&Schedule::default_for(graph.clone(), target.clone())),
         r => r,
     }
 }

@@ -68,9 +68,14 @@ struct Applier {
 /// target) a block borrowed from another GPU kind, CUDA first, then OpenCL, then Metal.
 /// The flag says whether the block was borrowed.
 pub(crate) fn select_block(kernel: &Kernel, kind: TargetKind) -> Option<(&ScheduleBlock, bool)> {
+    select_block_in(&kernel.schedules, kind)
+}
+
+/// [`select_block`] among `schedules`.
+pub(crate) fn select_block_in(schedules: &[ScheduleBlock], kind: TargetKind) -> Option<(&ScheduleBlock, bool)> {
     let kinds: Vec<Option<TargetKind>> =
-        kernel.schedules.iter().map(|b| Target::parse(&b.target).ok().map(|t| t.kind)).collect();
-    let find = |k: TargetKind| kinds.iter().position(|&x| x == Some(k)).and_then(|i| kernel.schedules.get(i));
+        schedules.iter().map(|b| Target::parse(&b.target).ok().map(|t| t.kind)).collect();
+    let find = |k: TargetKind| kinds.iter().position(|&x| x == Some(k)).and_then(|i| schedules.get(i));
     if let Some(b) = find(kind) {
         return Some((b, false));
     }
@@ -121,9 +126,18 @@ pub(crate) fn apply_block(
     block: &ScheduleBlock,
     target: Target,
 ) -> Result<Schedule, Vec<ScheduleError>> {
+    apply_block_in(&kernel.graph, block, target)
+}
+
+/// [`apply_block`] to the algorithm `graph`.
+pub(crate) fn apply_block_in(
+    graph: &crate::te::Graph,
+    block: &ScheduleBlock,
+    target: Target,
+) -> Result<Schedule, Vec<ScheduleError>> {
     let mut a = Applier {
-        s: Schedule::new(kernel.graph.clone(), target),
-        algo_names: kernel.graph.tensors.iter().map(|t| t.name.clone()).collect(),
+        s: Schedule::new(graph.clone(), target),
+        algo_names: graph.tensors.iter().map(|t| t.name.clone()).collect(),
         env: BTreeMap::new(),
         errors: Vec::new(),
         failed: BTreeSet::new(),
