@@ -669,10 +669,18 @@ fn machine_code(bin: &Path) {
     assert_eq!(calls, 0, "`pad_conv_fixed`: {calls} calls (bounds checks) in its AVX-512 loop body");
     let fma = pad.iter().filter(|i| i.starts_with("vfmadd") && i.contains("zmm")).count();
     assert!(fma >= 3, "`pad_conv_fixed`: {fma} zmm FMAs (the padded interior is not vector code)");
-    // Both `prefetch` requests are prefetch instructions (they compile to nothing if the
-    // hint is lost on the way).
-    let pf = count(&code("pf_rows"), "prefetcht0");
-    assert!(pf >= 2, "`pf_rows`: {pf} prefetch instructions");
+    // Each `prefetch` request is prefetch instructions (they compile to nothing if the
+    // hint is lost on the way): `y`'s in its parallel loop's body (`__par*`), `c`'s in
+    // the serial nest of the function body (`__body`).
+    let pf = |part: &str| -> usize {
+        funcs
+            .iter()
+            .filter(|(n, _)| n.contains("__tvm_cpu_pf_rows::") && n.contains(part) && n.ends_with("avx512"))
+            .map(|(_, b)| count(b, "prefetcht0"))
+            .sum()
+    };
+    let (par, body) = (pf("__par"), pf("__body"));
+    assert!(par >= 1 && body >= 1, "`pf_rows`: {par} prefetches in the parallel loop, {body} in the serial nest");
 }
 
 // ---------------------------------------------------------------------------------------

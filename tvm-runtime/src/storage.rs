@@ -105,12 +105,14 @@ unsafe impl<T: Send> Send for Aligned<T> {}
 // SAFETY: as above; `&Aligned` gives only `&[T]`.
 unsafe impl<T: Sync> Sync for Aligned<T> {}
 
-impl<T: Element> Aligned<T> {
+impl<T> Aligned<T> {
     /// The layout of `len` elements, `None` if too large.
     fn layout(len: usize) -> Option<Layout> {
         Layout::from_size_align(bytes_of::<T>(len)?, ALIGN.max(std::mem::align_of::<T>())).ok()
     }
+}
 
+impl<T: Element> Aligned<T> {
     /// Uninitialized memory for `len` elements (`Err(bytes)` if it cannot be had); the
     /// caller initializes all of them before the value is used. `zeroed`: the memory is
     /// zero bytes already.
@@ -176,13 +178,11 @@ impl<T> Drop for Aligned<T> {
         if self.len == 0 || std::mem::size_of::<T>() == 0 {
             return;
         }
-        let bytes = self.len * std::mem::size_of::<T>();
-        // SAFETY: `ptr` came from `alloc` with this layout (the invariant); `T: Copy`
-        // (every element type), so there is nothing to drop in place.
-        unsafe {
-            let layout = Layout::from_size_align_unchecked(bytes, ALIGN.max(std::mem::align_of::<T>()));
-            alloc::dealloc(self.ptr.as_ptr().cast::<u8>(), layout)
-        }
+        // The layout the block was allocated with (it was valid then, for this `len`).
+        let Some(layout) = Self::layout(self.len) else { return };
+        // SAFETY: `ptr` came from `alloc` with this layout (the invariant); every element
+        // type is `Copy`, so there is nothing to drop in place.
+        unsafe { alloc::dealloc(self.ptr.as_ptr().cast::<u8>(), layout) }
     }
 }
 

@@ -36,6 +36,14 @@ impl<T: Element + std::hash::Hash, const R: usize> std::hash::Hash for Tensor<T,
     }
 }
 
+/// `Err(SizeOverflow)` if `shape` cannot be addressed, `Err(LengthMismatch)` if it does
+/// not hold `len` elements.
+fn check_len<T>(len: usize, shape: &[usize]) -> Result<(), Error> {
+    if element_count::<T>(shape)? != len {
+        return Err(Error::LengthMismatch { len, shape: shape.to_vec() });
+    }
+    Ok(())
+}
 
 /// The number of elements of `shape` for elements of `T`, or `SizeOverflow`.
 pub(crate) fn element_count<T>(shape: &[usize]) -> Result<usize, Error> {
@@ -67,10 +75,7 @@ impl<T: Element, const R: usize> Tensor<T, R> {
     /// [`Tensor::into_vec`] gives the same buffer back), and copied once into such a block
     /// otherwise (`Err(OutOfMemory)` if that memory cannot be had).
     pub fn from_vec(data: Vec<T>, shape: [usize; R]) -> Result<Self, Error> {
-        let n = element_count::<T>(&shape)?;
-        if data.len() != n {
-            return Err(Error::LengthMismatch { len: data.len(), shape: shape.to_vec() });
-        }
+        check_len::<T>(data.len(), &shape)?;
         Ok(Tensor { data: Storage::try_from_vec(data).map_err(host_oom)?, shape })
     }
 
@@ -186,10 +191,7 @@ impl<T: Element, const R: usize> Tensor<T, R> {
     /// The same elements under another shape of the same element count;
     /// `Err(LengthMismatch)` otherwise.
     pub fn reshape<const R2: usize>(self, shape: [usize; R2]) -> Result<Tensor<T, R2>, Error> {
-        let n = element_count::<T>(&shape)?;
-        if self.len() != n {
-            return Err(Error::LengthMismatch { len: self.len(), shape: shape.to_vec() });
-        }
+        check_len::<T>(self.len(), &shape)?;
         Ok(Tensor { data: self.data, shape })
     }
 }

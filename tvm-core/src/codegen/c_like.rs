@@ -9,7 +9,7 @@
 
 use super::CodegenError;
 use crate::dtype::{DType, ScalarKind};
-use crate::tir::visit::{walk_expr, walk_stmt, Visitor};
+use crate::tir::visit::{walk_expr, walk_stmt, written_buffers, Visitor};
 use crate::tir::{BinOp, Buffer, Expr, Intrinsic, Kernel, Scope, Stmt, ThreadTag, Var, VarId};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
@@ -1085,23 +1085,6 @@ fn half_fn(d: DType, what: &str) -> String {
         "from_f32" => format!("tvm_f32_to_{t}"),
         _ => format!("tvm_round_{t}"),
     }
-}
-
-/// The buffers a kernel body stores to.
-fn written_buffers(body: &Stmt) -> HashSet<crate::tir::BufferId> {
-    struct W(HashSet<crate::tir::BufferId>);
-    impl Visitor for W {
-        fn visit_expr(&mut self, _: &Expr) {}
-        fn visit_stmt(&mut self, s: &Stmt) {
-            if let Stmt::Store { buffer, .. } = s {
-                self.0.insert(buffer.id());
-            }
-            walk_stmt(self, s)
-        }
-    }
-    let mut w = W(HashSet::new());
-    w.visit_stmt(body);
-    w.0
 }
 
 /// Whether `e` has a vector-typed sub-expression.

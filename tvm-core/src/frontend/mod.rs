@@ -86,7 +86,7 @@ impl Kernel {
 
     /// The block of `schedule!` statements used for `target` (see [`build_schedule`]).
     pub fn schedule_block(&self, target: &Target) -> Option<&ScheduleBlock> {
-        schedule::select_block(self, target.kind).map(|(b, _)| b)
+        schedule::select_block(&self.schedules, target.kind).map(|(b, _)| b)
     }
 }
 
@@ -177,8 +177,8 @@ fn build_schedule_in(
     schedules: &[ScheduleBlock],
     target: &Target,
 ) -> Result<Schedule, Vec<ScheduleError>> {
-    if let Some((block, borrowed)) = schedule::select_block_in(schedules, target.kind) {
-        match schedule::apply_block_in(graph, block, target.clone()) {
+    if let Some((block, borrowed)) = schedule::select_block(schedules, target.kind) {
+        match schedule::apply_block(graph, block, target.clone()) {
             Err(_) if borrowed => {}
             result => return result,
         }

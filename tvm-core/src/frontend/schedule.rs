@@ -67,12 +67,7 @@ struct Applier {
 /// Picks the block that schedules `kind`: a block for that kind, else (for a GPU
 /// target) a block borrowed from another GPU kind, CUDA first, then OpenCL, then Metal.
 /// The flag says whether the block was borrowed.
-pub(crate) fn select_block(kernel: &Kernel, kind: TargetKind) -> Option<(&ScheduleBlock, bool)> {
-    select_block_in(&kernel.schedules, kind)
-}
-
-/// [`select_block`] among `schedules`.
-pub(crate) fn select_block_in(schedules: &[ScheduleBlock], kind: TargetKind) -> Option<(&ScheduleBlock, bool)> {
+pub(crate) fn select_block(schedules: &[ScheduleBlock], kind: TargetKind) -> Option<(&ScheduleBlock, bool)> {
     let kinds: Vec<Option<TargetKind>> =
         schedules.iter().map(|b| Target::parse(&b.target).ok().map(|t| t.kind)).collect();
     let find = |k: TargetKind| kinds.iter().position(|&x| x == Some(k)).and_then(|i| schedules.get(i));
@@ -112,7 +107,7 @@ pub(crate) fn check_all(kernel: &Kernel) -> Vec<ScheduleError> {
             errors.push(ScheduleError::new(b.target_loc, K::DuplicateSchedule { target: b.target.clone() }));
         }
         seen.push(target.kind);
-        if let Err(es) = apply_block(kernel, b, target) {
+        if let Err(es) = apply_block(&kernel.graph, b, target) {
             errors.extend(es);
         }
     }
@@ -122,15 +117,6 @@ pub(crate) fn check_all(kernel: &Kernel) -> Vec<ScheduleError> {
 /// Applies one block for `target`, then the defaults for untouched stages, and
 /// validates the result.
 pub(crate) fn apply_block(
-    kernel: &Kernel,
-    block: &ScheduleBlock,
-    target: Target,
-) -> Result<Schedule, Vec<ScheduleError>> {
-    apply_block_in(&kernel.graph, block, target)
-}
-
-/// [`apply_block`] to the algorithm `graph`.
-pub(crate) fn apply_block_in(
     graph: &crate::te::Graph,
     block: &ScheduleBlock,
     target: Target,
@@ -341,26 +327,19 @@ impl Applier {
         }
     }
 
-    /// A prefetch distance: a positive integer literal.
-    fn offset_of(&mut self, e: &SExpr) -> R<(i64, Loc)> {
+    /// A positive integer literal (a split factor, a prefetch distance); anything else
+    /// is the error `bad` makes of its text.
+    fn positive_int(&mut self, e: &SExpr, bad: fn(String) -> K) -> R<(i64, Loc)> {
         match e {
             SExpr::Int { value, loc, .. } if *value > 0 => Ok((*value, *loc)),
-            SExpr::Int { text, loc, .. } | SExpr::Lit { text, loc } => {
-                Err(self.error(*loc, K::BadPrefetchOffset { value: text.clone() }))
-            }
-            other => Err(self.error(other.loc(), K::BadPrefetchOffset { value: other.to_string() })),
+            SExpr::Int { text, loc, .. } | SExpr::Lit { text, loc } => Err(self.error(*loc, bad(text.clone()))),
+            other => Err(self.error(other.loc(), bad(other.to_string()))),
         }
     }
 
-    /// A split factor: a positive integer literal.
+    /// A split factor.
     fn factor_of(&mut self, e: &SExpr) -> R<(i64, Loc)> {
-        match e {
-            SExpr::Int { value, loc, .. } if *value > 0 => Ok((*value, *loc)),
-            SExpr::Int { text, loc, .. } | SExpr::Lit { text, loc } => {
-                Err(self.error(*loc, K::BadSplitFactor { value: text.clone() }))
-            }
-            other => Err(self.error(other.loc(), K::BadSplitFactor { value: other.to_string() })),
-        }
+        self.positive_int(e, |value| K::BadSplitFactor { value })
     }
 
     fn tag_of(&mut self, e: &SExpr) -> R<(ThreadTag, Loc)> {
@@ -569,7 +548,7 @@ impl Applier {
             "prefetch" => {
                 let t = self.tensor_of(arg(0)?);
                 let ax = self.axis_of(arg(1)?, stage);
-                let off = self.offset_of(arg(2)?);
+                let off = self.positive_int(arg(2)?, |value| K::BadPrefetchOffset { value });
                 let (t, ax, off) = (t?, ax?, off?);
                 let r = self.s.prefetch(stage, (t, arg(0)?.loc()), (ax, arg(1)?.loc()), off);
                 self.prim(stage, r)?;

@@ -137,6 +137,9 @@ impl Ctx<'_> {
     /// iteration `var + offset` reads, clipped to the tensor, one cache line at a time.
     fn with_prefetches(&mut self, sid: StageId, axis: AxisId, var: &Var, extent: &Expr, body: Stmt) -> Stmt {
         let st = self.sch.stage(sid);
+        if !st.prefetches.iter().any(|p| p.axis == axis) {
+            return body;
+        }
         let mut out = Vec::new();
         for p in st.prefetches.iter().filter(|p| p.axis == axis) {
             let buf = self.buffers[&p.tensor].clone();
@@ -144,7 +147,7 @@ impl Ctx<'_> {
             let (stage, axis_name, tensor) =
                 (st.name.clone(), self.sch.axis(axis).name.clone(), buf.name().to_string());
             let parallel = self.sch.ann(sid, axis).kind == crate::tir::ForKind::Parallel;
-            if parallel && writes(&body, &buf) {
+            if parallel && crate::tir::visit::written_buffers(&body).contains(&buf.id()) {
                 let kind = ScheduleErrorKind::PrefetchWrittenInParallel { stage, axis: axis_name, tensor };
                 self.errors.push(ScheduleError::new(p.loc, kind));
                 continue;
@@ -152,13 +155,13 @@ impl Ctx<'_> {
             match read_region(&body, &buf, &self.sch.graph.dims) {
                 // A side without a bound would prefetch from the tensor's edge: all of
                 // it, per iteration. Refused rather than done.
-                Some(region) if region.iter().all(|(l, h)| l.is_some() && h.is_some()) => {
-                    out.push(prefetch_nest(&buf, &shape, region, var, extent, p.offset))
-                }
-                Some(_) => self.errors.push(ScheduleError::new(
-                    p.loc,
-                    ScheduleErrorKind::PrefetchUnbounded { stage, axis: axis_name, tensor },
-                )),
+                Some(region) => match region.into_iter().map(|(l, h)| l.zip(h)).collect::<Option<Vec<_>>>() {
+                    Some(bounds) => out.push(prefetch_nest(&buf, &shape, bounds, var, extent, p.offset)),
+                    None => self.errors.push(ScheduleError::new(
+                        p.loc,
+                        ScheduleErrorKind::PrefetchUnbounded { stage, axis: axis_name, tensor },
+                    )),
+                },
                 None => self.errors.push(ScheduleError::new(
                     p.loc,
                     ScheduleErrorKind::PrefetchNotRead { stage, axis: axis_name, tensor },
@@ -404,8 +407,8 @@ fn guarded(conds: &[Expr], s: Stmt) -> Stmt {
 }
 
 /// The region of `buf` that `body` reads, per dim: inclusive bounds in terms of the
-/// variables bound outside `body` (`None` on a side that the analysis cannot bound:
-/// the tensor's edge is used). `None` when `body` does not read `buf`. Conditions are
+/// variables bound outside `body` (`None` on a side that the analysis cannot bound, such
+/// as an index read from memory). `None` when `body` does not read `buf`. Conditions are
 /// ignored, so the region may be larger than what is read.
 fn read_region(body: &Stmt, buf: &Buffer, dims: &[Var]) -> Option<Vec<(Option<Expr>, Option<Expr>)>> {
     use crate::arith::Analyzer;
@@ -457,7 +460,7 @@ fn read_region(body: &Stmt, buf: &Buffer, dims: &[Var]) -> Option<Vec<(Option<Ex
                         .map(|i| {
                             let i = substitute(i.clone(), &self.lets);
                             // An index read from memory has only its type's bounds.
-                            if reads_memory(&i) {
+                            if crate::arith::reads_memory(&i) {
                                 (None, None)
                             } else {
                                 self.an.try_symbolic_bounds(&i, &self.inner)
@@ -489,38 +492,13 @@ fn read_region(body: &Stmt, buf: &Buffer, dims: &[Var]) -> Option<Vec<(Option<Ex
     Some(region.into_iter().map(|(l, h)| (l.map(|l| r.an.simplify(&l)), h.map(|h| r.an.simplify(&h)))).collect())
 }
 
-/// Whether `s` stores to `buf`.
-fn writes(s: &Stmt, buf: &Buffer) -> bool {
-    use crate::tir::visit::{walk_stmt, Visitor};
-    struct W<'a>(&'a Buffer, bool);
-    impl Visitor for W<'_> {
-        fn visit_stmt(&mut self, s: &Stmt) {
-            self.1 |= matches!(s, Stmt::Store { buffer, .. } if buffer == self.0);
-            if !self.1 {
-                walk_stmt(self, s)
-            }
-        }
-        fn visit_expr(&mut self, _: &Expr) {}
-    }
-    let mut w = W(buf, false);
-    w.visit_stmt(s);
-    w.1
-}
-
-/// Whether `e` loads from a buffer.
-fn reads_memory(e: &Expr) -> bool {
-    let mut found = false;
-    crate::tir::visit::for_each_expr(e, &mut |x| found |= matches!(x, Expr::Load { .. }));
-    found
-}
-
-/// `if var + offset < extent`, a nest over the rows of `region` (each dim but the last,
-/// clipped to `shape`) that prefetches the last dim's span every cache line and at its
-/// end. With `var` replaced by `var + offset` in the region.
+/// `if var + offset < extent`, a nest over the rows of `region` (inclusive bounds per
+/// dim; each dim but the last clipped to `shape`) that prefetches the last dim's span
+/// every cache line and at its end. With `var` replaced by `var + offset` in the region.
 fn prefetch_nest(
     buf: &Buffer,
     shape: &[Expr],
-    region: Vec<(Option<Expr>, Option<Expr>)>,
+    region: Vec<(Expr, Expr)>,
     var: &Var,
     extent: &Expr,
     offset: i64,
@@ -533,9 +511,8 @@ fn prefetch_nest(
         .into_iter()
         .zip(shape)
         .map(|((lo, hi), dim)| {
-            let lo = lo.map_or(Expr::int(0), |l| Expr::max(substitute(l, &map), Expr::int(0)));
-            let last = dim.clone() - Expr::int(1);
-            let hi = hi.map_or(last.clone(), |h| Expr::min(substitute(h, &map), last));
+            let lo = Expr::max(substitute(lo, &map), Expr::int(0));
+            let hi = Expr::min(substitute(hi, &map), dim.clone() - Expr::int(1));
             (lo, hi)
         })
         .collect();

@@ -88,6 +88,23 @@ pub fn walk_stmt<V: Visitor + ?Sized>(v: &mut V, s: &Stmt) {
     }
 }
 
+/// The buffers `s` stores to.
+pub fn written_buffers(s: &Stmt) -> std::collections::HashSet<BufferId> {
+    struct W(std::collections::HashSet<BufferId>);
+    impl Visitor for W {
+        fn visit_expr(&mut self, _: &Expr) {}
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let Stmt::Store { buffer, .. } = s {
+                self.0.insert(buffer.id());
+            }
+            walk_stmt(self, s)
+        }
+    }
+    let mut w = W(Default::default());
+    w.visit_stmt(s);
+    w.0
+}
+
 /// Calls `f` on every expression node of `e` (pre-order).
 pub fn for_each_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     struct F<'a>(&'a mut dyn FnMut(&Expr));

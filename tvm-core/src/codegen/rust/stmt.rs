@@ -126,7 +126,7 @@ impl Emitter<'_> {
                 let acc = self.access(buffer, index, true)?;
                 let arg = slice_arg(&acc.info, false);
                 let (i, rt) = (self.expr(&acc.index)?, &self.opts.rt_path);
-                quote!(#rt::cpu::prefetch(#arg, #i as i64);)
+                quote!(#rt::cpu::prefetch(#arg, #i);)
             }
             Stmt::Allocate { buffer, extent, body } => self.allocate(buffer, extent, body)?,
             Stmt::NoOp => quote!(),
