@@ -1,6 +1,8 @@
 //! CPU benches, each against the best alternative in the same run:
 //! matmul 1024³ f32 vs `matrixmultiply` (threading), vector add 2^24 vs a plain loop,
-//! softmax 4096×1024 vs a plain implementation.
+//! softmax 4096×1024 vs a plain implementation; an embedding lookup whose row index is
+//! checked at run time vs the same lookup with the index clamped (which the compiler
+//! proves in bounds: no check), the cost of the check.
 //!
 //! Run: `cargo bench --bench cpu` (the README's performance table comes from it).
 
@@ -18,6 +20,31 @@ use vector_add_kernel::vector_add;
 #[path = "../examples/kernels/softmax.rs"]
 mod softmax_kernel;
 use softmax_kernel::softmax;
+
+mod embedding {
+    tvm::compute! {
+        /// Rows picked by `ids`: the row index is read from memory, so it is checked.
+        pub fn embed_checked(table: f32[50000, D], ids: i32[N]) -> y: f32[N, D] {
+            y[i, j] = table[ids[i] as i64, j];
+        }
+        schedule!(cpu) {
+            y.parallel(y.i);
+            let (jo, ji) = y.split(y.j, 16);
+            y.vectorize(ji);
+        }
+    }
+    tvm::compute! {
+        /// The same with the index clamped into the table: proved, so not checked.
+        pub fn embed_clamped(table: f32[50000, D], ids: i32[N]) -> y: f32[N, D] {
+            y[i, j] = table[min(max(ids[i] as i64, 0), 49999), j];
+        }
+        schedule!(cpu) {
+            y.parallel(y.i);
+            let (jo, ji) = y.split(y.j, 16);
+            y.vectorize(ji);
+        }
+    }
+}
 
 fn values(n: usize) -> Vec<f32> {
     (0..n).map(|i| ((i * 7919) % 1000) as f32 / 1000.0 - 0.5).collect()
@@ -108,5 +135,25 @@ fn bench_softmax(c: &mut Criterion) {
     assert!(err < 1e-5, "softmax differs from the plain implementation: {err}");
 }
 
-criterion_group!(benches, bench_matmul, bench_vector_add, bench_softmax);
+fn bench_embedding(c: &mut Criterion) {
+    let (v, d, n) = (50000usize, 256usize, 16384usize);
+    let table = Tensor::from_vec(values(v * d), [v, d]).unwrap();
+    let ids: Vec<i32> = (0..n).map(|i| ((i as u64 * 2654435761) % v as u64) as i32).collect();
+    let ids = Tensor::from_vec(ids, [n]).unwrap();
+    let (mut a, mut b) = (Tensor::<f32, 2>::zeros([n, d]), Tensor::<f32, 2>::zeros([n, d]));
+    let mut g = c.benchmark_group("embedding_16384x256_of_50000");
+    g.throughput(Throughput::Bytes(2 * 4 * (n * d) as u64)).sample_size(20);
+    g.bench_function("tvm-rs checked", |bch| {
+        bch.iter(|| embedding::embed_checked::run(&Device::Cpu, &table, &ids, &mut a).unwrap())
+    });
+    g.bench_function("tvm-rs clamped", |bch| {
+        bch.iter(|| embedding::embed_clamped::run(&Device::Cpu, &table, &ids, &mut b).unwrap())
+    });
+    g.finish();
+    assert_eq!(a.as_slice(), b.as_slice());
+    assert!(embedding::embed_checked::source("cpu").unwrap().contains("check_index"));
+    assert!(!embedding::embed_clamped::source("cpu").unwrap().contains("check_index"));
+}
+
+criterion_group!(benches, bench_matmul, bench_vector_add, bench_softmax, bench_embedding);
 criterion_main!(benches);

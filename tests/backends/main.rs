@@ -15,6 +15,8 @@
 //! debug builds an OpenCL output starts as the tensor's contents, as on the CPU; release
 //! builds skip that copy).
 
+mod bad_input;
+
 use std::sync::OnceLock;
 use tvm::{Device, Tensor};
 

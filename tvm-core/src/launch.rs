@@ -64,8 +64,12 @@ pub unsafe fn run_source_on_device(
             bufs.insert(buffer.id().0, upload(&m, &t.data)?);
         }
     }
-    let mut host = Host { f, m: &m, env, bufs };
+    let fault = m.fault_buffer()?;
+    let mut host = Host { f, m: &m, env, bufs, fault: &fault };
     host.stmt(&f.body)?;
+    if let Some(x) = m.read_fault(&fault)? {
+        return Err(check_failed(f, x));
+    }
     let mut results = Vec::new();
     for (i, p) in f.params.iter().enumerate() {
         if let (Param::Tensor { buffer, is_output: true, .. }, ArgValue::Tensor(t)) = (p, &args[i]) {
@@ -192,6 +196,20 @@ struct Host<'a> {
     env: HashMap<VarId, ScalarValue>,
     /// Device memory of the parameters and of the live intermediates, by buffer id.
     bufs: HashMap<u32, gpu::Buffer>,
+    /// The fault buffer of the kernels that check values.
+    fault: &'a gpu::Buffer,
+}
+
+/// The error of failed check `site` of `f` (as generated host code makes it).
+fn check_failed(f: &PrimFunc, (site, value, extent): (u32, i64, i64)) -> Error {
+    let kernel = f.name.clone();
+    match f.checks.get(site as usize) {
+        Some(crate::tir::CheckSite::Index { tensor, dim, index }) => {
+            Error::IndexOutOfBounds { kernel, tensor: tensor.clone(), dim: *dim, index: index.clone(), value, extent }
+        }
+        Some(crate::tir::CheckSite::Divisor { divisor }) => Error::DivisionByZero { kernel, divisor: divisor.clone() },
+        None => internal(format!("`{kernel}` reported check {site}, but it has {} checks", f.checks.len())),
+    }
 }
 
 impl Host<'_> {
@@ -279,6 +297,9 @@ impl Host<'_> {
         for v in &k.scalar_args {
             let s = self.env.get(&v.id()).ok_or_else(|| internal(format!("`{}` is unbound on the host", v.name())))?;
             args.push(KernelArg::Scalar(scalar(*s)));
+        }
+        if crate::tir::visit::contains_check(&k.body) {
+            args.push(KernelArg::Buffer(self.fault));
         }
         // SAFETY: the caller of `run_source_on_device` promised that the program is `f`'s,
         // and the buffers are the parameters (their shapes bound `f`'s dims) and the

@@ -639,6 +639,7 @@ fn pass_over_a_function() {
         name: "f".into(),
         target: Target::cuda(),
         params: vec![Param::Tensor { buffer: a.clone(), shape: vec![v(&n)], is_output: true }],
+        checks: vec![],
         body: host,
         kernels: vec![Kernel {
             name: "f_kernel0".into(),

@@ -207,6 +207,7 @@ fn vector_kernel() -> PrimFunc {
         name: "vec".into(),
         target: Target::opencl(),
         params: vec![],
+        checks: vec![],
         body: Stmt::Launch { kernel: 0 },
         kernels: vec![k],
     }

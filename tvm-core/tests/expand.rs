@@ -219,7 +219,7 @@ fn host_code_with_a_loop_around_a_launch() {
         "fn tiles(x: f32[n], m: usize) -> y: f32[m] { y[i] = x[i % n] * 2.0; }
          schedule!(opencl) { let (o, t) = y.split(y.i, 64); y.bind(t, thread.x); }",
     );
-    expect![[r#"
+    expect![[r##"
         #[allow(unused_variables, unused_mut, unused_braces, unused_parens, non_snake_case, clippy::all)]
         fn __host_opencl(
             __m: &::tvm::__rt::gpu::Module,
@@ -229,6 +229,7 @@ fn host_code_with_a_loop_around_a_launch() {
             n: i64,
             m_1: i64,
         ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
+            let __fault = &__m.fault_buffer()?;
             {
                 let (__lo, __n): (i64, i64) = (0i64, m_1.wrapping_add(63i64).wrapping_div(64i64));
                 let mut __k: i64 = 0;
@@ -245,15 +246,23 @@ fn host_code_with_a_loop_around_a_launch() {
                                 ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(o)),
                                 ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(m_1)),
                                 ::tvm::__rt::gpu::KernelArg::Scalar(::tvm::__rt::gpu::Scalar::I64(n)),
+                                ::tvm::__rt::gpu::KernelArg::Buffer(__fault),
                             ],
                         )
                     }?;
                     __k += 1;
                 }
             }
+            if let ::core::option::Option::Some(__f) = __m.read_fault(__fault)? {
+                const __SITES: &[::tvm::__rt::CheckSite] = &[
+                    ::tvm::__rt::CheckSite::Divisor { divisor: "n" },
+                    ::tvm::__rt::CheckSite::Index { tensor: "x", dim: 0usize, index: "i % n" },
+                ];
+                return ::core::result::Result::Err(::tvm::__rt::check_failed("tiles", __SITES, __f));
+            }
             ::core::result::Result::Ok(())
         }
-    "#]]
+    "##]]
     .assert_eq(&text);
 }
 

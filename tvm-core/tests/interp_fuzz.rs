@@ -318,6 +318,7 @@ fn random_programs_never_panic() {
             })
             .collect();
         let f = PrimFunc {
+            checks: vec![],
             name: format!("case{case}"),
             target: if r.below(2) == 0 { Target::cpu() } else { Target::cuda() },
             params: vec![

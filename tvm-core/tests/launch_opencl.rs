@@ -65,6 +65,7 @@ fn axpy(block: i64) -> Axpy {
     let f = PrimFunc {
         name: "axpy".into(),
         target: Target::opencl(),
+        checks: vec![],
         params: vec![
             Param::Tensor { buffer: a, shape: vec![Expr::var(&n)], is_output: false },
             Param::Tensor { buffer: b, shape: vec![Expr::var(&n)], is_output: false },

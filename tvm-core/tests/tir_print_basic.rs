@@ -54,6 +54,7 @@ fn vector_add() -> PrimFunc {
         ],
         body,
         kernels: vec![],
+        checks: vec![],
     }
 }
 
@@ -95,6 +96,7 @@ fn gpu_reverse_scale() -> PrimFunc {
     PrimFunc {
         name: "reverse_scale".into(),
         target: Target::cuda(),
+        checks: vec![],
         params: vec![
             Param::Tensor { buffer: a, shape: vec![v(&n)], is_output: false },
             Param::Tensor { buffer: c, shape: vec![v(&n)], is_output: true },
@@ -145,7 +147,8 @@ fn prints_gpu_function_with_kernel() {
 #[test]
 fn prints_graph_with_reduction() {
     let (m, n, k) = (Var::index("M"), Var::index("N"), Var::index("K"));
-    let mut g = Graph { name: "matmul".into(), tensors: vec![], params: vec![], outputs: vec![], dims: vec![] };
+    let mut g =
+        Graph { name: "matmul".into(), tensors: vec![], params: vec![], outputs: vec![], dims: vec![], checks: vec![] };
     let placeholder = |name: &str, shape: Vec<Expr>| Tensor {
         name: name.into(),
         dtype: DType::F32,
@@ -447,6 +450,7 @@ fn reports_multi_index_load_when_flattened() {
             Stmt::store(&c, vec![v(&i)], Expr::load(&a, vec![v(&i), Expr::int(1)])),
         ),
         kernels: vec![],
+        checks: vec![],
     };
     assert_eq!(verify(&f, Phase::Scheduled), Ok(()));
     expect![[r#"
@@ -501,6 +505,7 @@ fn reports_redefined_loop_var_and_leftover_te() {
             Stmt::for_loop(i.clone(), v(&n), ForKind::Serial, Stmt::store(&c, vec![v(&i)], read)),
         ),
         kernels: vec![],
+        checks: vec![],
     };
     expect![[r#"
         [

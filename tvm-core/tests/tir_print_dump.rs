@@ -15,6 +15,7 @@ fn tiny() -> PrimFunc {
         params: vec![Param::Tensor { buffer: c.clone(), shape: vec![Expr::int(1)], is_output: true }],
         body: Stmt::store(&c, vec![Expr::int(0)], Expr::float(1.0, DType::F32)),
         kernels: vec![],
+        checks: vec![],
     }
 }
 

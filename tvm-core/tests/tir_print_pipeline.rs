@@ -37,7 +37,7 @@ fn compute(g: &mut Graph, name: &str, axes: &[(&Var, &Var)], body: Expr) -> Tens
 }
 
 fn graph(name: &str) -> Graph {
-    Graph { name: name.into(), tensors: vec![], params: vec![], outputs: vec![], dims: vec![] }
+    Graph { name: name.into(), tensors: vec![], params: vec![], outputs: vec![], dims: vec![], checks: vec![] }
 }
 
 /// `c[i] = a[i] + b[i]`.

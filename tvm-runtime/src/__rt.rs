@@ -48,6 +48,39 @@ pub fn cpu_failed(kernel: &str, reason: &str) -> Error {
     Error::LaunchFailed { kernel: kernel.to_string(), reason: reason.to_string() }
 }
 
+/// A check the compiler placed in a kernel (see `tvm_core::tir::Expr::Check`), as the
+/// generated code describes it: site `n` of a kernel is entry `n` of its table.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CheckSite {
+    /// Dim `dim` of `tensor` indexed by `index` (source text).
+    Index { tensor: &'static str, dim: usize, index: &'static str },
+    /// The divisor `divisor` (source text) of an integer `/` or `%`.
+    Divisor { divisor: &'static str },
+}
+
+/// The error of a failed check: `(site, value, extent)` as a [`cpu::Fault`] or a device's
+/// fault buffer holds it. A site outside the table is an internal error.
+///
+/// [`cpu::Fault`]: crate::cpu::Fault
+pub fn check_failed(kernel: &str, sites: &[CheckSite], (site, value, extent): (u32, i64, i64)) -> Error {
+    match sites.get(site as usize) {
+        Some(CheckSite::Index { tensor, dim, index }) => Error::IndexOutOfBounds {
+            kernel: kernel.to_string(),
+            tensor: tensor.to_string(),
+            dim: *dim,
+            index: index.to_string(),
+            value,
+            extent,
+        },
+        Some(CheckSite::Divisor { divisor }) => {
+            Error::DivisionByZero { kernel: kernel.to_string(), divisor: divisor.to_string() }
+        }
+        None => Error::Internal {
+            message: format!("kernel `{kernel}` reported check {site}, but it has {} checks", sites.len()),
+        },
+    }
+}
+
 /// The value of a host-code division (`checked_div`, `checked_rem`), or the error for
 /// one that has no value in the kernel's TIR (division by zero, `MIN / -1`).
 #[inline]

@@ -502,3 +502,112 @@ pub fn len_is(len: usize, dims: &[i64]) -> bool {
     }
     n == len as u128
 }
+
+/// The first failed check of one kernel run (DSL.md §4: bad input is an `Err`): the
+/// generated code makes one per call, lends it to every thread of the run, and turns
+/// what it holds into the check site's [`Error`](crate::Error) after the run.
+#[derive(Debug, Default)]
+pub struct Fault {
+    /// The failed site plus one; 0 while no check has failed.
+    site: std::sync::atomic::AtomicU32,
+    value: std::sync::atomic::AtomicI64,
+    extent: std::sync::atomic::AtomicI64,
+}
+
+impl Fault {
+    pub fn new() -> Fault {
+        Fault::default()
+    }
+
+    /// Records a failure of check `site`, unless one was recorded before.
+    #[cold]
+    #[inline(never)]
+    pub fn record(&self, site: u32, value: i64, extent: i64) {
+        use std::sync::atomic::Ordering::Relaxed;
+        if self.site.compare_exchange(0, site.saturating_add(1), Relaxed, Relaxed).is_ok() {
+            self.value.store(value, Relaxed);
+            self.extent.store(extent, Relaxed);
+        }
+    }
+
+    /// The recorded failure: `(site, value, extent)`. Read after the run has joined its
+    /// threads (which orders their writes before this read).
+    pub fn get(&self) -> Option<(u32, i64, i64)> {
+        use std::sync::atomic::Ordering::Relaxed;
+        match self.site.load(Relaxed) {
+            0 => None,
+            s => Some((s - 1, self.value.load(Relaxed), self.extent.load(Relaxed))),
+        }
+    }
+}
+
+/// `i` when `0 <= i < extent`; otherwise records the failure of check `site` in `fault`
+/// and gives 0.
+#[inline(always)]
+pub fn check_index(i: i64, extent: i64, site: u32, fault: &Fault) -> i64 {
+    // One unsigned comparison covers both sides (`extent` is a size, never negative).
+    if (i as u64) < (extent as u64) {
+        i
+    } else {
+        fault.record(site, i, extent);
+        0
+    }
+}
+
+/// An integer type that can be a checked divisor.
+pub trait Divisor: Copy + PartialEq {
+    const ZERO: Self;
+    const ONE: Self;
+}
+macro_rules! divisor {
+    ($($t:ty)*) => {$(
+        impl Divisor for $t {
+            const ZERO: $t = 0;
+            const ONE: $t = 1;
+        }
+    )*};
+}
+divisor!(i8 i16 i32 i64 u8 u16 u32 u64);
+
+/// `d` when it is not zero; otherwise records the failure of check `site` in `fault` and
+/// gives 1.
+#[inline(always)]
+pub fn check_divisor<T: Divisor>(d: T, site: u32, fault: &Fault) -> T {
+    if d != T::ZERO {
+        d
+    } else {
+        fault.record(site, 0, 0);
+        T::ONE
+    }
+}
+
+/// `s[i]`, or the default value when `i` is outside `s` (a read whose index was checked,
+/// with the check's fallback index in an empty tensor: the run returns an error anyway).
+#[inline(always)]
+pub fn ld_or_default<T: Copy + Default>(s: &[T], i: i64) -> T {
+    usize::try_from(i).ok().and_then(|i| s.get(i)).copied().unwrap_or_default()
+}
+
+/// `s[i..i + L]` when that is inside `s`; otherwise elements of `s` that are (its first
+/// `L`), or default values when `s` is shorter than `L` (see [`ld_or_default`]: such a
+/// read follows a failed check, and its value is never used). One load either way, so
+/// the lanes stay in a register.
+#[inline(always)]
+pub fn ldv_or_default<T: Copy + Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
+    if s.len() < L {
+        return ldv_short(s, i);
+    }
+    let at = if (i as u64) <= (s.len() - L) as u64 { i as usize } else { 0 };
+    // SAFETY: `at + L <= s.len()`: `i` was compared with `s.len() - L` (a negative `i` is
+    // a huge `u64`), and `L <= s.len()`.
+    unsafe { read_lanes(s.as_ptr().add(at)) }
+}
+
+#[cold]
+fn ldv_short<T: Copy + Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
+    let mut v = [T::default(); L];
+    if let Some(x) = usize::try_from(i).ok().and_then(|i| s.get(i..)).and_then(|r| r.get(..L)) {
+        v.copy_from_slice(x);
+    }
+    v
+}

@@ -61,6 +61,14 @@ pub enum Error {
     /// A scalar argument whose value the kernel cannot use (a `usize` too large for the
     /// kernel's `i64` index arithmetic); `reason` says why.
     ScalarOutOfRange { kernel: String, param: String, value: String, reason: String },
+    /// An index read from a tensor (or computed from values the compiler cannot bound)
+    /// falls outside the dim it indexes: `index` (the source text of the index
+    /// expression) is `value`, and dim `dim` of `tensor` has size `extent`. No element
+    /// outside any tensor was touched; the outputs' contents are unspecified.
+    IndexOutOfBounds { kernel: String, tensor: String, dim: usize, index: String, value: i64, extent: i64 },
+    /// An integer division or remainder whose divisor `divisor` (its source text) is zero.
+    /// The outputs' contents are unspecified.
+    DivisionByZero { kernel: String, divisor: String },
     /// A broken invariant of tvm-rs itself (a bug to report), carried as an error rather
     /// than a panic because it happened at run time on the user's data.
     Internal { message: String },
@@ -150,6 +158,13 @@ impl fmt::Display for Error {
             }
             Error::ScalarOutOfRange { kernel, param, value, reason } => {
                 write!(f, "scalar `{param}` of `{kernel}` is out of range: {value} ({reason})")
+            }
+            Error::IndexOutOfBounds { kernel, tensor, dim, index, value, extent } => write!(
+                f,
+                "index out of bounds in `{kernel}`: `{index}` is {value}, but dimension {dim} of `{tensor}` has size {extent}"
+            ),
+            Error::DivisionByZero { kernel, divisor } => {
+                write!(f, "division by zero in `{kernel}`: the divisor `{divisor}` is 0")
             }
             Error::Internal { message } => write!(f, "internal error in tvm-rs (please report it): {message}"),
         }

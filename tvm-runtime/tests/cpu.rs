@@ -150,3 +150,78 @@ fn scratch_buffers_are_reused_by_the_same_thread_and_type_only() {
     .join()
     .unwrap();
 }
+
+/// The checks generated code calls (`Expr::Check`): a value that passes is returned, a
+/// failure is recorded once (the first wins) and a safe value comes back.
+#[test]
+fn checks_record_the_first_failure_and_give_a_safe_value() {
+    use tvm_runtime::cpu::{check_divisor, check_index, ld_or_default, ldv_or_default, Fault};
+    let f = Fault::new();
+    assert_eq!(check_index(0, 5, 0, &f), 0);
+    assert_eq!(check_index(4, 5, 0, &f), 4);
+    assert_eq!(check_divisor(-3i32, 1, &f), -3);
+    assert_eq!(f.get(), None);
+    // Negative and past-the-end indices, and an empty dim, fail and give 0.
+    assert_eq!(check_index(5, 5, 7, &f), 0);
+    assert_eq!(f.get(), Some((7, 5, 5)));
+    assert_eq!(check_index(-1, 5, 8, &f), 0);
+    assert_eq!(check_index(i64::MIN, 0, 9, &f), 0);
+    assert_eq!(check_divisor(0u8, 10, &f), 1);
+    assert_eq!(f.get(), Some((7, 5, 5)), "a later failure replaced the first");
+    let g = Fault::new();
+    assert_eq!(check_divisor(0i64, 3, &g), 1);
+    assert_eq!(g.get(), Some((3, 0, 0)));
+    // Threads racing to fail: exactly one site is kept, with its own value.
+    let h = Fault::new();
+    std::thread::scope(|s| {
+        for t in 0..8i64 {
+            let h = &h;
+            s.spawn(move || {
+                for k in 0..1000 {
+                    check_index(100 + t, 10, t as u32, h);
+                    check_index(k % 10, 10, 99, h);
+                }
+            });
+        }
+    });
+    let (site, value, extent) = h.get().unwrap();
+    assert!(site < 8 && value == 100 + site as i64 && extent == 10, "{:?}", h.get());
+    // Reads at a failed check's fallback index never panic.
+    let empty: [f32; 0] = [];
+    assert_eq!(ld_or_default(&empty, 0), 0.0);
+    assert_eq!(ld_or_default(&[1.0f32, 2.0], 1), 2.0);
+    assert_eq!(ld_or_default(&[1.0f32, 2.0], -1), 0.0);
+    assert_eq!(ldv_or_default::<f32, 2>(&[1.0, 2.0, 3.0], 1), [2.0, 3.0]);
+    // Past the end: some elements of the slice (the first), never outside it.
+    assert_eq!(ldv_or_default::<f32, 2>(&[1.0, 2.0, 3.0], 2), [1.0, 2.0]);
+    assert_eq!(ldv_or_default::<f32, 2>(&[1.0, 2.0, 3.0], -1), [1.0, 2.0]);
+    assert_eq!(ldv_or_default::<f32, 4>(&[1.0, 2.0, 3.0], 0), [0.0; 4]);
+    assert_eq!(ldv_or_default::<f32, 4>(&empty, 0), [0.0; 4]);
+}
+
+/// The error a failed check becomes: the site's description, the value and the extent.
+#[test]
+fn a_failed_check_names_the_kernel_the_tensor_and_the_numbers() {
+    use tvm_runtime::__rt::{check_failed, CheckSite};
+    use tvm_runtime::Error;
+    const SITES: &[CheckSite] =
+        &[CheckSite::Divisor { divisor: "b[i]" }, CheckSite::Index { tensor: "table", dim: 0, index: "ids[i]" }];
+    let e = check_failed("embed", SITES, (1, -2, 10));
+    assert_eq!(
+        e,
+        Error::IndexOutOfBounds {
+            kernel: "embed".into(),
+            tensor: "table".into(),
+            dim: 0,
+            index: "ids[i]".into(),
+            value: -2,
+            extent: 10
+        }
+    );
+    assert_eq!(e.to_string(), "index out of bounds in `embed`: `ids[i]` is -2, but dimension 0 of `table` has size 10");
+    assert_eq!(
+        check_failed("embed", SITES, (0, 0, 0)),
+        Error::DivisionByZero { kernel: "embed".into(), divisor: "b[i]".into() }
+    );
+    assert!(matches!(check_failed("embed", SITES, (2, 0, 0)), Error::Internal { .. }));
+}

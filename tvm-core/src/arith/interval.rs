@@ -8,7 +8,7 @@
 use super::fold::{int_range, int_value};
 use super::VarInfo;
 use crate::dtype::{DType, ScalarKind};
-use crate::tir::{BinOp, Expr, Var};
+use crate::tir::{BinOp, CheckKind, Expr, Var};
 use std::collections::HashMap;
 
 pub(crate) const NEG_INF: i128 = -(1i128 << 100);
@@ -263,6 +263,11 @@ pub(crate) fn eval(vars: &HashMap<Var, VarInfo>, e: &Expr, depth: u32) -> Iv {
             }
         }
         Expr::Cmp { .. } | Expr::And(..) | Expr::Or(..) | Expr::Not(_) => Iv { lo: 0, hi: 1 },
+        // A checked index is in `[0, extent)`, or 0 when the check fails.
+        Expr::Check { kind: CheckKind::Index { extent }, .. } => {
+            let n = eval(vars, extent, depth);
+            Iv { lo: 0, hi: if is_inf(n.hi) { POS_INF } else { (n.hi - 1).max(0) } }
+        }
         _ => type_range(dt),
     };
     norm(r, dt)

@@ -203,6 +203,35 @@ impl Analyzer {
         (lo.map(|p| from_poly(&p)), hi.map(|p| from_poly(&p)))
     }
 
+    /// Whether `e` (an `i64` expression), simplified, is a sum of terms that each mention
+    /// at most one variable of `vars`, as `k * v` with a constant `k`, each variable in at
+    /// most one term: then, when the variables range over independent intervals, its
+    /// bounds from [`try_symbolic_bounds`](Analyzer::try_symbolic_bounds) are reached.
+    pub fn is_separable_linear(&self, e: &Expr, vars: &[Var]) -> bool {
+        if e.dtype() != DType::I64 {
+            return false;
+        }
+        let p = parse_poly(&self.simplify(e));
+        let mut seen: Vec<&Var> = Vec::new();
+        for mono in p.terms.keys() {
+            let mut touched = Vec::new();
+            for a in mono {
+                match a.0.as_var() {
+                    Some(v) if vars.contains(v) => touched.push(v),
+                    Some(_) => {}
+                    None if poly::touches(&a.0, vars) => return false,
+                    None => {}
+                }
+            }
+            match touched.as_slice() {
+                [] => {}
+                [v] if mono.len() == 1 && !seen.contains(v) => seen.push(v),
+                _ => return false,
+            }
+        }
+        true
+    }
+
     /// [`try_symbolic_bounds`](Analyzer::try_symbolic_bounds) with unbounded sides given
     /// as `i64::MIN` and `i64::MAX`.
     pub fn symbolic_bounds(&self, e: &Expr, relax: &[Var]) -> (Expr, Expr) {

@@ -8,7 +8,7 @@
 //! printed form is deterministic: `io*4 + ii + 2`.
 
 use crate::dtype::DType;
-use crate::tir::{BinOp, Expr, Var};
+use crate::tir::{BinOp, CheckKind, Expr, Var};
 use std::cmp::Ordering;
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
@@ -299,6 +299,7 @@ fn rank(e: &Expr) -> u8 {
         Expr::Ramp { .. } => 15,
         Expr::Broadcast { .. } => 16,
         Expr::Reduce(_) => 17,
+        Expr::Check { .. } => 18,
     }
 }
 
@@ -356,6 +357,16 @@ pub(crate) fn cmp_expr(a: &Expr, b: &Expr) -> Ordering {
             l1.cmp(l2).then_with(|| cmp_expr(v1, v2))
         }
         (Expr::Reduce(x), Expr::Reduce(y)) => format!("{x:?}").cmp(&format!("{y:?}")),
+        (Expr::Check { value: v1, kind: k1, site: s1 }, Expr::Check { value: v2, kind: k2, site: s2 }) => {
+            let extent = |k: &CheckKind| match k {
+                CheckKind::Index { extent } => Some((**extent).clone()),
+                CheckKind::Divisor => None,
+            };
+            s1.cmp(s2).then_with(|| cmp_expr(v1, v2)).then_with(|| match (extent(k1), extent(k2)) {
+                (Some(a), Some(b)) => cmp_expr(&a, &b),
+                (a, b) => a.is_some().cmp(&b.is_some()),
+            })
+        }
         _ => Ordering::Equal,
     })
 }

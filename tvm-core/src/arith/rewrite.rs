@@ -11,7 +11,7 @@ use super::interval::{self, Iv, NEG_INF, POS_INF};
 use super::poly::{cmp_expr, from_poly, merge_divmod, mul_polys, parse_poly, touches, Atom, Mono, Poly};
 use super::{Analyzer, Fact};
 use crate::dtype::DType;
-use crate::tir::{BinOp, CmpOp, Expr, IterVar, Range, Reduce, Var};
+use crate::tir::{BinOp, CheckKind, CmpOp, Expr, IterVar, Range, Reduce, Var};
 
 /// How deep proofs may nest (a proof relaxes variables, which simplifies divisions and
 /// minimums, which prove things).
@@ -536,6 +536,30 @@ impl<'a> Ctx<'a> {
                     })
                     .collect(),
             })),
+            Expr::Check { value, kind, site } => {
+                let v = self.expr(value);
+                let scalar = v.dtype().lanes == 1;
+                let (kind, holds) = match kind {
+                    CheckKind::Index { extent } => {
+                        let n = self.expr(extent);
+                        let holds = scalar
+                            && self.cond(&Expr::ge(v.clone(), Expr::int(0))) == Expr::Bool(true)
+                            && self.cond(&Expr::lt(v.clone(), n.clone())) == Expr::Bool(true);
+                        (CheckKind::Index { extent: Box::new(n) }, holds)
+                    }
+                    CheckKind::Divisor => {
+                        let zero = Expr::typed_int(0, v.dtype());
+                        let holds = scalar && self.cond(&Expr::cmp(CmpOp::Ne, v.clone(), zero)) == Expr::Bool(true);
+                        (CheckKind::Divisor, holds)
+                    }
+                };
+                // A check proved to hold where it stands (after loop partitioning, say) goes.
+                if holds {
+                    v
+                } else {
+                    Expr::Check { value: Box::new(v), kind, site: *site }
+                }
+            }
             _ => e.clone(),
         }
     }
@@ -576,6 +600,10 @@ impl<'a> Ctx<'a> {
                     parse_poly(&c)
                 }
             }
+            Expr::Check { .. } => match self.children(e) {
+                c @ Expr::Check { .. } => Poly::atom(c),
+                v => parse_poly(&v),
+            },
             _ => Poly::atom(self.children(e)),
         }
     }

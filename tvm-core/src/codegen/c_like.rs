@@ -9,8 +9,8 @@
 
 use super::CodegenError;
 use crate::dtype::{DType, ScalarKind};
-use crate::tir::visit::{walk_expr, walk_stmt, written_buffers, Visitor};
-use crate::tir::{BinOp, Buffer, Expr, Intrinsic, Kernel, Scope, Stmt, ThreadTag, Var, VarId};
+use crate::tir::visit::{contains_check, walk_expr, walk_stmt, written_buffers, Visitor};
+use crate::tir::{BinOp, Buffer, CheckKind, Expr, Intrinsic, Kernel, Scope, Stmt, ThreadTag, Var, VarId};
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write;
 
@@ -103,6 +103,17 @@ pub trait Dialect {
     fn warp_shuffle_xor(&self, _mask: &str, _value: &str, _lane_mask: u32, _width: u32) -> Option<String> {
         None
     }
+    /// The functions that checked values (`Expr::Check`) call, in this dialect:
+    /// `tvm_check_index(i, n, site, fault)` and `tvm_check_divisor(d, site, fault)` on
+    /// `long long` values. A kernel that checks values takes one more parameter, last,
+    /// `int* tvm_fault` (a buffer of 6 `int`s, zeroed before the launch). The first failing
+    /// check of the launch stores its site plus one in `tvm_fault[0]` (an atomic
+    /// compare-and-swap from 0), then the failing value and the extent as two `long long`s
+    /// at `tvm_fault + 2` and `tvm_fault + 4`; later failures change nothing. A failed
+    /// index check gives 0, a failed divisor check 1, so nothing is read outside a buffer
+    /// and no division traps. The host reads the buffer after the launch and returns the
+    /// site's error.
+    fn check_helpers(&self) -> String;
     /// The suffix of a 64-bit integer literal: `L` (OpenCL's `long` is 64-bit) or `LL`
     /// (C++'s `long long`, so that overloads such as `min(long long, long long)` match).
     fn int64_suffix(&self) -> &'static str {
@@ -341,6 +352,8 @@ pub struct Uses {
     pub f64: bool,
     pub f16: bool,
     pub bf16: bool,
+    /// `Expr::Check`s: the program needs [`Dialect::check_helpers`].
+    pub checks: bool,
 }
 
 /// Prints kernels in one dialect, recording which features they need.
@@ -358,6 +371,8 @@ pub struct CPrinter<'d, D: Dialect + ?Sized> {
     divisors: HashMap<VarId, i64>,
     /// The current kernel's threads per block, when constant.
     block_threads: Option<i64>,
+    /// The name of the current kernel's fault buffer parameter, if it checks values.
+    fault: Option<String>,
     /// Vector loads of the statement being printed, hoisted into variables (for dialects
     /// without vector operators): (buffer, printed base, lanes) → variable.
     hoisted: HashMap<(crate::tir::BufferId, String, u16), String>,
@@ -379,6 +394,7 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
             indent: 0,
             index32: false,
             block_threads: None,
+            fault: None,
             divisors: HashMap::new(),
             hoisted: HashMap::new(),
         }
@@ -466,6 +482,14 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
             let n = self.names.bind_var(v);
             let t = self.storage_type(v.dtype())?;
             params.push(format!("{t} {n}"));
+        }
+        // The fault buffer (see `CHECK_HELPERS_DOC`), last, where the kernel checks values.
+        self.fault = None;
+        if contains_check(&k.body) {
+            self.uses.checks = true;
+            let n = self.names.fresh("tvm_fault");
+            params.push(self.dialect.global_param("int", &n));
+            self.fault = Some(n);
         }
         let attr = match (k.block[0].as_int(), k.block[1].as_int(), k.block[2].as_int()) {
             (Some(x), Some(y), Some(z)) => self.dialect.work_group_size_attr([x, y, z]),
@@ -764,7 +788,11 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
                 let v = self.expr(value)?;
                 Some(self.dialect.vector_splat(&ty, &v))
             }
-            Expr::Binary { op, a, b } if ops && !(d.is_float() && *op == BinOp::Mod) => {
+            Expr::Binary { op, a, b }
+                if ops
+                    && !(d.is_float() && *op == BinOp::Mod)
+                    && !(matches!(op, BinOp::Div | BinOp::Mod) && may_be_minus_one(d.element(), b)) =>
+            {
                 let x = self.vector_expr(a)?;
                 let y = self.vector_expr(b)?;
                 Some(match op {
@@ -936,6 +964,17 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
                 match op {
                     BinOp::Min | BinOp::Max => format!("{}({x}, {y})", self.dialect.min_max(*op == BinOp::Max, d)),
                     BinOp::Mod if d.is_float() => format!("fmod({x}, {y})"),
+                    // `MIN / -1` wraps to `MIN` and `MIN % -1` is 0 (C leaves both
+                    // undefined), as on every backend.
+                    BinOp::Div | BinOp::Mod if may_be_minus_one(d, b) => {
+                        let t = self.type_name(d)?;
+                        let u = self.type_name(DType::scalar(ScalarKind::UInt, d.bits))?;
+                        if *op == BinOp::Div {
+                            format!("(({y}) == -1 ? ({t})(({u})0 - ({u})({x})) : ({x}) / ({y}))")
+                        } else {
+                            format!("(({y}) == -1 ? ({t})0 : ({x}) % ({y}))")
+                        }
+                    }
                     op => format!("({x} {} {y})", op.symbol()),
                 }
             }
@@ -999,6 +1038,19 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
                     format!("{}({name}[{i}])", half_fn(buffer.dtype(), "to_f32"))
                 } else {
                     format!("{name}[{i}]")
+                }
+            }
+            Expr::Check { value, kind, site } => {
+                let t = self.type_name(value.dtype().element())?;
+                let x = self.scalar(value, lane)?;
+                let f = self.fault.clone().ok_or_else(|| unsupported("a check outside a kernel"))?;
+                let l = self.dialect.scalar_type(DType::I64).ok_or_else(|| unsupported("64-bit integers"))?;
+                match kind {
+                    CheckKind::Index { extent } => {
+                        let n = self.scalar(extent, None)?;
+                        format!("(({t})tvm_check_index(({l})({x}), ({l})({n}), {site}u, {f}))")
+                    }
+                    CheckKind::Divisor => format!("(({t})tvm_check_divisor(({l})({x}), {site}u, {f}))"),
                 }
             }
             Expr::Ramp { base, stride, .. } => {
@@ -1330,4 +1382,14 @@ pub fn index_fits_i32(k: &Kernel) -> bool {
     }
     c.visit_stmt(&k.body);
     c.ok
+}
+
+/// Whether `b`, the divisor of a `/` or `%` of type `d`, may be -1 with the dividend the
+/// type's minimum: `d` is a signed integer and `b` not a constant other than -1.
+fn may_be_minus_one(d: DType, b: &Expr) -> bool {
+    let constant = match b {
+        Expr::Broadcast { value, .. } => value.as_int(),
+        b => b.as_int(),
+    };
+    d.is_int() && constant.is_none_or(|c| c == -1)
 }

@@ -205,6 +205,25 @@ impl Dialect for Cuda {
     fn warp_shuffle_xor(&self, mask: &str, value: &str, lane_mask: u32, width: u32) -> Option<String> {
         Some(format!("__shfl_xor_sync({mask}, {value}, {lane_mask}, {width})"))
     }
+    fn check_helpers(&self) -> String {
+        "__device__ __noinline__ void tvm_check_failed(unsigned site, long long v, long long n, int* f) {\n\
+         \x20 if (atomicCAS(f, 0, (int)site + 1) == 0) {\n\
+         \x20   ((long long*)f)[1] = v;\n\
+         \x20   ((long long*)f)[2] = n;\n\
+         \x20 }\n\
+         }\n\
+         __device__ __forceinline__ long long tvm_check_index(long long i, long long n, unsigned site, int* f) {\n\
+         \x20 if ((unsigned long long)i < (unsigned long long)n) return i;\n\
+         \x20 tvm_check_failed(site, i, n, f);\n\
+         \x20 return 0;\n\
+         }\n\
+         __device__ __forceinline__ long long tvm_check_divisor(long long d, unsigned site, int* f) {\n\
+         \x20 if (d != 0) return d;\n\
+         \x20 tvm_check_failed(site, 0, 0, f);\n\
+         \x20 return 1;\n\
+         }\n"
+        .to_string()
+    }
 }
 
 /// Prints every kernel of a GPU-lowered function as one CUDA C program (kernels in
@@ -219,6 +238,9 @@ pub fn emit_cuda(f: &PrimFunc) -> Result<String, CodegenError> {
     let mut out = String::new();
     if p.uses.f16 || p.uses.bf16 {
         push_section(&mut out, HALF_HELPERS);
+    }
+    if p.uses.checks {
+        push_section(&mut out, &d.check_helpers());
     }
     for k in kernels {
         push_section(&mut out, &k);

@@ -28,7 +28,8 @@ use super::rust::names::Names;
 use super::rust::{dim_vars, scalar_ty, unsupported};
 use super::CodegenError;
 use crate::dtype::{DType, ScalarKind};
-use crate::tir::{BinOp, Buffer, BufferId, Expr, Param, PrimFunc, Scope, Stmt, Var, VarId};
+use crate::tir::visit::contains_check;
+use crate::tir::{BinOp, Buffer, BufferId, CheckSite, Expr, Param, PrimFunc, Scope, Stmt, Var, VarId};
 use proc_macro2::{Ident, Literal, TokenStream};
 use quote::{format_ident, quote};
 use std::collections::HashSet;
@@ -57,6 +58,9 @@ pub fn kernel_infos(f: &PrimFunc) -> Vec<KernelInfo> {
         .map(|(i, k)| {
             let mut params: Vec<ParamKind> = k.buffer_args.iter().map(|b| ParamKind::Buffer(b.dtype())).collect();
             params.extend(k.scalar_args.iter().map(|v| ParamKind::Scalar(v.dtype())));
+            if contains_check(&k.body) {
+                params.push(ParamKind::Buffer(DType::I32)); // the fault buffer
+            }
             let consts: Vec<Option<u32>> =
                 k.block.iter().map(|e| e.as_int().and_then(|v| u32::try_from(v).ok()).filter(|&v| v >= 1)).collect();
             let block = match consts.as_slice() {
@@ -159,13 +163,44 @@ pub fn emit_host(f: &PrimFunc, name: &Ident, rt: &TokenStream) -> R<TokenStream>
         params.push(quote!(#id: i64));
     }
     let body = e.stmt(&f.body)?;
+    // Kernels that check values share one fault buffer; the first failure becomes the
+    // function's error after the launches.
+    let (fault, report) = if f.kernels.iter().any(|k| contains_check(&k.body)) {
+        let sites = sites_tokens(&f.checks, rt);
+        let fname = &f.name;
+        (
+            quote!(let __fault = &__m.fault_buffer()?;),
+            quote! {
+                if let ::core::option::Option::Some(__f) = __m.read_fault(__fault)? {
+                    const __SITES: &[#rt::CheckSite] = &#sites;
+                    return ::core::result::Result::Err(#rt::check_failed(#fname, __SITES, __f));
+                }
+            },
+        )
+    } else {
+        (quote!(), quote!())
+    };
     Ok(quote! {
         #[allow(unused_variables, unused_mut, unused_braces, unused_parens, non_snake_case, clippy::all)]
         fn #name(#(#params),*) -> ::core::result::Result<(), #rt::Error> {
+            #fault
             #body
+            #report
             ::core::result::Result::Ok(())
         }
     })
+}
+
+/// The table of a function's check sites, as `[<rt>::CheckSite; N]` (see
+/// `tvm_runtime::__rt::check_failed`).
+pub fn sites_tokens(checks: &[CheckSite], rt: &TokenStream) -> TokenStream {
+    let sites = checks.iter().map(|c| match c {
+        CheckSite::Index { tensor, dim, index } => {
+            quote!(#rt::CheckSite::Index { tensor: #tensor, dim: #dim, index: #index })
+        }
+        CheckSite::Divisor { divisor } => quote!(#rt::CheckSite::Divisor { divisor: #divisor }),
+    });
+    quote!([#(#sites),*])
 }
 
 /// The Rust type of a scalar parameter of type `d`.
@@ -298,6 +333,9 @@ impl HostEmitter<'_> {
             let id = self.var(v)?;
             let variant = scalar_variant(v.dtype())?;
             args.push(quote!(#rt::gpu::KernelArg::Scalar(#rt::gpu::Scalar::#variant(#id))));
+        }
+        if contains_check(&k.body) {
+            args.push(quote!(#rt::gpu::KernelArg::Buffer(__fault)));
         }
         let i = Literal::usize_unsuffixed(index);
         // SAFETY (of the emitted `unsafe`): the program is this function's own, printed

@@ -103,6 +103,25 @@ impl Dialect for OpenCl {
     fn saturating_cast(&self, to: &str, x: &str) -> Option<String> {
         Some(format!("convert_{to}_sat_rtz({x})"))
     }
+    fn check_helpers(&self) -> String {
+        "void tvm_check_failed(uint site, long v, long n, __global int* f) {\n\
+         \x20 if (atomic_cmpxchg(f, 0, (int)site + 1) == 0) {\n\
+         \x20   ((__global long*)f)[1] = v;\n\
+         \x20   ((__global long*)f)[2] = n;\n\
+         \x20 }\n\
+         }\n\
+         long tvm_check_index(long i, long n, uint site, __global int* f) {\n\
+         \x20 if ((ulong)i < (ulong)n) return i;\n\
+         \x20 tvm_check_failed(site, i, n, f);\n\
+         \x20 return 0;\n\
+         }\n\
+         long tvm_check_divisor(long d, uint site, __global int* f) {\n\
+         \x20 if (d != 0) return d;\n\
+         \x20 tvm_check_failed(site, 0, 0, f);\n\
+         \x20 return 1;\n\
+         }\n"
+        .to_string()
+    }
 }
 
 /// Prints every kernel of a GPU-lowered function as one OpenCL C program (kernels in
@@ -124,6 +143,9 @@ pub fn emit_opencl(f: &PrimFunc) -> Result<String, CodegenError> {
     }
     if !pre.is_empty() {
         push_section(&mut out, &pre);
+    }
+    if p.uses.checks {
+        push_section(&mut out, &d.check_helpers());
     }
     for k in kernels {
         push_section(&mut out, &k);

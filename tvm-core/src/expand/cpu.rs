@@ -36,11 +36,30 @@ pub fn call(
         }
         quote!(#local)
     });
+    if !crate::codegen::rust::has_checks(f) {
+        return quote! {{
+            #(#lets)*
+            if true #(&& #empty)* {
+                return ::core::result::Result::Ok(());
+            }
+            #name(#(#args),*).map_err(|reason| #rt::cpu_failed(#kernel_name, reason))
+        }};
+    }
+    // The run's fault cell, turned into the first failed check's error afterwards.
+    let sites = crate::codegen::host::sites_tokens(&f.checks, &rt);
     quote! {{
         #(#lets)*
         if true #(&& #empty)* {
             return ::core::result::Result::Ok(());
         }
-        #name(#(#args),*).map_err(|reason| #rt::cpu_failed(#kernel_name, reason))
+        let __fault = #rt::cpu::Fault::new();
+        #name(#(#args,)* &__fault).map_err(|reason| #rt::cpu_failed(#kernel_name, reason))?;
+        match __fault.get() {
+            ::core::option::Option::Some(__f) => {
+                const __SITES: &[#rt::CheckSite] = &#sites;
+                ::core::result::Result::Err(#rt::check_failed(#kernel_name, __SITES, __f))
+            }
+            ::core::option::Option::None => ::core::result::Result::Ok(()),
+        }
     }}
 }

@@ -6,7 +6,8 @@ use super::error::{err, ErrorKind, InterpError, R};
 use super::value::{cast, ScalarValue, Value};
 use crate::dtype::DType;
 use crate::tir::{
-    BinOp, Buffer, BufferId, CmpOp, Expr, ForKind, Intrinsic, Param, PrimFunc, Scope, Stmt, ThreadTag, Var, VarId,
+    BinOp, Buffer, BufferId, CheckKind, CmpOp, Expr, ForKind, Intrinsic, Param, PrimFunc, Scope, Stmt, ThreadTag, Var,
+    VarId,
 };
 use std::collections::HashMap;
 
@@ -31,6 +32,9 @@ pub(crate) enum CE {
     Load(usize, Vec<CExpr>),
     Ramp(Box<CExpr>, Box<CExpr>),
     Broadcast(Box<CExpr>),
+    /// An `Expr::Check`: the value, the extent of an index check (`None`: a divisor
+    /// check), the site.
+    Check(Box<CExpr>, Option<Box<CExpr>>, u32),
 }
 
 pub(crate) struct CStmt {
@@ -320,6 +324,17 @@ impl Compiler {
                     return type_err("broadcast to 0 lanes");
                 }
                 (v.dtype.with_lanes(*lanes), CE::Broadcast(v))
+            }
+            Expr::Check { value, kind, site } => {
+                let v = self.boxed(value)?;
+                if !v.dtype.is_integer() {
+                    return type_err(format!("checked value of type {}", v.dtype));
+                }
+                let extent = match kind {
+                    CheckKind::Index { extent } => Some(Box::new(self.int_scalar(extent, "a checked index's extent")?)),
+                    CheckKind::Divisor => None,
+                };
+                (v.dtype, CE::Check(v, extent, *site))
             }
         };
         Ok(CExpr { dtype, kind })

@@ -22,8 +22,12 @@ pub enum ErrorKind {
     Uninitialized,
     /// Integer division or remainder by zero.
     DivisionByZero,
-    /// An integer operation that panics in Rust even in release mode (`i32::MIN / -1`), or a
-    /// value that does not fit the type of the variable it is bound to.
+    /// An `Expr::Check` failed: an index read from memory outside the dim it indexes, or
+    /// a checked divisor that is zero. The message names the check site; compiled code
+    /// returns that site's `Err` for the same input.
+    CheckFailed,
+    /// A value that does not fit the type of the variable it is bound to. (Integer
+    /// arithmetic wraps, `MIN / -1` included.)
     Overflow,
     /// Two iterations of a parallel loop, or two GPU threads in one phase, touch the same
     /// element and at least one of them writes it.

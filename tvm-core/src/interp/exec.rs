@@ -738,6 +738,36 @@ impl<'p> Machine<'p> {
                 }
                 Value::V(_) => internal("broadcast of a vector"),
             },
+            CE::Check(v, extent, site) => {
+                let val = self.eval(ctx, v, mask)?;
+                let ext = match extent {
+                    Some(x) => Some(self.eval_int(ctx, x)?),
+                    None => None,
+                };
+                let lanes: Vec<S> = match &val {
+                    Value::S(s) => vec![*s],
+                    Value::V(xs) => xs.clone(),
+                };
+                for (i, x) in lanes.iter().enumerate() {
+                    if !(lanes.len() == 1 || active(mask, i)) {
+                        continue;
+                    }
+                    let Some(x) = x.as_i128() else { return internal("checked value that is not an integer") };
+                    match ext {
+                        Some(n) if x < 0 || x >= n => {
+                            return err(
+                                ErrorKind::CheckFailed,
+                                format!("check #{site} failed: index {x} is outside 0..{n}"),
+                            )
+                        }
+                        None if x == 0 => {
+                            return err(ErrorKind::CheckFailed, format!("check #{site} failed: division by zero"))
+                        }
+                        _ => {}
+                    }
+                }
+                Ok(val)
+            }
         }
     }
 

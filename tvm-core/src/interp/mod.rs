@@ -61,6 +61,7 @@
 //!     ],
 //!     body,
 //!     kernels: vec![],
+//!     checks: vec![],
 //! };
 //! let mut args = vec![
 //!     ArgValue::Tensor(HostTensor::f32(vec![3], vec![1.0, 2.0, 3.0])),

@@ -481,15 +481,11 @@ macro_rules! int_arith {
                         ),
                     );
                 }
-                let r = if $op == BinOp::Div { x.checked_div(y) } else { x.checked_rem(y) };
-                match r {
-                    Some(v) => v,
-                    None => {
-                        return err(
-                            ErrorKind::Overflow,
-                            format!("integer overflow in {x} {} {y} (panics in Rust)", $op.symbol()),
-                        )
-                    }
+                // `MIN / -1` wraps to `MIN` and `MIN % -1` is 0, on every backend.
+                if $op == BinOp::Div {
+                    x.wrapping_div(y)
+                } else {
+                    x.wrapping_rem(y)
                 }
             }
             BinOp::Min => x.min(y),
@@ -725,7 +721,8 @@ mod tests {
         assert_eq!(binary(BinOp::Add, S::I8(127), S::I8(1)).unwrap(), S::I8(-128));
         assert_eq!(binary(BinOp::Sub, S::U8(0), S::U8(1)).unwrap(), S::U8(255));
         assert_eq!(binary(BinOp::Div, S::I32(1), S::I32(0)).unwrap_err().kind, ErrorKind::DivisionByZero);
-        assert_eq!(binary(BinOp::Div, S::I32(i32::MIN), S::I32(-1)).unwrap_err().kind, ErrorKind::Overflow);
+        assert_eq!(binary(BinOp::Div, S::I32(i32::MIN), S::I32(-1)).unwrap(), S::I32(i32::MIN));
+        assert_eq!(binary(BinOp::Mod, S::I32(i32::MIN), S::I32(-1)).unwrap(), S::I32(0));
         assert_eq!(binary(BinOp::Add, S::I32(1), S::I64(1)).unwrap_err().kind, ErrorKind::Type);
     }
 

@@ -65,6 +65,7 @@ mod tests {
             name: "f".into(),
             target: Target::cuda(),
             params: Vec::new(),
+            checks: Vec::new(),
             body: Stmt::Launch { kernel: 0 },
             kernels: vec![Kernel {
                 name: "f_kernel0".into(),

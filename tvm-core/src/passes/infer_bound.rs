@@ -208,6 +208,12 @@ fn region_at(sch: &Schedule, p: StageId, c: StageId, axis: AxisId, b: &mut Bound
         let body = sch.graph.tensor(sch.stage(q).tensor).body().cloned().expect("a stage computes");
         for indices in reads_of(&body, ptensor) {
             for (d, idx) in indices.into_iter().enumerate().take(rank) {
+                // A checked index (read from memory, say) may be anywhere in the dim; its
+                // check must not end up in the region's bounds, which run before it.
+                if has_check(&idx) {
+                    whole[d] = true;
+                    continue;
+                }
                 let e = substitute(idx, &map);
                 let (Some(l), Some(h)) = analyzer.try_symbolic_bounds(&e, &relax) else {
                     whole[d] = true;
@@ -263,4 +269,11 @@ pub fn reads_of(e: &Expr, t: TensorId) -> Vec<Vec<Expr>> {
         }
     });
     out
+}
+
+/// Whether `e` contains a checked value (`Expr::Check`).
+fn has_check(e: &Expr) -> bool {
+    let mut found = false;
+    for_each_expr(e, &mut |x| found |= matches!(x, Expr::Check { .. }));
+    found
 }

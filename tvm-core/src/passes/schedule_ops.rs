@@ -65,7 +65,14 @@ pub fn schedule_ops(sch: &Schedule, b: &Bounds) -> Result<PrimFunc, Vec<Schedule
     if !cx.errors.is_empty() {
         return Err(cx.errors);
     }
-    Ok(PrimFunc { name: sch.graph.name.clone(), target: sch.target.clone(), params, body, kernels: Vec::new() })
+    Ok(PrimFunc {
+        name: sch.graph.name.clone(),
+        target: sch.target.clone(),
+        params,
+        body,
+        kernels: Vec::new(),
+        checks: sch.graph.checks.clone(),
+    })
 }
 
 struct Ctx<'a> {

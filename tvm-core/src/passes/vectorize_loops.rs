@@ -9,7 +9,7 @@
 
 use crate::tir::mutate::{substitute_stmt, super_stmt, Mutator};
 use crate::tir::visit::{for_each_expr, uses_var};
-use crate::tir::{BinOp, Expr, ForKind, PrimFunc, Stmt, Var};
+use crate::tir::{BinOp, CheckKind, Expr, ForKind, PrimFunc, Stmt, Var};
 
 /// The largest vector the pass creates; a longer `vectorize` loop is strip-mined into
 /// vectors of this many lanes and one of the rest.
@@ -265,6 +265,15 @@ impl Cx {
                 // A ramp is a vector load; any other vector index a gather.
                 let index = self.broadcast(self.expr(index)?);
                 Expr::Load { buffer: buffer.clone(), indices: vec![index] }
+            }
+            // Lane by lane: each lane's value is checked (a checked index makes a gather).
+            Expr::Check { value, kind, site } => {
+                if let CheckKind::Index { extent } = kind {
+                    if uses_var(extent, &self.var) {
+                        return Err(NotVectorized::Statement("a check against an extent that varies"));
+                    }
+                }
+                Expr::Check { value: Box::new(self.expr(value)?), kind: kind.clone(), site: *site }
             }
             _ => return Err(NotVectorized::Statement("an expression the pass does not vectorize")),
         })

@@ -80,6 +80,9 @@ pub struct Graph {
     pub outputs: Vec<TensorId>,
     /// Symbolic dims (`i64` vars), in order of first appearance in the signature.
     pub dims: Vec<Var>,
+    /// The check sites of the kernel's `Expr::Check`s (the reads and divisions the
+    /// frontend could not prove valid), by site number.
+    pub checks: Vec<crate::tir::CheckSite>,
 }
 
 impl Graph {

@@ -454,6 +454,27 @@ pub enum Expr {
     },
     /// TE only.
     Reduce(Box<Reduce>),
+    /// A value the compiler could not prove valid, checked where it is computed (DSL.md
+    /// §4: bad input is an `Err`): an index read from memory, an integer divisor. When
+    /// the check fails (in any lane), the run records check `site` of the function (the
+    /// first failure of a run wins; see [`crate::tir::CheckSite`]) and the expression
+    /// takes a safe value instead, so that nothing outside a buffer is touched and no
+    /// division traps; the run then returns the site's error.
+    Check {
+        value: Box<Expr>,
+        kind: CheckKind,
+        site: u32,
+    },
+}
+
+/// What an [`Expr::Check`] requires of its value.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CheckKind {
+    /// `0 <= value < extent`: an `i64` index into one dim (of size `extent`, a scalar) of
+    /// a tensor read. A failed check gives 0.
+    Index { extent: Box<Expr> },
+    /// `value != 0`: the divisor of an integer `/` or `%`. A failed check gives 1.
+    Divisor,
 }
 
 impl Expr {
@@ -557,6 +578,7 @@ impl Expr {
             Expr::Ramp { base, lanes, .. } => base.dtype().with_lanes(*lanes),
             Expr::Broadcast { value, lanes } => value.dtype().with_lanes(*lanes),
             Expr::Reduce(r) => r.source.dtype(),
+            Expr::Check { value, .. } => value.dtype(),
         }
     }
 }

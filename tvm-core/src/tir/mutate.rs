@@ -56,6 +56,13 @@ pub fn super_expr<M: Mutator + ?Sized>(m: &mut M, e: Expr) -> Expr {
                 .collect();
             Expr::Reduce(Box::new(Reduce { op, source: m.mutate_expr(source), axes }))
         }
+        Expr::Check { value, kind, site } => {
+            let kind = match kind {
+                CheckKind::Index { extent } => CheckKind::Index { extent: bx(m, extent) },
+                CheckKind::Divisor => CheckKind::Divisor,
+            };
+            Expr::Check { value: bx(m, value), kind, site }
+        }
     }
 }
 

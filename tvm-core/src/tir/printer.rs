@@ -477,6 +477,14 @@ impl<'a> Printer<'a> {
                 }
                 out.push(')');
             }
+            // `check_index(v, extent, #site)`, `check_divisor(v, #site)`.
+            Expr::Check { value, kind, site } => {
+                let site = Expr::int(*site as i64);
+                match kind {
+                    CheckKind::Index { extent } => self.call("check_index", &[&**value, &**extent, &site], out),
+                    CheckKind::Divisor => self.call("check_divisor", &[&**value, &site], out),
+                }
+            }
         }
     }
 

@@ -233,4 +233,16 @@ pub struct PrimFunc {
     pub params: Vec<Param>,
     pub body: Stmt,
     pub kernels: Vec<Kernel>,
+    /// What each `Expr::Check` site of the function guards (site `n` is entry `n`), for
+    /// the error its failure becomes.
+    pub checks: Vec<CheckSite>,
+}
+
+/// What a check site guards (see [`Expr::Check`]).
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub enum CheckSite {
+    /// Dim `dim` of `tensor`, indexed by the expression whose source text is `index`.
+    Index { tensor: String, dim: usize, index: String },
+    /// The divisor (source text) of an integer `/` or `%`.
+    Divisor { divisor: String },
 }

@@ -590,6 +590,25 @@ impl<'f> Verifier<'f> {
                     scope_remove(&mut self.vars, &ax.var);
                 }
             }
+            Expr::Check { value, kind, .. } => {
+                self.check_expr(value);
+                let d = value.dtype();
+                match kind {
+                    CheckKind::Index { extent } => {
+                        self.check_expr(extent);
+                        self.check_integer(extent, "checked index extent");
+                        if d.element() != DType::I64 {
+                            let t = self.expr_text(e);
+                            self.error(format!("checked index of type {d}, expected i64: `{t}`"));
+                        }
+                    }
+                    CheckKind::Divisor if !d.is_integer() => {
+                        let t = self.expr_text(e);
+                        self.error(format!("checked divisor of type {d}, expected an integer: `{t}`"));
+                    }
+                    CheckKind::Divisor => {}
+                }
+            }
         }
     }
 

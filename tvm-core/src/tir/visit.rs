@@ -41,6 +41,12 @@ pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, e: &Expr) {
             }
             v.visit_expr(&r.source);
         }
+        Expr::Check { value, kind, .. } => {
+            v.visit_expr(value);
+            if let CheckKind::Index { extent } = kind {
+                v.visit_expr(extent);
+            }
+        }
     }
 }
 
@@ -191,4 +197,18 @@ pub fn has_vector_code(s: &Stmt) -> bool {
     let mut v = V(false);
     v.visit_stmt(s);
     v.0
+}
+
+/// Whether `s` contains a checked value (`Expr::Check`).
+pub fn contains_check(s: &Stmt) -> bool {
+    struct Find(bool);
+    impl Visitor for Find {
+        fn visit_expr(&mut self, e: &Expr) {
+            self.0 |= matches!(e, Expr::Check { .. });
+            walk_expr(self, e)
+        }
+    }
+    let mut f = Find(false);
+    f.visit_stmt(s);
+    f.0
 }

@@ -10,6 +10,7 @@ macro_rules! for_each_corpus_kernel {
         $m!(
             conv2d,
             dense_bias_relu,
+            embedding,
             matmul,
             matmul_64,
             matmul_tiled,

@@ -668,6 +668,27 @@ impl Module {
         b.read_elements(out)
     }
 
+    /// A zeroed fault buffer (six `i32`s), which the kernels of a program that check
+    /// values (an index read from memory, an integer divisor) take as their last
+    /// argument: the first failing check of any of them stores its site plus one in
+    /// element 0, then the failing value and the extent as two little-endian `i64`s from
+    /// element 2.
+    pub fn fault_buffer(&self) -> Result<Buffer, Error> {
+        self.gpu.upload(&[0i32; 6])
+    }
+
+    /// The first failed check recorded in fault buffer `b` by the kernels launched before
+    /// (one download): `(site, value, extent)`, for [`check_failed`](crate::__rt::check_failed).
+    pub fn read_fault(&self, b: &Buffer) -> Result<Option<(u32, i64, i64)>, Error> {
+        let mut w = [0i32; 6];
+        b.read_elements(&mut w)?;
+        let wide = |lo: i32, hi: i32| (lo as u32 as i64) | ((hi as i64) << 32);
+        Ok(match w[0] {
+            0 => None,
+            s => Some(((s as u32).wrapping_sub(1), wide(w[2], w[3]), wide(w[4], w[5]))),
+        })
+    }
+
     /// Launches kernel `kernel` of the program on `grid` blocks of `block` threads with
     /// `args` (in the kernel's parameter order). A grid or block with a zero extent
     /// launches nothing. Errors: `Internal` for arguments that do not match the kernel's

@@ -11,7 +11,7 @@
 
 use super::{scalar_ty, unsupported, Emitter, R};
 use crate::dtype::DType;
-use crate::tir::{BinOp, CmpOp, Expr, Intrinsic};
+use crate::tir::{BinOp, CheckKind, CmpOp, Expr, Intrinsic};
 use proc_macro2::{Literal, TokenStream};
 use quote::{format_ident, quote, ToTokens};
 
@@ -65,6 +65,10 @@ impl Emitter<'_> {
                     return Err(unsupported("multi-dimensional loads (the function was not flattened)"));
                 };
                 self.load(buffer, index)?
+            }
+            Expr::Check { value, kind, site } => {
+                let x = self.expr(value)?;
+                self.check(x, kind, *site)?
             }
             Expr::Ramp { .. } | Expr::Broadcast { .. } => unreachable!("internal: one-lane vector node"),
             Expr::ProducerLoad { .. } | Expr::Reduce(_) => {
@@ -232,7 +236,26 @@ impl Emitter<'_> {
                 };
                 self.load(buffer, index)?
             }
+            Expr::Check { value, kind, site } => {
+                let x = self.vector(value)?;
+                let f = self.check(quote!(__x), kind, *site)?;
+                self.map1(x, f)
+            }
             _ => return Err(unsupported(format!("vector expression `{}`", crate::tir::printer::print_expr(e)))),
+        })
+    }
+
+    /// `x` (emitted) under the check of `kind` at `site`: the runtime's `check_index` or
+    /// `check_divisor`, which record a failure in the run's `__fault`.
+    fn check(&mut self, x: TokenStream, kind: &CheckKind, site: u32) -> R<TokenStream> {
+        let rt = &self.opts.rt_path;
+        let s = Literal::u32_suffixed(site);
+        Ok(match kind {
+            CheckKind::Index { extent } => {
+                let n = self.expr(extent)?;
+                quote!(#rt::cpu::check_index(#x, #n, #s, __fault))
+            }
+            CheckKind::Divisor => quote!(#rt::cpu::check_divisor(#x, #s, __fault)),
         })
     }
 
@@ -298,6 +321,10 @@ impl Emitter<'_> {
                     return Err(unsupported("multi-dimensional loads (the function was not flattened)"));
                 };
                 self.load_lane(buffer, index)?
+            }
+            Expr::Check { value, kind, site } => {
+                let x = self.lane(value)?;
+                self.check(x, kind, *site)?
             }
             _ => return Err(unsupported(format!("vector expression `{}`", crate::tir::printer::print_expr(e)))),
         })
@@ -444,7 +471,7 @@ pub(super) fn may_trap(e: &Expr) -> bool {
     let mut trap = false;
     crate::tir::visit::for_each_expr(e, &mut |x| {
         trap |= match x {
-            Expr::Load { .. } => true,
+            Expr::Load { .. } | Expr::Check { .. } => true,
             Expr::Binary { op: BinOp::Div | BinOp::Mod, a, .. } => a.dtype().is_integer(),
             _ => false,
         };

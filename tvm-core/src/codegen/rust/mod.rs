@@ -247,6 +247,9 @@ pub(super) struct Emitter<'f> {
     k_bits: u32,
     /// Float `a * b + c` becomes a fused multiply-add where the level has FMA.
     pub(super) contract: bool,
+    /// The function checks values (`Expr::Check`): every function of it takes the run's
+    /// `__fault: &Fault`.
+    pub(super) has_checks: bool,
 }
 
 /// The result of [`Emitter::run`].
@@ -295,6 +298,7 @@ impl<'f> Emitter<'f> {
             helpers: BTreeSet::new(),
             k_bits,
             contract: opts.contract && f.target.fp_contract,
+            has_checks: has_checks(f),
         }
     }
 
@@ -443,6 +447,11 @@ fn assemble(f: &PrimFunc, opts: &EmitOptions, dims: &[Var], levels: &[Level], e:
         inner.push(quote!(#id: i64));
         args.push(quote!(#id));
     }
+    if has_checks(f) {
+        sig.push(quote!(__fault: &#rt::cpu::Fault));
+        inner.push(quote!(__fault: &#rt::cpu::Fault));
+        args.push(quote!(__fault));
+    }
     let fast = if unchecked > 0 {
         let bound = Literal::i64_suffixed(1i64 << k_bits);
         let conds = dims.iter().map(|d| {
@@ -563,6 +572,12 @@ fn dispatch(f: &PrimFunc, levels: &[Level], args: &[TokenStream], has_slow: bool
         #portable;
         #ok
     }
+}
+
+/// Whether `f` checks values (`Expr::Check`): its function then takes a last parameter
+/// `__fault: &Fault` that records the first failed check of the run.
+pub fn has_checks(f: &PrimFunc) -> bool {
+    !f.checks.is_empty() && crate::tir::visit::contains_check(&f.body)
 }
 
 /// A shape entry as an `i64` expression (a constant or a dim).

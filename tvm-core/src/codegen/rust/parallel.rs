@@ -155,6 +155,12 @@ impl Emitter<'_> {
             pnames.push(id.clone());
             args.push(quote!(#id));
         }
+        if self.has_checks {
+            let rt = &self.opts.rt_path;
+            params.push(quote!(__fault: &#rt::cpu::Fault));
+            pnames.push(format_ident!("__fault"));
+            args.push(quote!(__fault));
+        }
         let mut arms = Vec::new();
         let mut wrappers = Vec::new();
         for (i, lv) in self.levels.iter().enumerate() {

@@ -247,6 +247,11 @@ impl Emitter<'_> {
         let id = acc.info.ident.clone();
         let arg = slice_arg(&acc.info, false);
         let l = Literal::usize_unsuffixed(lanes as usize);
+        // An index with a checked part may still be outside the buffer when the check
+        // failed (its fallback 0 in an empty dim): such a read gives 0, never panics (the
+        // run returns the check's error).
+        let checked = has_check(index);
+        let rt = self.opts.rt_path.clone();
         Ok(match (&acc.index, acc.proof) {
             (Expr::Ramp { base, stride, .. }, proof) if stride.is_const_int(1) => {
                 let b = self.expr(base)?;
@@ -255,6 +260,7 @@ impl Emitter<'_> {
                         self.helpers.insert("__ldv");
                         quote!((unsafe { __ldv::<_, #l, __FAST>(#arg, #b, #p) }))
                     }
+                    None if checked => quote!(#rt::cpu::ldv_or_default::<_, #l>(#arg, #b)),
                     None => {
                         self.helpers.insert("__ldv_c");
                         quote!(__ldv_c::<_, #l>(#arg, #b))
@@ -264,12 +270,20 @@ impl Emitter<'_> {
             (i, _) if lanes > 1 => {
                 // A gather, lane by lane.
                 let (li, t) = (self.lane(i)?, super::scalar_ty(acc.info.dtype)?);
-                quote!(::core::array::from_fn::<#t, #l, _>(|__l| #id[#li as usize]))
+                if checked {
+                    quote!(::core::array::from_fn::<#t, #l, _>(|__l| #rt::cpu::ld_or_default(&#id[..], #li)))
+                } else {
+                    quote!(::core::array::from_fn::<#t, #l, _>(|__l| #id[#li as usize]))
+                }
             }
             (i, Some(p)) => {
                 let i = self.expr(i)?;
                 self.helpers.insert("__ld");
                 quote!((unsafe { __ld::<_, __FAST>(#arg, #i, #p) }))
+            }
+            (i, None) if checked => {
+                let i = self.expr(i)?;
+                quote!(#rt::cpu::ld_or_default(&#id[..], #i))
             }
             (i, None) => {
                 let i = self.expr(i)?;
@@ -283,6 +297,10 @@ impl Emitter<'_> {
         let acc = self.access(buffer, index, true)?;
         let id = acc.info.ident.clone();
         let li = self.lane(&acc.index)?;
+        if has_check(index) {
+            let rt = &self.opts.rt_path;
+            return Ok(quote!(#rt::cpu::ld_or_default(&#id[..], #li)));
+        }
         Ok(quote!(#id[#li as usize]))
     }
 
@@ -438,4 +456,11 @@ pub(super) fn zero(d: DType) -> R<TokenStream> {
     } else {
         int_lit(0, d)
     }
+}
+
+/// Whether `e` contains a checked value (`Expr::Check`).
+pub(super) fn has_check(e: &Expr) -> bool {
+    let mut found = false;
+    crate::tir::visit::for_each_expr(e, &mut |x| found |= matches!(x, Expr::Check { .. }));
+    found
 }

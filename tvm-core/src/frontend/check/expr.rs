@@ -5,6 +5,13 @@
 use super::*;
 
 impl Checker<'_> {
+    /// `x` under a new check of site `site` (at `loc` in the source).
+    fn check(&mut self, x: Expr, kind: CheckKind, site: CheckSite, loc: Loc) -> Expr {
+        let n = self.sites.len() as u32;
+        self.sites.push((site, loc));
+        Expr::Check { value: Box::new(x), kind, site: n }
+    }
+
     /// An integer value for an index or a range bound: `i64` (other integer types are
     /// cast to it).
     pub(super) fn index_value(&mut self, e: &ExprAst, what: &str) -> R<Expr> {
@@ -342,6 +349,18 @@ impl Checker<'_> {
         if !ok {
             return Err(Poisoned);
         }
+        // Every index is checked against its dim; `discharge_checks` removes the checks
+        // it proves, and reports the reads it proves out of bounds.
+        let idx = idx
+            .into_iter()
+            .zip(indices)
+            .enumerate()
+            .map(|(dim, (x, ast))| {
+                let site = CheckSite::Index { tensor: n.clone(), dim, index: ast.to_string() };
+                let extent = Box::new(t.shape[dim].clone());
+                self.check(x, CheckKind::Index { extent }, site, ast.loc)
+            })
+            .collect();
         Ok(Expr::ProducerLoad { tensor: id, indices: idx, dtype: t.dtype })
     }
 
@@ -381,6 +400,14 @@ impl Checker<'_> {
             );
             return Err(Poisoned);
         }
+        // An integer divisor is checked (in kernel bodies; bounds of reduction ranges are
+        // computed before the kernel runs).
+        let r = if matches!(op, BinOpAst::Div | BinOpAst::Rem) && tl.is_integer() && !self.in_bounds {
+            let site = CheckSite::Divisor { divisor: rhs.to_string() };
+            self.check(r, CheckKind::Divisor, site, rhs.loc)
+        } else {
+            r
+        };
         let bin = |b: BinOp| Ok(Expr::binary(b, l.clone(), r.clone()));
         let cmp = |c: CmpOp| Ok(Expr::cmp(c, l.clone(), r.clone()));
         match op {

@@ -14,9 +14,12 @@ use super::error::FrontendError;
 use crate::dtype::DType;
 use crate::loc::{Loc, SourceMap};
 use crate::te::{Graph, Op, Param, Tensor, TensorId};
-use crate::tir::{BinOp, CmpOp, Expr, Intrinsic, IterKind, IterVar, Range, Reduce, ReduceOp, Var};
+use crate::tir::{
+    BinOp, CheckKind, CheckSite, CmpOp, Expr, Intrinsic, IterKind, IterVar, Range, Reduce, ReduceOp, Var,
+};
 use std::collections::{HashMap, HashSet};
 
+mod bounds;
 mod expr;
 
 /// A dim whose value is given by a `usize` scalar parameter of the same name
@@ -99,6 +102,8 @@ struct Checker<'a> {
     reduce_axes: Vec<(String, Var)>,
     /// Checking the bounds of a reduction range: spatial axes are not allowed.
     in_bounds: bool,
+    /// Every check site made so far, by number, with its place in the source.
+    sites: Vec<(CheckSite, Loc)>,
 }
 
 /// Checks a parsed kernel and builds its graph.
@@ -112,6 +117,7 @@ pub(crate) fn check_kernel(ast: &KernelAst, sm: &SourceMap) -> Result<Checked, V
             params: Vec::new(),
             outputs: Vec::new(),
             dims: Vec::new(),
+            checks: Vec::new(),
         },
         syms: HashMap::new(),
         usize_scalars: HashSet::new(),
@@ -122,6 +128,7 @@ pub(crate) fn check_kernel(ast: &KernelAst, sm: &SourceMap) -> Result<Checked, V
         stage_axes: Vec::new(),
         reduce_axes: Vec::new(),
         in_bounds: false,
+        sites: Vec::new(),
     };
     for st in &ast.stages {
         collect_reduce_axes(&st.body, &mut c.all_reduce_axes);
@@ -564,7 +571,14 @@ impl<'a> Checker<'a> {
         };
         self.stage_axes.clear();
         let body = match (body, axes_ok && st.axes.len() == target.shape.len()) {
-            (Ok(b), true) => b,
+            (Ok(b), true) => {
+                let (b, failures) = bounds::discharge(b, &axes, &self.graph.dims, &self.sites);
+                for f in failures {
+                    let loc = self.sites[f.site as usize].1;
+                    self.error_help(loc, f.message, f.help);
+                }
+                b
+            }
             // The graph is not returned when there are errors; the tensor is still added
             // so that later stages can read it without more errors.
             _ => Expr::Bool(false),
@@ -672,6 +686,7 @@ impl<'a> Checker<'a> {
             }
         }
         if self.errors.is_empty() {
+            self.graph.checks = bounds::renumber(&mut self.graph, &self.sites);
             Ok(Checked { graph: self.graph, dim_bindings: self.dim_bindings })
         } else {
             Err(self.errors)

@@ -1,0 +1,217 @@
+//! Discharging the checks the checker puts on every tensor read's indices and every
+//! integer divisor (DSL.md §2 and §4): a check the compiler proves (for every shape, over
+//! the stage's whole domain, under the conditions that guard it) is removed; a read it
+//! proves out of bounds for every shape, or a divisor it proves zero, is a compile error
+//! at the index or the divisor; every other check stays, and runs with the kernel.
+//!
+//! "Proves out of bounds" is only claimed where it is exact: the read is not under a
+//! condition, and its index is a sum of terms that each mention at most one axis, linearly
+//! with a constant coefficient, each axis once (so the bounds computed over the axes'
+//! ranges are reached, whenever the domain is not empty).
+
+use super::*;
+use crate::arith::Analyzer;
+use crate::tir::mutate::{super_expr, Mutator};
+use crate::tir::printer::print_expr;
+
+/// A check proved to fail: the site and the reason (message, help).
+pub(super) struct Failure {
+    pub site: u32,
+    pub message: String,
+    pub help: String,
+}
+
+struct Discharge<'a> {
+    az: Analyzer,
+    /// The axes of the stage and of its reduction (bound in `az`).
+    axes: Vec<Var>,
+    /// How many conditions guard the expression being visited.
+    guarded: usize,
+    /// How many of them are proved false (the expression never runs).
+    dead: usize,
+    sites: &'a [(CheckSite, Loc)],
+    failures: Vec<Failure>,
+}
+
+/// `body` of a stage over `axes`, without the checks proved to hold, and the checks
+/// proved to fail. `dims` are the kernel's symbolic dims (non-negative).
+pub(super) fn discharge(
+    body: Expr,
+    axes: &[IterVar],
+    dims: &[Var],
+    sites: &[(CheckSite, Loc)],
+) -> (Expr, Vec<Failure>) {
+    let mut az = Analyzer::new();
+    for d in dims {
+        az.assume_nonneg(d);
+    }
+    for ax in axes {
+        az.bind(&ax.var, ax.dom.min.clone(), ax.dom.extent.clone());
+    }
+    let mut d = Discharge {
+        az,
+        axes: axes.iter().map(|a| a.var.clone()).collect(),
+        guarded: 0,
+        dead: 0,
+        sites,
+        failures: Vec::new(),
+    };
+    let body = d.mutate_expr(body);
+    (body, d.failures)
+}
+
+impl Discharge<'_> {
+    /// Runs `f` knowing `cond` (a guard of what `f` visits).
+    fn guarded<T>(&mut self, cond: &Expr, f: impl FnOnce(&mut Self) -> T) -> T {
+        let dead = usize::from(self.az.simplify(cond) == Expr::Bool(false));
+        let snap = self.az.snapshot();
+        self.az.assume(cond);
+        self.guarded += 1;
+        self.dead += dead;
+        let r = f(self);
+        self.dead -= dead;
+        self.guarded -= 1;
+        self.az.restore(snap);
+        r
+    }
+
+    fn check(&mut self, value: Expr, kind: CheckKind, site: u32) -> Expr {
+        if self.dead > 0 {
+            return value; // never runs
+        }
+        let (holds, fails) = match &kind {
+            CheckKind::Index { extent } => {
+                let zero = Expr::int(0);
+                let holds = self.az.can_prove(&Expr::ge(value.clone(), zero.clone()))
+                    && self.az.can_prove(&Expr::lt(value.clone(), (**extent).clone()));
+                (holds, if holds { None } else { self.out_of_bounds(&value, extent, site) })
+            }
+            CheckKind::Divisor => {
+                let zero = Expr::typed_int(0, value.dtype());
+                let holds = self.az.can_prove(&Expr::cmp(CmpOp::Ne, value.clone(), zero.clone()));
+                let fails = !holds && self.guarded == 0 && self.az.can_prove(&Expr::eq(value.clone(), zero));
+                let text = match &self.sites[site as usize].0 {
+                    CheckSite::Divisor { divisor } => divisor.clone(),
+                    other => format!("{other:?}"),
+                };
+                let failure = fails.then(|| Failure {
+                    site,
+                    message: format!("division by zero: the divisor `{text}` is always 0"),
+                    help: "divide by a value that cannot be zero".to_string(),
+                });
+                (holds, failure)
+            }
+        };
+        if holds {
+            return value;
+        }
+        self.failures.extend(fails);
+        Expr::Check { value: Box::new(value), kind, site }
+    }
+
+    /// The failure of an index check that fails for every shape, where that is exact.
+    fn out_of_bounds(&self, value: &Expr, extent: &Expr, site: u32) -> Option<Failure> {
+        if self.guarded > 0 || !self.az.is_separable_linear(value, &self.axes) {
+            return None;
+        }
+        let (lo, hi) = self.az.try_symbolic_bounds(value, &self.axes);
+        let (CheckSite::Index { tensor, dim, index }, _) = &self.sites[site as usize] else { return None };
+        let n = print_expr(extent);
+        let help = format!(
+            "an index must stay in `0..{n}` wherever the read happens: shrink the axis' range, or guard the read \
+             with `if`"
+        );
+        if let Some(hi) = hi.filter(|hi| self.az.can_prove(&Expr::ge(hi.clone(), extent.clone()))) {
+            let message = format!(
+                "index `{index}` of `{tensor}` is out of bounds: it reaches {}, but dimension {dim} of `{tensor}` \
+                 has size {n}",
+                print_expr(&hi)
+            );
+            return Some(Failure { site, message, help });
+        }
+        if let Some(lo) = lo.filter(|lo| self.az.can_prove(&Expr::lt(lo.clone(), Expr::int(0)))) {
+            let message =
+                format!("index `{index}` of `{tensor}` is out of bounds: it goes down to {}, below 0", print_expr(&lo));
+            return Some(Failure { site, message, help });
+        }
+        None
+    }
+}
+
+impl Mutator for Discharge<'_> {
+    fn mutate_expr(&mut self, e: Expr) -> Expr {
+        match e {
+            Expr::Select { cond, then, otherwise } => {
+                let cond = self.mutate_expr(*cond);
+                let then = self.guarded(&cond, |d| d.mutate_expr(*then));
+                let otherwise = self.guarded(&Expr::not(cond.clone()), |d| d.mutate_expr(*otherwise));
+                Expr::select(cond, then, otherwise)
+            }
+            // The right side runs only where the left does not decide.
+            Expr::And(a, b) => {
+                let a = self.mutate_expr(*a);
+                let b = self.guarded(&a, |d| d.mutate_expr(*b));
+                Expr::and(a, b)
+            }
+            Expr::Or(a, b) => {
+                let a = self.mutate_expr(*a);
+                let b = self.guarded(&Expr::not(a.clone()), |d| d.mutate_expr(*b));
+                Expr::or(a, b)
+            }
+            Expr::Reduce(r) => {
+                let Reduce { op, source, axes } = *r;
+                let snap = self.az.snapshot();
+                let n = self.axes.len();
+                for ax in &axes {
+                    self.az.bind(&ax.var, ax.dom.min.clone(), ax.dom.extent.clone());
+                    self.axes.push(ax.var.clone());
+                }
+                let source = self.mutate_expr(source);
+                self.axes.truncate(n);
+                self.az.restore(snap);
+                Expr::Reduce(Box::new(Reduce { op, source, axes }))
+            }
+            Expr::Check { value, kind, site } => {
+                let value = self.mutate_expr(*value);
+                let kind = match kind {
+                    CheckKind::Index { extent } => CheckKind::Index { extent: Box::new(self.mutate_expr(*extent)) },
+                    CheckKind::Divisor => CheckKind::Divisor,
+                };
+                self.check(value, kind, site)
+            }
+            e => super_expr(self, e),
+        }
+    }
+}
+
+/// Numbers the sites left in the graph's stages from 0, in order of first appearance,
+/// and returns their table.
+pub(super) fn renumber(graph: &mut Graph, sites: &[(CheckSite, Loc)]) -> Vec<CheckSite> {
+    struct Renumber<'a> {
+        map: HashMap<u32, u32>,
+        table: Vec<CheckSite>,
+        sites: &'a [(CheckSite, Loc)],
+    }
+    impl Mutator for Renumber<'_> {
+        fn mutate_expr(&mut self, e: Expr) -> Expr {
+            match super_expr(self, e) {
+                Expr::Check { value, kind, site } => {
+                    let next = self.table.len() as u32;
+                    let n = *self.map.entry(site).or_insert(next);
+                    if n == next {
+                        self.table.push(self.sites[site as usize].0.clone());
+                    }
+                    Expr::Check { value, kind, site: n }
+                }
+                e => e,
+            }
+        }
+    }
+    let mut r = Renumber { map: HashMap::new(), table: Vec::new(), sites };
+    for t in &mut graph.tensors {
+        if let Op::Compute { body, .. } = &mut t.op {
+            *body = r.mutate_expr(std::mem::replace(body, Expr::Bool(false)));
+        }
+    }
+    r.table
+}
