@@ -311,3 +311,43 @@ fn prefetch_of_a_tensor_the_loop_does_not_read() {
     // Read inside the loop once `d` is computed there.
     assert!(errors(DENSE, "cpu", "d.compute_at(out, out.i); out.prefetch(x, out.i, 1);").is_empty());
 }
+
+/// A reduction computed at block level (shared memory) that no thread binding divides:
+/// every thread would accumulate into the same elements. Bound to threads (a cross-thread
+/// reduction), or computed inside the thread loop (local), it is legal.
+#[test]
+fn shared_reduction_without_a_thread_is_a_race() {
+    let src = "fn r(x: f32[64, 64]) -> y: f32[64, 64] {
+        let s[i]: f32[64] = sum(x[i, k] for k in 0..64);
+        y[i, j] = x[i, j] / s[i];
+    }";
+    let base = "y.bind(y.i, block.x); y.bind(y.j, thread.x);";
+    let k = one(src, "cuda", &format!("{base} s.compute_at(y, y.i);"));
+    assert!(matches!(k, K::SharedReductionNotBound { ref stage } if stage == "s"), "{k:?}");
+    let cross = "s.compute_at(y, y.i); let (ko, ki) = s.split(s.k, 32); s.bind(ki, thread.x);";
+    let ok = errors(src, "cuda", &format!("{base} {cross}"));
+    assert!(ok.is_empty(), "{ok:?}");
+    let ok = errors(src, "cuda", &format!("{base} s.compute_at(y, y.j);"));
+    assert!(ok.is_empty(), "{ok:?}");
+}
+
+/// A `local` stage (per-thread registers) with an axis bound to a thread: the others would
+/// read elements they do not hold. The same binding on a `shared` cache is a cooperative
+/// fetch, and legal.
+#[test]
+fn local_stage_bound_to_a_thread_is_a_race() {
+    let src = "fn t(x: f32[64, 64]) -> y: f32[64, 64] { y[i, j] = x[j, i]; }";
+    let sched = |scope: &str| {
+        format!(
+            "let c = x.cache_read({scope}, [y]); y.bind(y.i, block.x); y.bind(y.j, thread.x); \
+             c.compute_at(y, y.i); c.bind(c.ax1, thread.x);"
+        )
+    };
+    let k = one(src, "cuda", &sched("local"));
+    assert!(
+        matches!(k, K::LocalStageBoundToThread { ref axis, ref tag, .. } if axis == "ax1" && tag == "thread.x"),
+        "{k:?}"
+    );
+    let ok = errors(src, "cuda", &sched("shared"));
+    assert!(ok.is_empty(), "{ok:?}");
+}

@@ -50,6 +50,12 @@ pub enum ScheduleErrorKind {
     BindOnCpu { axis: String },
     /// A GPU stage computed at root with no axis bound to a block or thread index.
     NotBound { stage: String },
+    /// A reduction computed at block level in shared memory with no axis bound to a
+    /// thread: every thread of the block would accumulate into the same elements.
+    SharedReductionNotBound { stage: String },
+    /// An axis of a stage in `local` (per-thread) storage bound to a thread index: each
+    /// thread would hold only its own elements, which the other threads read.
+    LocalStageBoundToThread { stage: String, axis: String, tag: String },
     /// `parallel` on a reduction axis.
     ParallelOnReduce { stage: String, axis: String },
     /// `vectorize` on a reduction axis.
@@ -178,6 +184,14 @@ impl ScheduleError {
             }
             BindOnCpu { axis } => format!("cannot bind `{axis}` on a CPU target"),
             NotBound { stage } => format!("stage `{stage}` runs on a GPU but no axis is bound to a block or thread"),
+            SharedReductionNotBound { stage } => format!(
+                "reduction `{stage}` is computed in shared memory by every thread of the block at once (a race): no \
+                 axis of it is bound to a thread"
+            ),
+            LocalStageBoundToThread { stage, axis, tag } => format!(
+                "`{stage}` is in `local` (per-thread) storage, but its axis `{axis}` is bound to `{tag}`: each thread \
+                 would hold only its own elements while the others read them"
+            ),
             ParallelOnReduce { axis, .. } => format!("cannot parallelize reduction axis `{axis}`"),
             VectorizeOnReduce { axis, .. } => format!("cannot vectorize reduction axis `{axis}`"),
             VectorizeNotInnermost { axis, innermost, .. } => {
@@ -295,6 +309,15 @@ impl ScheduleError {
             BlockTooLarge { .. } => "split the thread axes with a smaller factor".into(),
             BindOnCpu { .. } => "use `parallel` on a CPU target".into(),
             NotBound { .. } => "bind its outer axis to `block.x` and an inner one to `thread.x`".into(),
+            SharedReductionNotBound { stage } => format!(
+                "bind a part of its reduction axis to `thread.x` (a cross-thread reduction), bind a spatial axis to a \
+                 thread, or compute `{stage}` inside the consumer's thread loop"
+            ),
+            LocalStageBoundToThread { .. } => {
+                "stage it in shared memory (`cache_read(shared, ..)`), or drop the binding and compute it inside the \
+                 thread loop"
+                    .into()
+            }
             ParallelOnReduce { .. } => "parallelize a spatial axis, or rfactor the reduction first".into(),
             VectorizeOnReduce { .. } => "vectorize a spatial axis, or rfactor the reduction first".into(),
             VectorizeNotInnermost { .. } => "reorder the axis innermost first".into(),

@@ -126,8 +126,45 @@ impl Schedule {
         }
         if self.target.is_gpu() {
             self.validate_gpu(&mut errors);
+            for sid in self.stage_ids() {
+                self.validate_gpu_storage(sid, &mut errors);
+            }
         }
         errors
+    }
+
+    /// Storage that threads would race on: a reduction accumulated in shared memory by
+    /// every thread at once, and per-thread (`local`) storage whose axes are spread over
+    /// the threads. (A `shared` stage computed inside a thread loop is not one: as in
+    /// TVM, its region covers the whole block, every thread computes it, writing equal
+    /// values, and a barrier follows.)
+    fn validate_gpu_storage(&self, sid: StageId, errors: &mut Vec<ScheduleError>) {
+        let st = self.stage(sid);
+        if st.attach == Attach::Inline || st.attach == Attach::Root {
+            return;
+        }
+        let thread_bound = |a: &AxisId| self.ann(sid, *a).bind.filter(|t| !t.is_block());
+        match self.storage_scope(sid) {
+            Scope::Shared if !st.reduce_axes.is_empty() && !st.leaf.iter().any(|a| thread_bound(a).is_some()) => {
+                errors.push(ScheduleError::new(
+                    st.attach_loc,
+                    ScheduleErrorKind::SharedReductionNotBound { stage: st.name.clone() },
+                ));
+            }
+            Scope::Local => {
+                for a in &st.leaf {
+                    if let Some(tag) = thread_bound(a) {
+                        let kind = ScheduleErrorKind::LocalStageBoundToThread {
+                            stage: st.name.clone(),
+                            axis: self.axis(*a).name.clone(),
+                            tag: tag.dsl_name().to_string(),
+                        };
+                        errors.push(ScheduleError::new(self.ann(sid, *a).loc, kind));
+                    }
+                }
+            }
+            _ => {}
+        }
     }
 
     /// A prefetch's loop is still a loop of the stage, not vectorized, and its tensor is
