@@ -55,6 +55,26 @@ mod kernels {
     }
 }
 
+mod sizes {
+    tvm::compute! {
+        /// An output whose size follows from the inputs' (n * m elements).
+        pub fn outer(a: f32[n], b: f32[m]) -> c: f32[n, m] {
+            c[i, j] = a[i] * b[j];
+        }
+    }
+
+    tvm::compute! {
+        /// An intermediate of n * m elements at the root, reduced to n.
+        pub fn outer_sums(a: f32[n], b: f32[m]) -> s: f32[n] {
+            let t[i, j]: f32[n, m] = a[i] * b[j];
+            s[i] = sum(t[i, j] for j in 0..m);
+        }
+        schedule!(cpu) {
+            t.compute_root();
+        }
+    }
+}
+
 fn tensor<T: tvm::Element, const R: usize>(data: Vec<T>, shape: [usize; R]) -> Tensor<T, R> {
     Tensor::from_vec(data, shape).unwrap()
 }
@@ -172,6 +192,47 @@ fn an_index_the_compiler_cannot_bound_is_checked_at_run_time() {
                     if tensor == "x" && index == "i + k" && *v == value),
                 "shifted k={k} on {dev}: {err}"
             );
+        }
+    }
+}
+
+/// Outputs and intermediates too large for memory are `Err(OutOfMemory)` naming the
+/// tensor and its byte count, never an abort. (4 TiB: refused by the allocator of this
+/// machine, which does not overcommit that much.)
+#[test]
+fn sizes_that_cannot_be_allocated_are_errors() {
+    let n = 1usize << 20;
+    let (a, b) = (Tensor::<f32, 1>::zeros([n]), Tensor::<f32, 1>::zeros([n]));
+    let bytes = 4usize << 40;
+    match sizes::outer(&a, &b) {
+        Err(Error::OutOfMemory { device, bytes: got, reason }) => {
+            assert_eq!((device.as_str(), got), ("cpu", bytes));
+            assert!(reason.starts_with(&format!("output `c` of `outer` needs {bytes} bytes")), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    match sizes::outer_sums(&a, &b) {
+        Err(Error::OutOfMemory { bytes: got, reason, .. }) => {
+            assert_eq!(got, bytes);
+            assert!(reason.starts_with(&format!("intermediate `t` of `outer_sums` needs {bytes} bytes")), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // Small sizes run, and give the reference.
+    let (a, b) = (tensor(vec![1.0f32, 2.0, 3.0], [3]), tensor(vec![1.0f32, -1.0, 4.0, 0.5], [4]));
+    for dev in backends() {
+        let mut s = Tensor::zeros([3]);
+        sizes::outer_sums::run(dev, &a, &b, &mut s).unwrap();
+        assert_eq!(s.as_slice(), &[4.5, 9.0, 13.5], "on {dev}");
+    }
+    // And on every device, an output of 4 TiB is refused by name.
+    let (a, b) = (Tensor::<f32, 1>::zeros([n]), Tensor::<f32, 1>::zeros([n]));
+    for dev in backends() {
+        let (da, db) = (a.to_device(dev).unwrap(), b.to_device(dev).unwrap());
+        match sizes::outer::call_on(dev, &da, &db) {
+            Err(Error::OutOfMemory { reason, .. }) => assert!(reason.contains("output `c` of `outer`"), "{reason}"),
+            Err(e) => panic!("{dev}: {e}"),
+            Ok(_) => panic!("{dev}: a 4 TiB output was allocated"),
         }
     }
 }

@@ -843,7 +843,7 @@ fn vector_add_golden() {
             b: &[::core::primitive::f32],
             c: &mut [::core::primitive::f32],
             n: ::core::primitive::i64,
-        ) -> ::core::result::Result<(), &'static ::core::primitive::str> {
+        ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
             use ::core::primitive::{bool, f32, f64, i16, i32, i64, i8, str, u128, u16, u32, u64, u8, usize};
             use ::tvm::__rt::cpu::chunks as __chunks;
             use ::tvm::__rt::cpu::lane_loop as __lane_loop;
@@ -854,16 +854,30 @@ fn vector_add_golden() {
             use ::tvm::__rt::rayon::iter::{IndexedParallelIterator as _, IntoParallelIterator as _, ParallelIterator as _};
             use ::tvm::__rt::rayon::slice::ParallelSliceMut as _;
             if !__len_is(a.len(), &[n]) {
-                return ::core::result::Result::Err("tvm: the length of `a` is not the product of its shape [n]");
+                return ::core::result::Result::Err(::tvm::__rt::cpu_failed(
+                    "vector_add",
+                    "the length of `a` is not the product of its shape [n]",
+                ));
             }
             if !__len_is(b.len(), &[n]) {
-                return ::core::result::Result::Err("tvm: the length of `b` is not the product of its shape [n]");
+                return ::core::result::Result::Err(::tvm::__rt::cpu_failed(
+                    "vector_add",
+                    "the length of `b` is not the product of its shape [n]",
+                ));
             }
             if !__len_is(c.len(), &[n]) {
-                return ::core::result::Result::Err("tvm: the length of `c` is not the product of its shape [n]");
+                return ::core::result::Result::Err(::tvm::__rt::cpu_failed(
+                    "vector_add",
+                    "the length of `c` is not the product of its shape [n]",
+                ));
             }
             #[inline(always)]
-            fn __body<const __LEVEL: u8, const __FAST: bool>(a: &[f32], b: &[f32], c: &mut [f32], n: i64) {
+            fn __body<const __LEVEL: u8, const __FAST: bool>(
+                a: &[f32],
+                b: &[f32],
+                c: &mut [f32],
+                n: i64,
+            ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
                 {
                     let __n: usize = ::core::cmp::Ord::max(n.wrapping_add(15i64).wrapping_div(16i64), 0i64) as usize;
                     (0..__n).into_par_iter().zip(__chunks(c, ::core::cmp::Ord::max(16i64, 1i64) as usize, __n)).for_each(
@@ -879,6 +893,7 @@ fn vector_add_golden() {
                         },
                     );
                 }
+                ::core::result::Result::Ok(())
             }
             #[inline(always)]
             fn __par0<const __LEVEL: u8, const __FAST: bool>(o: i64, c: &mut [f32], a: &[f32], b: &[f32], n: i64) {
@@ -932,34 +947,40 @@ fn vector_add_golden() {
             }
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx512f,avx512vl")]
-            unsafe fn __body_avx512<const __FAST: bool>(a: &[f32], b: &[f32], c: &mut [f32], n: i64) {
+            unsafe fn __body_avx512<const __FAST: bool>(
+                a: &[f32],
+                b: &[f32],
+                c: &mut [f32],
+                n: i64,
+            ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
                 __body::<0u8, __FAST>(a, b, c, n)
             }
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2,fma")]
-            unsafe fn __body_avx2<const __FAST: bool>(a: &[f32], b: &[f32], c: &mut [f32], n: i64) {
+            unsafe fn __body_avx2<const __FAST: bool>(
+                a: &[f32],
+                b: &[f32],
+                c: &mut [f32],
+                n: i64,
+            ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
                 __body::<1u8, __FAST>(a, b, c, n)
             }
             let __fast: bool = true && n <= 4611686018427387904i64;
             #[cfg(target_arch = "x86_64")]
             {
                 if __fast && ::std::is_x86_feature_detected!("avx512f") && ::std::is_x86_feature_detected!("avx512vl") {
-                    unsafe { __body_avx512::<true>(a, b, c, n) };
+                    unsafe { __body_avx512::<true>(a, b, c, n) }?;
                     return ::core::result::Result::Ok(());
                 }
             }
             #[cfg(target_arch = "x86_64")]
             {
                 if __fast && ::std::is_x86_feature_detected!("avx2") && ::std::is_x86_feature_detected!("fma") {
-                    unsafe { __body_avx2::<true>(a, b, c, n) };
+                    unsafe { __body_avx2::<true>(a, b, c, n) }?;
                     return ::core::result::Result::Ok(());
                 }
             }
-            if __fast {
-                __body::<255, true>(a, b, c, n)
-            } else {
-                __body::<255, false>(a, b, c, n)
-            };
+            if __fast { __body::<255, true>(a, b, c, n) } else { __body::<255, false>(a, b, c, n) }?;
             ::core::result::Result::Ok(())
         }
     "##]].assert_eq(&code);

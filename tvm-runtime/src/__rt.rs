@@ -81,6 +81,28 @@ pub fn check_failed(kernel: &str, sites: &[CheckSite], (site, value, extent): (u
     }
 }
 
+/// The error of allocating `what` (``output `c` ``, ``intermediate `t` ``) of `kernel`, of
+/// `shape` with `elem_bytes`-byte elements on `device`, from the allocation's own error: a
+/// byte count that overflows and memory the device lacks are both `OutOfMemory`, naming
+/// the tensor and the byte count (saturated at `usize::MAX` in the field, exact in the
+/// reason). Other errors pass through.
+pub fn alloc_failed(e: Error, device: &str, kernel: &str, what: &str, shape: &[usize], elem_bytes: usize) -> Error {
+    let exact: u128 = shape.iter().fold(elem_bytes as u128, |n, &d| n.saturating_mul(d as u128));
+    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
+    let needs = format!("{what} of `{kernel}` needs {exact} bytes (shape [{}])", dims.join(", "));
+    match e {
+        Error::SizeOverflow { .. } => Error::OutOfMemory {
+            device: device.to_string(),
+            bytes: usize::try_from(exact).unwrap_or(usize::MAX),
+            reason: format!("{needs}, more than the address space holds"),
+        },
+        Error::OutOfMemory { device, bytes, reason } => {
+            Error::OutOfMemory { device, bytes, reason: format!("{needs}: {reason}") }
+        }
+        other => other,
+    }
+}
+
 /// The value of a host-code division (`checked_div`, `checked_rem`), or the error for
 /// one that has no value in the kernel's TIR (division by zero, `MIN / -1`).
 #[inline]

@@ -611,3 +611,23 @@ fn ldv_short<T: Copy + Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
     }
     v
 }
+
+/// A buffer of `n` elements equal to `fill` for intermediate `name` of `kernel`;
+/// `Err(OutOfMemory)` naming it and the byte count when the memory cannot be had (never an
+/// abort). A negative `n` (an empty extent) is 0.
+pub fn try_vec<T: Clone>(n: i64, fill: T, name: &str, kernel: &str) -> Result<Vec<T>, crate::Error> {
+    let n = usize::try_from(n).unwrap_or(0);
+    let bytes = n as u128 * std::mem::size_of::<T>() as u128;
+    let oom = |why: &str| crate::Error::OutOfMemory {
+        device: "cpu".into(),
+        bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
+        reason: format!("intermediate `{name}` of `{kernel}` needs {bytes} bytes: {why}"),
+    };
+    if bytes > isize::MAX as u128 {
+        return Err(oom("more than the address space holds"));
+    }
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| oom("the host allocator returned no memory"))?;
+    v.resize(n, fill);
+    Ok(v)
+}

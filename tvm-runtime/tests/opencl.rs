@@ -411,9 +411,11 @@ fn misuse_is_an_error_not_a_panic() {
     let e = unsafe { m.launch(0, [1, 1, 1], [32, 1, 1], &args) }.unwrap_err();
     assert!(matches!(&e, Error::Internal { message } if message.contains("requires [64, 1, 1]")), "{e:?}");
 
+    // A size that overflows is OutOfMemory, naming the intermediate and the byte count.
     let e = m.alloc("tmp", None, 4).unwrap_err();
-    assert_eq!(e.to_string(), "launch of `fixed` failed: the size of intermediate `tmp` overflows");
+    assert!(e.to_string().ends_with("(the size of intermediate `tmp` of `fixed` overflows)"), "{e}");
     let e = m.alloc("tmp", Some(i64::MAX), 4).unwrap_err();
-    assert!(matches!(e, Error::LaunchFailed { .. }), "{e:?}");
+    let want = format!("intermediate `tmp` of `fixed` needs {} bytes", i64::MAX as i128 * 4);
+    assert!(matches!(&e, Error::OutOfMemory { bytes: usize::MAX, reason, .. } if reason.contains(&want)), "{e:?}");
     assert_eq!(m.alloc("tmp", Some(10), 4).unwrap().len_bytes(), 40);
 }

@@ -42,7 +42,7 @@ pub fn call(
             if true #(&& #empty)* {
                 return ::core::result::Result::Ok(());
             }
-            #name(#(#args),*).map_err(|reason| #rt::cpu_failed(#kernel_name, reason))
+            #name(#(#args),*)
         }};
     }
     // The run's fault cell, turned into the first failed check's error afterwards.
@@ -53,7 +53,7 @@ pub fn call(
             return ::core::result::Result::Ok(());
         }
         let __fault = #rt::cpu::Fault::new();
-        #name(#(#args,)* &__fault).map_err(|reason| #rt::cpu_failed(#kernel_name, reason))?;
+        #name(#(#args,)* &__fault)?;
         match __fault.get() {
             ::core::option::Option::Some(__f) => {
                 const __SITES: &[#rt::CheckSite] = &#sites;

@@ -68,13 +68,21 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     } else {
         quote!((#(#out_idents),*))
     };
+    // Outputs are allocated fallibly: a size that overflows or memory the device lacks is
+    // `OutOfMemory` naming the output and its byte count.
+    let alloc_err = |o: &super::signature::OutputInfo, device: TokenStream| {
+        let (e, what) = (&o.elem, format!("output `{}`", o.ident));
+        quote!(|__e| #rt::alloc_failed(__e, &#device, #kname, #what, &__shape, ::core::mem::size_of::<#e>()))
+    };
     let out_allocs = sig.outputs.iter().zip(&out_tys).map(|(o, t)| {
         let (i, shape) = (&o.ident, &o.shape);
-        quote!(let mut #i = <#t>::try_zeros([#(#shape),*])?;)
+        let err = alloc_err(o, quote!("cpu"));
+        quote!(let mut #i = { let __shape = [#(#shape),*]; <#t>::try_zeros(__shape).map_err(#err)? };)
     });
     let dout_allocs = sig.outputs.iter().zip(&dout_tys).map(|(o, t)| {
         let (i, shape) = (&o.ident, &o.shape);
-        quote!(let mut #i = <#t>::uninit_for_output(#dev, [#(#shape),*])?;)
+        let err = alloc_err(o, quote!(#dev.to_string()));
+        quote!(let mut #i = { let __shape = [#(#shape),*]; <#t>::uninit_for_output(#dev, __shape).map_err(#err)? };)
     });
 
     let (dims_fn, dims_args) = dims::dims_fn(kernel, &sig);

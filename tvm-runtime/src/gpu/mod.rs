@@ -623,25 +623,38 @@ impl Module {
 
     /// Device memory for intermediate `name` of `elements` elements of `elem_bytes` bytes
     /// each, contents unspecified; `elements` comes from the host code's checked
-    /// arithmetic on the dims, and is `None` where that overflowed. `Err(LaunchFailed)`
-    /// when the size does not fit in memory (an intermediate sized by dims of different
-    /// inputs, say), `Err(OutOfMemory)` when the device has no room for it.
+    /// arithmetic on the dims, and is `None` where that overflowed. `Err(OutOfMemory)`
+    /// naming the intermediate and its byte count when the size does not fit in memory
+    /// (an intermediate sized by dims of different inputs, say) or the device has no room
+    /// for it.
     pub fn alloc(&self, name: &str, elements: Option<i64>, elem_bytes: usize) -> Result<Buffer, Error> {
+        let function = self.program.function;
         let bytes = elements
             .and_then(|n| usize::try_from(n).ok())
             .and_then(|n| n.checked_mul(elem_bytes))
             .filter(|&b| b <= isize::MAX as usize);
         match bytes {
-            Some(bytes) => self.gpu.alloc(bytes),
-            None => Err(Error::LaunchFailed {
-                kernel: self.program.function.to_string(),
-                reason: match elements {
-                    Some(n) => {
-                        format!("intermediate `{name}` needs {n} elements of {elem_bytes} bytes, which no memory holds")
-                    }
-                    None => format!("the size of intermediate `{name}` overflows"),
+            Some(bytes) => self.gpu.alloc(bytes).map_err(|e| match e {
+                Error::OutOfMemory { device, bytes, reason } => Error::OutOfMemory {
+                    device,
+                    bytes,
+                    reason: format!("intermediate `{name}` of `{function}` needs {bytes} bytes: {reason}"),
                 },
+                other => other,
             }),
+            None => {
+                let exact = elements.map(|n| n as i128 * elem_bytes as i128);
+                Err(Error::OutOfMemory {
+                    device: self.device().to_string(),
+                    bytes: exact.and_then(|b| usize::try_from(b).ok()).unwrap_or(usize::MAX),
+                    reason: match exact {
+                        Some(b) => format!(
+                            "intermediate `{name}` of `{function}` needs {b} bytes, more than the address space holds"
+                        ),
+                        None => format!("the size of intermediate `{name}` of `{function}` overflows"),
+                    },
+                })
+            }
         }
     }
 

@@ -4,14 +4,17 @@
 //! # The emitted function
 //!
 //! ```text
-//! fn __tvm_cpu_<name>(<params>, <dims>) -> Result<(), &'static str>
+//! fn __tvm_cpu_<name>(<params>, <dims>[, __fault: &Fault]) -> Result<(), Error>
 //! ```
 //!
 //! Tensor inputs are `&[T]`, outputs `&mut [T]`, scalars their own type (`u64` for
-//! `usize`), then one `i64` per dim variable in [`dim_vars`] order. It returns `Err` with
-//! a message when a slice's length is not the product of its shape, or when the target
-//! names CPU features (`-mattr=+avx2,+fma`) that this CPU lacks; else it runs the kernel
-//! and returns `Ok(())`. Integer division by zero panics, as in Rust.
+//! `usize`), then one `i64` per dim variable in [`dim_vars`] order, then, where the
+//! function checks values ([`has_checks`]), the run's `Fault` cell, which the caller
+//! turns into the first failed check's error. It returns `Err(LaunchFailed)` when a
+//! slice's length is not the product of its shape, or when the target names CPU features
+//! (`-mattr=+avx2,+fma`) that this CPU lacks, and `Err(OutOfMemory)` when an
+//! intermediate outside the parallel loops cannot be allocated; else it runs the kernel
+//! and returns `Ok(())`.
 //!
 //! Inside: `__body` holds the statements once, `#[inline(always)]`, generic over the
 //! feature level and over `__FAST` (below). It is instantiated inside one
@@ -423,10 +426,11 @@ fn assemble(f: &PrimFunc, opts: &EmitOptions, dims: &[Var], levels: &[Level], e:
                 let (full, short) = (full_ty(buffer.dtype()).unwrap(), scalar_ty(buffer.dtype()).unwrap());
                 let dims: Vec<TokenStream> = shape.iter().map(|d| dim_expr(d, &mut names)).collect();
                 let shown = shape.iter().map(crate::tir::printer::print_expr).collect::<Vec<_>>().join(", ");
-                let msg = format!("tvm: the length of `{}` is not the product of its shape [{shown}]", buffer.name());
+                let msg = format!("the length of `{}` is not the product of its shape [{shown}]", buffer.name());
+                let kname = &f.name;
                 checks.push(quote! {
                     if !__len_is(#id.len(), &[#(#dims),*]) {
-                        return ::core::result::Result::Err(#msg);
+                        return ::core::result::Result::Err(#rt::cpu_failed(#kname, #msg));
                     }
                 });
                 if *is_output {
@@ -476,26 +480,27 @@ fn assemble(f: &PrimFunc, opts: &EmitOptions, dims: &[Var], levels: &[Level], e:
         quote! {
             #[cfg(target_arch = #arch)]
             #[target_feature(enable = #enable)]
-            unsafe fn #w<const __FAST: bool>(#(#inner),*) {
+            unsafe fn #w<const __FAST: bool>(#(#inner),*) -> ::core::result::Result<(), #rt::Error> {
                 __body::<#i, __FAST>(#(#args),*)
             }
         }
     });
-    let dispatch = dispatch(f, levels, &args, unchecked > 0);
+    let dispatch = dispatch(f, levels, &args, unchecked > 0, rt);
     quote! {
         #[allow(
             non_snake_case, unused_variables, unused_mut, unused_parens, unused_braces, unused_unsafe,
             unused_imports, dead_code, clippy::all
         )]
-        fn #fname(#(#sig),*) -> ::core::result::Result<(), &'static ::core::primitive::str> {
+        fn #fname(#(#sig),*) -> ::core::result::Result<(), #rt::Error> {
             use ::core::primitive::{bool, f32, f64, i16, i32, i64, i8, str, u128, u16, u32, u64, u8, usize};
             #rayon_use
             use #rt::cpu::len_is as __len_is;
             #(#helper_items)*
             #(#checks)*
             #[inline(always)]
-            fn __body<const __LEVEL: u8, const __FAST: bool>(#(#inner),*) {
+            fn __body<const __LEVEL: u8, const __FAST: bool>(#(#inner),*) -> ::core::result::Result<(), #rt::Error> {
                 #body
+                ::core::result::Result::Ok(())
             }
             #(#items)*
             #(#wrappers)*
@@ -506,7 +511,7 @@ fn assemble(f: &PrimFunc, opts: &EmitOptions, dims: &[Var], levels: &[Level], e:
 }
 
 /// Runs the best level the CPU has (or the target's own level, or an error).
-fn dispatch(f: &PrimFunc, levels: &[Level], args: &[TokenStream], has_slow: bool) -> TokenStream {
+fn dispatch(f: &PrimFunc, levels: &[Level], args: &[TokenStream], has_slow: bool, rt: &TokenStream) -> TokenStream {
     let ok = quote!(::core::result::Result::Ok(()));
     let detect = |lv: &Level| {
         let fs = lv.detect.iter().map(|d| {
@@ -522,12 +527,8 @@ fn dispatch(f: &PrimFunc, levels: &[Level], args: &[TokenStream], has_slow: bool
         let lv = &levels[0];
         let (arch, cond) = (lv.arch, detect(lv));
         let w = format_ident!("__body_{}", lv.suffix);
-        let msg = format!(
-            "tvm: kernel `{}` was compiled for `{}`, and this CPU lacks some of {}",
-            f.name,
-            f.target,
-            lv.detect.join(", ")
-        );
+        let msg = format!("it was compiled for `{}`, and this CPU lacks some of {}", f.target, lv.detect.join(", "));
+        let kname = &f.name;
         let run = if has_slow {
             quote! {
                 if __fast { unsafe { #w::<true>(#(#args),*) } } else { unsafe { #w::<false>(#(#args),*) } }
@@ -540,11 +541,11 @@ fn dispatch(f: &PrimFunc, levels: &[Level], args: &[TokenStream], has_slow: bool
             {
                 if #cond {
                     // The features were just detected.
-                    #run;
+                    #run?;
                     return #ok;
                 }
             }
-            ::core::result::Result::Err(#msg)
+            ::core::result::Result::Err(#rt::cpu_failed(#kname, #msg))
         };
     }
     let tries = levels.iter().map(|lv| {
@@ -554,7 +555,7 @@ fn dispatch(f: &PrimFunc, levels: &[Level], args: &[TokenStream], has_slow: bool
             #[cfg(target_arch = #arch)]
             {
                 if __fast && #cond {
-                    unsafe { #w::<true>(#(#args),*) };
+                    unsafe { #w::<true>(#(#args),*) }?;
                     return #ok;
                 }
             }
@@ -569,7 +570,7 @@ fn dispatch(f: &PrimFunc, levels: &[Level], args: &[TokenStream], has_slow: bool
     };
     quote! {
         #(#tries)*
-        #portable;
+        #portable?;
         #ok
     }
 }

@@ -165,9 +165,11 @@ impl Emitter<'_> {
                     let #id: &mut [#t] = &mut #guard;
                 )
             }
+            // Outside the parallel loops: `?` leaves the body with `OutOfMemory`.
             _ => {
                 let n = self.expr(extent)?;
-                quote!(let mut #id: ::std::vec::Vec<#t> = ::std::vec![#zero; #n as usize];)
+                let (rt, name, kname) = (&self.opts.rt_path, buffer.name(), &self.f.name);
+                quote!(let mut #id: ::std::vec::Vec<#t> = #rt::cpu::try_vec(#n as i64, #zero, #name, #kname)?;)
             }
         };
         let len = self.facts.exact(extent).then(|| extent.clone());
