@@ -5,7 +5,7 @@
 use super::backends;
 use tvm::{Error, Tensor};
 
-mod kernels {
+pub(crate) mod kernels {
     tvm::compute! {
         /// Rows of `table` picked by `ids` (an embedding lookup); the row index is read
         /// from memory, so it is checked; the column index is proved.

@@ -16,6 +16,7 @@
 //! builds skip that copy).
 
 mod bad_input;
+mod fuzz;
 
 use std::sync::OnceLock;
 use tvm::{Device, Tensor};

@@ -83,11 +83,16 @@ pub fn check_failed(kernel: &str, sites: &[CheckSite], (site, value, extent): (u
 
 /// The error of allocating `what` (``output `c` ``, ``intermediate `t` ``) of `kernel`, of
 /// `shape` with `elem_bytes`-byte elements on `device`, from the allocation's own error: a
-/// byte count that overflows and memory the device lacks are both `OutOfMemory`, naming
-/// the tensor and the byte count (saturated at `usize::MAX` in the field, exact in the
+/// shape whose element count overflows `i64` stays `SizeOverflow` (a shape error); a byte
+/// count that overflows and memory the device lacks are both `OutOfMemory`, naming the
+/// tensor and the byte count (saturated at `usize::MAX` in the field, exact in the
 /// reason). Other errors pass through.
 pub fn alloc_failed(e: Error, device: &str, kernel: &str, what: &str, shape: &[usize], elem_bytes: usize) -> Error {
-    let exact: u128 = shape.iter().fold(elem_bytes as u128, |n, &d| n.saturating_mul(d as u128));
+    let elements: u128 = shape.iter().fold(1u128, |n, &d| n.saturating_mul(d as u128));
+    if elements > i64::MAX as u128 && !shape.contains(&0) {
+        return Error::SizeOverflow { shape: shape.to_vec() };
+    }
+    let exact: u128 = elements.saturating_mul(elem_bytes as u128);
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     let needs = format!("{what} of `{kernel}` needs {exact} bytes (shape [{}])", dims.join(", "));
     match e {

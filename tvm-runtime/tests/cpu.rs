@@ -225,3 +225,51 @@ fn a_failed_check_names_the_kernel_the_tensor_and_the_numbers() {
     );
     assert!(matches!(check_failed("embed", SITES, (2, 0, 0)), Error::Internal { .. }));
 }
+
+/// How an allocation of a kernel's tensor fails: a shape whose element count overflows
+/// `i64` is a shape error; a byte count past the address space, or memory the allocator
+/// lacks, is `OutOfMemory` naming the tensor and the bytes. Intermediates alike.
+#[test]
+fn allocation_errors_name_the_tensor_and_the_bytes() {
+    use tvm_runtime::__rt::alloc_failed;
+    use tvm_runtime::{Error, Tensor};
+    let huge = 1usize << 40;
+    let e = Tensor::<f32, 2>::try_zeros([huge, huge]).unwrap_err();
+    assert_eq!(e, Error::SizeOverflow { shape: vec![huge, huge] });
+    assert_eq!(
+        alloc_failed(e, "cpu", "k", "output `c`", &[huge, huge], 4),
+        Error::SizeOverflow { shape: vec![huge, huge] }
+    );
+    let n = 1usize << 62; // fits i64 as a count, not as bytes
+    let e = Tensor::<f32, 1>::try_zeros([n]).unwrap_err();
+    match alloc_failed(e, "cpu", "k", "output `c`", &[n], 4) {
+        Error::OutOfMemory { bytes, reason, .. } => {
+            assert_eq!(bytes, usize::MAX);
+            assert_eq!(
+                reason,
+                format!(
+                    "output `c` of `k` needs {} bytes (shape [{n}]), more than the address space holds",
+                    4u128 << 62
+                )
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    let e =
+        Error::OutOfMemory { device: "opencl:0".into(), bytes: 64, reason: "CL_MEM_OBJECT_ALLOCATION_FAILURE".into() };
+    assert_eq!(
+        alloc_failed(e, "opencl:0", "k", "output `c`", &[4, 4], 4).to_string(),
+        "device `opencl:0` is out of memory: 64 bytes could not be allocated (output `c` of `k` needs 64 bytes (shape [4, 4]): CL_MEM_OBJECT_ALLOCATION_FAILURE)"
+    );
+    match cpu::try_vec(1i64 << 62, 0f32, "t", "k") {
+        Err(Error::OutOfMemory { reason, .. }) => {
+            assert_eq!(
+                reason,
+                format!("intermediate `t` of `k` needs {} bytes: more than the address space holds", 4u128 << 62)
+            )
+        }
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(cpu::try_vec(3, 1.5f32, "t", "k").unwrap(), vec![1.5; 3]);
+    assert_eq!(cpu::try_vec(-2, 1.5f32, "t", "k").unwrap(), Vec::<f32>::new());
+}
