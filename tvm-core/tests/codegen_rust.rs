@@ -880,7 +880,7 @@ fn vector_add_golden() {
             ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
                 {
                     let __n: usize = ::core::cmp::Ord::max(n.wrapping_add(15i64).wrapping_div(16i64), 0i64) as usize;
-                    (0..__n).into_par_iter().zip(__chunks(c, ::core::cmp::Ord::max(16i64, 1i64) as usize, __n)).for_each(
+                    (0..__n).into_par_iter().zip(__chunks(c, ::core::cmp::Ord::max(16i64, 1i64) as usize, __n)).try_for_each(
                         |(__k, c)| {
                             let o: i64 = __k as i64;
                             match __LEVEL {
@@ -891,12 +891,18 @@ fn vector_add_golden() {
                                 _ => __par0::<__LEVEL, __FAST>(o, c, a, b, n),
                             }
                         },
-                    );
+                    )?;
                 }
                 ::core::result::Result::Ok(())
             }
             #[inline(always)]
-            fn __par0<const __LEVEL: u8, const __FAST: bool>(o: i64, c: &mut [f32], a: &[f32], b: &[f32], n: i64) {
+            fn __par0<const __LEVEL: u8, const __FAST: bool>(
+                o: i64,
+                c: &mut [f32],
+                a: &[f32],
+                b: &[f32],
+                n: i64,
+            ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
                 if (o.wrapping_mul(16i64) < n.wrapping_sub(15i64)) {
                     {
                         let __v = __map2(
@@ -934,15 +940,28 @@ fn vector_add_golden() {
                         __lane_loop();
                     }
                 }
+                ::core::result::Result::Ok(())
             }
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx512f,avx512vl")]
-            unsafe fn __par0_avx512<const __FAST: bool>(o: i64, c: &mut [f32], a: &[f32], b: &[f32], n: i64) {
+            unsafe fn __par0_avx512<const __FAST: bool>(
+                o: i64,
+                c: &mut [f32],
+                a: &[f32],
+                b: &[f32],
+                n: i64,
+            ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
                 __par0::<0u8, __FAST>(o, c, a, b, n)
             }
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2,fma")]
-            unsafe fn __par0_avx2<const __FAST: bool>(o: i64, c: &mut [f32], a: &[f32], b: &[f32], n: i64) {
+            unsafe fn __par0_avx2<const __FAST: bool>(
+                o: i64,
+                c: &mut [f32],
+                a: &[f32],
+                b: &[f32],
+                n: i64,
+            ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
                 __par0::<1u8, __FAST>(o, c, a, b, n)
             }
             #[cfg(target_arch = "x86_64")]

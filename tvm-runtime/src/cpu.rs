@@ -275,6 +275,31 @@ pub fn scratch<T: Copy + 'static>(len: usize, fill: T) -> Scratch<T> {
     Scratch { vec: Some(vec) }
 }
 
+/// [`scratch`] for intermediate `name` of `kernel`, allocated fallibly:
+/// `Err(OutOfMemory)` naming it and the byte count instead of an abort. A negative `len`
+/// (an empty extent) is 0.
+#[inline]
+pub fn try_scratch<T: Copy + 'static>(len: i64, fill: T, name: &str, kernel: &str) -> Result<Scratch<T>, crate::Error> {
+    let len = usize::try_from(len).unwrap_or(0);
+    let mut s = scratch::<T>(0, fill);
+    if let Some(v) = s.vec.as_mut() {
+        if v.capacity() < len {
+            let bytes = len as u128 * std::mem::size_of::<T>() as u128;
+            let oom = |why: &str| crate::Error::OutOfMemory {
+                device: "cpu".into(),
+                bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
+                reason: format!("intermediate `{name}` of `{kernel}` needs {bytes} bytes: {why}"),
+            };
+            if bytes > isize::MAX as u128 {
+                return Err(oom("more than the address space holds"));
+            }
+            v.try_reserve_exact(len - v.len()).map_err(|_| oom("the host allocator returned no memory"))?;
+        }
+        v.resize(len, fill);
+    }
+    Ok(s)
+}
+
 impl<T: 'static> Drop for Scratch<T> {
     fn drop(&mut self) {
         let Some(vec) = self.vec.take() else { return };

@@ -273,3 +273,22 @@ fn allocation_errors_name_the_tensor_and_the_bytes() {
     assert_eq!(cpu::try_vec(3, 1.5f32, "t", "k").unwrap(), vec![1.5; 3]);
     assert_eq!(cpu::try_vec(-2, 1.5f32, "t", "k").unwrap(), Vec::<f32>::new());
 }
+
+/// Per-iteration buffers of parallel loops come from the thread's pool, fallibly.
+#[test]
+fn scratch_buffers_are_allocated_fallibly() {
+    match cpu::try_scratch::<f32>(1i64 << 62, 0.0, "t", "k") {
+        Err(tvm_runtime::Error::OutOfMemory { reason, .. }) => {
+            assert!(reason.starts_with("intermediate `t` of `k` needs"), "{reason}")
+        }
+        Err(e) => panic!("{e}"),
+        Ok(_) => panic!("2^64 bytes were allocated"),
+    }
+    let s = cpu::try_scratch::<f32>(5, 2.0, "t", "k").unwrap();
+    assert_eq!(&*s, &[2.0; 5]);
+    drop(s);
+    // From the pool again (same thread), resized and filled.
+    let s = cpu::try_scratch::<f32>(3, 1.0, "t", "k").unwrap();
+    assert_eq!(&*s, &[1.0; 3]);
+    assert!(cpu::try_scratch::<f32>(-1, 1.0, "t", "k").unwrap().is_empty());
+}

@@ -403,7 +403,6 @@ fn helper(name: &str, rt: &TokenStream) -> TokenStream {
         "__map3" => "map3",
         "__lane_loop" => "lane_loop",
         "__Align64" => "Align64",
-        "__scratch" => "scratch",
         _ => unreachable!("internal: the runtime has no CPU helper for `{name}`"),
     };
     let (f, short) = (format_ident!("{}", f), format_ident!("{}", name));

@@ -161,6 +161,7 @@ impl Emitter<'_> {
             pnames.push(format_ident!("__fault"));
             args.push(quote!(__fault));
         }
+        let rt = self.opts.rt_path.clone();
         let mut arms = Vec::new();
         let mut wrappers = Vec::new();
         for (i, lv) in self.levels.iter().enumerate() {
@@ -169,7 +170,7 @@ impl Emitter<'_> {
             wrappers.push(quote! {
                 #[cfg(target_arch = #arch)]
                 #[target_feature(enable = #enable)]
-                unsafe fn #w<const __FAST: bool>(#(#params),*) {
+                unsafe fn #w<const __FAST: bool>(#(#params),*) -> ::core::result::Result<(), #rt::Error> {
                     #fname::<#i, __FAST>(#(#pnames),*)
                 }
             });
@@ -178,8 +179,9 @@ impl Emitter<'_> {
         }
         self.items.push(quote! {
             #[inline(always)]
-            fn #fname<const __LEVEL: u8, const __FAST: bool>(#(#params),*) {
+            fn #fname<const __LEVEL: u8, const __FAST: bool>(#(#params),*) -> ::core::result::Result<(), #rt::Error> {
                 #body
+                ::core::result::Result::Ok(())
             }
             #(#wrappers)*
         });
@@ -214,13 +216,13 @@ impl Emitter<'_> {
         Ok(quote! {
             {
                 let __n: usize = ::core::cmp::Ord::max(#ext, #zero) as usize;
-                #iter.for_each(|#pat| {
+                #iter.try_for_each(|#pat| {
                     #first
                     match __LEVEL {
                         #(#arms)*
                         _ => #fname::<__LEVEL, __FAST>(#(#args),*),
                     }
-                });
+                })?;
             }
         })
     }

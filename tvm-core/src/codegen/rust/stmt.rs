@@ -154,14 +154,15 @@ impl Emitter<'_> {
                 quote!(let mut #id: [#t; #n] = [#zero; #n];)
             }
             // Inside a parallel loop's body, once per iteration: from the thread's pool.
+            // (Fallible: `?` leaves the iteration's function with `OutOfMemory`.)
             _ if self.in_parallel => {
                 let n = self.expr(extent)?;
-                self.helpers.insert("__scratch");
+                let (rt, name, kname) = (&self.opts.rt_path, buffer.name(), &self.f.name);
                 // A plain slice from here on: stores through it cannot change the
                 // pool's bookkeeping, so LLVM keeps its address in a register.
                 let guard = format_ident!("__scratch_{}", id);
                 quote!(
-                    let mut #guard = __scratch::<#t>(#n as usize, #zero);
+                    let mut #guard = #rt::cpu::try_scratch::<#t>(#n as i64, #zero, #name, #kname)?;
                     let #id: &mut [#t] = &mut #guard;
                 )
             }
