@@ -268,11 +268,18 @@ fn host_loops_lets_and_intermediates() -> Result<(), Error> {
         let mut y = Tensor::zeros([5]);
         let e = tiles::run(&device, &x, 6, &mut y).unwrap_err();
         assert!(matches!(e, Error::ShapeMismatch { got: 5, expected: 6, .. }), "{e:?}");
-        if device != Device::Cpu {
-            // An intermediate no memory holds is an error, not a small buffer.
-            let e = sums::__call(&device, &x, 1 << 62).unwrap_err();
-            assert!(matches!(&e, Error::LaunchFailed { reason, .. } if reason.contains("intermediate `t`")), "{e:?}");
-        }
+        // An intermediate no memory holds is an error naming it, not a small buffer or an
+        // abort, on every device.
+        let e = sums::__call(&device, &x, 1 << 62).unwrap_err();
+        let bytes = (1u128 << 62) * 4;
+        assert!(
+            matches!(&e, Error::OutOfMemory { reason, .. }
+                if reason.contains(&format!("intermediate `t` of `sums` needs {bytes} bytes"))),
+            "{device}: {e:?}"
+        );
+        // `i % m` with `m` = 0 divides by zero.
+        let e = sums::__call(&device, &x, 0).unwrap_err();
+        assert!(matches!(&e, Error::DivisionByZero { divisor, .. } if divisor == "m"), "{device}: {e:?}");
     }
     Ok(())
 }

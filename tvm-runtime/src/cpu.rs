@@ -257,6 +257,15 @@ thread_local! {
 /// A buffer of `len` elements from the calling thread's pool (see [`Scratch`]).
 #[inline]
 pub fn scratch<T: Copy + 'static>(len: usize, fill: T) -> Scratch<T> {
+    let mut vec = pooled::<T>();
+    vec.resize(len, fill);
+    Scratch { vec: Some(vec) }
+}
+
+/// A vector of the calling thread's pool holding `T`s (as its last user left it), or a
+/// new empty one.
+#[inline]
+fn pooled<T: 'static>() -> Box<Vec<T>> {
     // `try_with` / `try_borrow_mut`: a thread being torn down, or a (never expected)
     // reentrant call, gets a fresh buffer instead of a panic.
     let pooled = SCRATCH_POOL
@@ -267,12 +276,10 @@ pub fn scratch<T: Copy + 'static>(len: usize, fill: T) -> Scratch<T> {
         })
         .ok()
         .flatten();
-    let mut vec = match pooled.map(|b| b.downcast::<Vec<T>>()) {
+    match pooled.map(|b| b.downcast::<Vec<T>>()) {
         Some(Ok(v)) => v,
         _ => Box::new(Vec::new()),
-    };
-    vec.resize(len, fill);
-    Scratch { vec: Some(vec) }
+    }
 }
 
 /// [`scratch`] for intermediate `name` of `kernel`, allocated fallibly:
@@ -281,23 +288,21 @@ pub fn scratch<T: Copy + 'static>(len: usize, fill: T) -> Scratch<T> {
 #[inline]
 pub fn try_scratch<T: Copy + 'static>(len: i64, fill: T, name: &str, kernel: &str) -> Result<Scratch<T>, crate::Error> {
     let len = usize::try_from(len).unwrap_or(0);
-    let mut s = scratch::<T>(0, fill);
-    if let Some(v) = s.vec.as_mut() {
-        if v.capacity() < len {
-            let bytes = len as u128 * std::mem::size_of::<T>() as u128;
-            let oom = |why: &str| crate::Error::OutOfMemory {
-                device: "cpu".into(),
-                bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
-                reason: format!("intermediate `{name}` of `{kernel}` needs {bytes} bytes: {why}"),
-            };
-            if bytes > isize::MAX as u128 {
-                return Err(oom("more than the address space holds"));
-            }
-            v.try_reserve_exact(len - v.len()).map_err(|_| oom("the host allocator returned no memory"))?;
+    let mut vec = pooled::<T>();
+    if vec.capacity() < len {
+        let bytes = len as u128 * std::mem::size_of::<T>() as u128;
+        let oom = |why: &str| crate::Error::OutOfMemory {
+            device: "cpu".into(),
+            bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
+            reason: format!("intermediate `{name}` of `{kernel}` needs {bytes} bytes: {why}"),
+        };
+        if bytes > isize::MAX as u128 {
+            return Err(oom("more than the address space holds"));
         }
-        v.resize(len, fill);
+        vec.try_reserve_exact(len - vec.len()).map_err(|_| oom("the host allocator returned no memory"))?;
     }
-    Ok(s)
+    vec.resize(len, fill);
+    Ok(Scratch { vec: Some(vec) })
 }
 
 impl<T: 'static> Drop for Scratch<T> {

@@ -284,11 +284,20 @@ fn scratch_buffers_are_allocated_fallibly() {
         Err(e) => panic!("{e}"),
         Ok(_) => panic!("2^64 bytes were allocated"),
     }
+    // On a thread of its own: its pool starts empty.
+    std::thread::spawn(pool_reuse).join().unwrap();
+}
+
+fn pool_reuse() {
     let s = cpu::try_scratch::<f32>(5, 2.0, "t", "k").unwrap();
     assert_eq!(&*s, &[2.0; 5]);
     drop(s);
-    // From the pool again (same thread), resized and filled.
+    // From the pool again (same thread): the same memory, as the last user left it (a
+    // TIR allocation is uninitialized), only as long as asked; grown, the new part filled.
     let s = cpu::try_scratch::<f32>(3, 1.0, "t", "k").unwrap();
-    assert_eq!(&*s, &[1.0; 3]);
+    assert_eq!(&*s, &[2.0; 3]);
+    drop(s);
+    let s = cpu::try_scratch::<f32>(6, 1.0, "t", "k").unwrap();
+    assert_eq!(&*s, &[2.0, 2.0, 2.0, 1.0, 1.0, 1.0]);
     assert!(cpu::try_scratch::<f32>(-1, 1.0, "t", "k").unwrap().is_empty());
 }
