@@ -644,8 +644,9 @@ fn ldv_short<T: Copy + Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
 
 /// A buffer of `n` elements equal to `fill` for intermediate `name` of `kernel`;
 /// `Err(OutOfMemory)` naming it and the byte count when the memory cannot be had (never an
-/// abort). A negative `n` (an empty extent) is 0.
-pub fn try_vec<T: Clone>(n: i64, fill: T, name: &str, kernel: &str) -> Result<Vec<T>, crate::Error> {
+/// abort). A negative `n` (an empty extent) is 0. A zero `fill` comes zeroed from the
+/// allocator (large blocks as lazily mapped pages, as `vec![0.0; n]` does), not written.
+pub fn try_vec<T: crate::Element>(n: i64, fill: T, name: &str, kernel: &str) -> Result<Vec<T>, crate::Error> {
     let n = usize::try_from(n).unwrap_or(0);
     let bytes = n as u128 * std::mem::size_of::<T>() as u128;
     let oom = |why: &str| crate::Error::OutOfMemory {
@@ -653,11 +654,24 @@ pub fn try_vec<T: Clone>(n: i64, fill: T, name: &str, kernel: &str) -> Result<Ve
         bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
         reason: format!("intermediate `{name}` of `{kernel}` needs {bytes} bytes: {why}"),
     };
-    if bytes > isize::MAX as u128 {
-        return Err(oom("more than the address space holds"));
+    let layout = match std::alloc::Layout::array::<T>(n) {
+        Ok(l) if bytes <= isize::MAX as u128 => l,
+        _ => return Err(oom("more than the address space holds")),
+    };
+    let zero = T::as_bytes(std::slice::from_ref(&fill)).iter().all(|&b| b == 0);
+    if !zero || layout.size() == 0 {
+        let mut v = Vec::new();
+        v.try_reserve_exact(n).map_err(|_| oom("the host allocator returned no memory"))?;
+        v.resize(n, fill);
+        return Ok(v);
     }
-    let mut v = Vec::new();
-    v.try_reserve_exact(n).map_err(|_| oom("the host allocator returned no memory"))?;
-    v.resize(n, fill);
-    Ok(v)
+    // SAFETY: `layout` has a non-zero size.
+    let p = unsafe { std::alloc::alloc_zeroed(layout) } as *mut T;
+    if p.is_null() {
+        return Err(oom("the host allocator returned no memory"));
+    }
+    // SAFETY: `p` comes from the global allocator with `Layout::array::<T>(n)`, the layout
+    // of a `Vec<T>` of capacity `n`; its `n` elements are all-zero bytes, which is a value
+    // of `T` (it is `fill`'s byte pattern, checked above).
+    Ok(unsafe { Vec::from_raw_parts(p, n, n) })
 }

@@ -271,6 +271,13 @@ fn allocation_errors_name_the_tensor_and_the_bytes() {
         other => panic!("{other:?}"),
     }
     assert_eq!(cpu::try_vec(3, 1.5f32, "t", "k").unwrap(), vec![1.5; 3]);
+    // Zero fills come zeroed from the allocator, any element type.
+    assert_eq!(cpu::try_vec(1000, 0.0f32, "t", "k").unwrap(), vec![0.0; 1000]);
+    assert_eq!(cpu::try_vec(7, false, "t", "k").unwrap(), vec![false; 7]);
+    assert_eq!(cpu::try_vec(5, 0i64, "t", "k").unwrap(), vec![0; 5]);
+    let mut v = cpu::try_vec(1 << 20, 0u8, "t", "k").unwrap();
+    v.push(1); // a Vec like any other: it grows and frees through the global allocator
+    assert_eq!((v.len(), v[1 << 20], v.iter().map(|&b| b as u64).sum::<u64>()), ((1 << 20) + 1, 1, 1));
     assert_eq!(cpu::try_vec(-2, 1.5f32, "t", "k").unwrap(), Vec::<f32>::new());
 }
 
