@@ -210,7 +210,7 @@ fn region_at(sch: &Schedule, p: StageId, c: StageId, axis: AxisId, b: &mut Bound
             for (d, idx) in indices.into_iter().enumerate().take(rank) {
                 // A checked index (read from memory, say) may be anywhere in the dim; its
                 // check must not end up in the region's bounds, which run before it.
-                if has_check(&idx) {
+                if crate::tir::visit::expr_has_check(&idx) {
                     whole[d] = true;
                     continue;
                 }
@@ -269,11 +269,4 @@ pub fn reads_of(e: &Expr, t: TensorId) -> Vec<Vec<Expr>> {
         }
     });
     out
-}
-
-/// Whether `e` contains a checked value (`Expr::Check`).
-fn has_check(e: &Expr) -> bool {
-    let mut found = false;
-    for_each_expr(e, &mut |x| found |= matches!(x, Expr::Check { .. }));
-    found
 }

@@ -199,6 +199,13 @@ pub fn has_vector_code(s: &Stmt) -> bool {
     v.0
 }
 
+/// Whether `e` contains a checked value (`Expr::Check`).
+pub fn expr_has_check(e: &Expr) -> bool {
+    let mut found = false;
+    for_each_expr(e, &mut |x| found |= matches!(x, Expr::Check { .. }));
+    found
+}
+
 /// Whether `s` contains a checked value (`Expr::Check`).
 pub fn contains_check(s: &Stmt) -> bool {
     struct Find(bool);

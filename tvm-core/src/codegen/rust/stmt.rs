@@ -253,7 +253,7 @@ impl Emitter<'_> {
         // An index with a checked part may still be outside the buffer when the check
         // failed (its fallback 0 in an empty dim): such a read gives 0, never panics (the
         // run returns the check's error).
-        let checked = has_check(index);
+        let checked = crate::tir::visit::expr_has_check(index);
         let rt = self.opts.rt_path.clone();
         Ok(match (&acc.index, acc.proof) {
             (Expr::Ramp { base, stride, .. }, proof) if stride.is_const_int(1) => {
@@ -300,7 +300,7 @@ impl Emitter<'_> {
         let acc = self.access(buffer, index, true)?;
         let id = acc.info.ident.clone();
         let li = self.lane(&acc.index)?;
-        if has_check(index) {
+        if crate::tir::visit::expr_has_check(index) {
             let rt = &self.opts.rt_path;
             return Ok(quote!(#rt::cpu::ld_or_default(&#id[..], #li)));
         }
@@ -459,11 +459,4 @@ pub(super) fn zero(d: DType) -> R<TokenStream> {
     } else {
         int_lit(0, d)
     }
-}
-
-/// Whether `e` contains a checked value (`Expr::Check`).
-pub(super) fn has_check(e: &Expr) -> bool {
-    let mut found = false;
-    crate::tir::visit::for_each_expr(e, &mut |x| found |= matches!(x, Expr::Check { .. }));
-    found
 }
