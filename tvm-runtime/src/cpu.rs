@@ -291,11 +291,7 @@ pub fn try_scratch<T: Copy + 'static>(len: i64, fill: T, name: &str, kernel: &st
     let mut vec = pooled::<T>();
     if vec.capacity() < len {
         let bytes = len as u128 * std::mem::size_of::<T>() as u128;
-        let oom = |why: &str| crate::Error::OutOfMemory {
-            device: "cpu".into(),
-            bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
-            reason: format!("intermediate `{name}` of `{kernel}` needs {bytes} bytes: {why}"),
-        };
+        let oom = |why: &str| intermediate_oom(name, kernel, bytes, why);
         if bytes > isize::MAX as u128 {
             return Err(oom("more than the address space holds"));
         }
@@ -649,11 +645,7 @@ fn ldv_short<T: Copy + Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
 pub fn try_vec<T: crate::Element>(n: i64, fill: T, name: &str, kernel: &str) -> Result<Vec<T>, crate::Error> {
     let n = usize::try_from(n).unwrap_or(0);
     let bytes = n as u128 * std::mem::size_of::<T>() as u128;
-    let oom = |why: &str| crate::Error::OutOfMemory {
-        device: "cpu".into(),
-        bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
-        reason: format!("intermediate `{name}` of `{kernel}` needs {bytes} bytes: {why}"),
-    };
+    let oom = |why: &str| intermediate_oom(name, kernel, bytes, why);
     let layout = match std::alloc::Layout::array::<T>(n) {
         Ok(l) if bytes <= isize::MAX as u128 => l,
         _ => return Err(oom("more than the address space holds")),
@@ -674,4 +666,14 @@ pub fn try_vec<T: crate::Element>(n: i64, fill: T, name: &str, kernel: &str) -> 
     // of a `Vec<T>` of capacity `n`; its `n` elements are all-zero bytes, which is a value
     // of `T` (it is `fill`'s byte pattern, checked above).
     Ok(unsafe { Vec::from_raw_parts(p, n, n) })
+}
+
+/// The `OutOfMemory` of CPU intermediate `name` of `kernel` needing `bytes` bytes.
+#[cold]
+fn intermediate_oom(name: &str, kernel: &str, bytes: u128, why: &str) -> crate::Error {
+    crate::Error::OutOfMemory {
+        device: "cpu".into(),
+        bytes: usize::try_from(bytes).unwrap_or(usize::MAX),
+        reason: format!("intermediate `{name}` of `{kernel}` needs {bytes} bytes: {why}"),
+    }
 }

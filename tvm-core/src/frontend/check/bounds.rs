@@ -90,13 +90,14 @@ impl Discharge<'_> {
                 let zero = Expr::typed_int(0, value.dtype());
                 let holds = self.az.can_prove(&Expr::cmp(CmpOp::Ne, value.clone(), zero.clone()));
                 let fails = !holds && self.guarded == 0 && self.az.can_prove(&Expr::eq(value.clone(), zero));
-                let text = match &self.sites[site as usize].0 {
-                    CheckSite::Divisor { divisor } => divisor.clone(),
-                    other => format!("{other:?}"),
-                };
                 let failure = fails.then(|| Failure {
                     site,
-                    message: format!("division by zero: the divisor `{text}` is always 0"),
+                    message: match &self.sites[site as usize].0 {
+                        CheckSite::Divisor { divisor } => {
+                            format!("division by zero: the divisor `{divisor}` is always 0")
+                        }
+                        _ => "division by zero: the divisor is always 0".to_string(),
+                    },
                     help: "divide by a value that cannot be zero".to_string(),
                 });
                 (holds, failure)
