@@ -160,6 +160,13 @@ impl Analyzer {
         Ctx::new(self).cond(cond) == Expr::Bool(true)
     }
 
+    /// Inclusive constant bounds of an integer expression by interval arithmetic over
+    /// the variables' ranges alone, without simplifying first: cheap, sound, and looser
+    /// than [`Analyzer::const_bounds`] (which it never contradicts).
+    pub fn interval_bounds(&self, e: &Expr) -> Option<(i64, i64)> {
+        interval::eval(&self.vars, e, 0).as_i64()
+    }
+
     /// Inclusive constant bounds of an integer expression, when both are finite (and
     /// fit in an `i64`).
     pub fn const_bounds(&self, e: &Expr) -> Option<(i64, i64)> {

@@ -123,6 +123,17 @@ pub fn for_each_expr(e: &Expr, f: &mut dyn FnMut(&Expr)) {
     F(f).visit_expr(e)
 }
 
+/// Calls `f` on each direct child of `e`, in the order `walk_expr` visits them.
+pub fn for_each_child(e: &Expr, f: &mut dyn FnMut(&Expr)) {
+    struct C<'a>(&'a mut dyn FnMut(&Expr));
+    impl Visitor for C<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            (self.0)(e)
+        }
+    }
+    walk_expr(&mut C(f), e)
+}
+
 /// Whether `e` mentions `var`.
 pub fn uses_var(e: &Expr, var: &Var) -> bool {
     let mut found = false;

@@ -94,32 +94,41 @@ impl Facts {
     /// path: no memory reads, no floats, and every integer node provably within its type
     /// (so no wrapping happens anywhere in it).
     pub fn exact(&self, e: &Expr) -> bool {
-        if reads_memory(e) {
+        !reads_memory(e) && self.exact_node(e)
+    }
+
+    /// `exact` without the memory test. A ring-only subtree (`i64` `+`, `-`, `*`) is
+    /// exact as soon as its own value fits an `i64`: wrapping arithmetic is exact modulo
+    /// 2^64, whatever its intermediate values, so one bound covers the whole subtree
+    /// (bounding every node of it would cost a bound per node, each over its subtree).
+    fn exact_node(&self, x: &Expr) -> bool {
+        if ring_only(x) {
+            return self.bounded(x, DType::I64);
+        }
+        let d = x.dtype();
+        let shape_ok = match x {
+            Expr::Float { .. } | Expr::Call { .. } | Expr::Ramp { .. } | Expr::Broadcast { .. } => false,
+            Expr::Cast { dtype, value } => dtype.is_integer() && value.dtype().is_integer(),
+            _ => d.lanes == 1 && !d.is_float(),
+        };
+        if !shape_ok {
+            return false;
+        }
+        if d.is_integer() && !self.bounded(x, d) {
             return false;
         }
         let mut ok = true;
-        for_each_expr(e, &mut |x| {
-            if !ok {
-                return;
-            }
-            let d = x.dtype();
-            let shape_ok = match x {
-                Expr::Float { .. } | Expr::Call { .. } | Expr::Ramp { .. } | Expr::Broadcast { .. } => false,
-                Expr::Cast { dtype, value } => dtype.is_integer() && value.dtype().is_integer(),
-                _ => d.lanes == 1 && !d.is_float(),
-            };
-            if !shape_ok {
-                ok = false;
-                return;
-            }
-            if d.is_integer() {
-                ok = match self.safe.const_bounds(x) {
-                    Some((lo, hi)) => fits(lo, hi, d),
-                    None => false,
-                };
-            }
-        });
+        crate::tir::visit::for_each_child(x, &mut |c| ok = ok && self.exact_node(c));
         ok
+    }
+}
+
+impl Facts {
+    /// Whether `safe` bounds `x` within the values of `d`: by plain interval arithmetic
+    /// when that suffices (most nodes), else by the simplifying analysis.
+    fn bounded(&self, x: &Expr, d: DType) -> bool {
+        let ok = |b: Option<(i64, i64)>| b.is_some_and(|(lo, hi)| fits(lo, hi, d));
+        ok(self.safe.interval_bounds(x)) || ok(self.safe.const_bounds(x))
     }
 }
 
