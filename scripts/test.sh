@@ -2,20 +2,21 @@
 # Installs what the tests need and runs them all. Safe to run again.
 #
 # Needs: the Rust toolchain (with rustfmt); for the OpenCL tests, Debian's pocl-opencl-icd
-# (OpenCL on the CPU) and ocl-icd-opencl-dev (the ICD loader libOpenCL), installed here
-# when missing and run as root. Nothing links against libOpenCL: the runtime loads it
+# (OpenCL on the CPU) and ocl-icd-opencl-dev (the ICD loader libOpenCL); for the pipeline
+# explorer's browser test, Debian's chromium (headless); all installed here when missing
+# and run as root. Nothing links against libOpenCL: the runtime loads it
 # when first used, so everything builds without it and the OpenCL tests then skip.
 # `TVM_REQUIRE_TOOLS=1` (set by CI) turns every test skip for a missing tool into a
 # failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-if ! dpkg -s pocl-opencl-icd ocl-icd-opencl-dev >/dev/null 2>&1; then
+if ! dpkg -s pocl-opencl-icd ocl-icd-opencl-dev chromium >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pocl-opencl-icd ocl-icd-opencl-dev clinfo >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pocl-opencl-icd ocl-icd-opencl-dev clinfo chromium >/dev/null
   else
-    echo "note: pocl-opencl-icd and ocl-icd-opencl-dev are missing (run as root to install them)" >&2
+    echo "note: pocl-opencl-icd, ocl-icd-opencl-dev or chromium is missing (run as root to install them)" >&2
   fi
 fi
 

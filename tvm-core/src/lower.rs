@@ -13,26 +13,36 @@ use crate::tir::PrimFunc;
 /// Lowers a checked schedule to a TIR function for its target. User errors that only
 /// show once bounds are known (shared memory size) come back as schedule errors.
 pub fn lower(sch: &Schedule) -> Result<PrimFunc, Vec<ScheduleError>> {
-    let mut step = 0;
-    let mut check = |f: &PrimFunc, pass: &str, phase: Phase| {
-        if cfg!(debug_assertions) {
-            crate::tir::verify::assert_valid(f, phase, pass);
-        }
-        dump(f, step, pass);
-        step += 1;
-    };
+    lower_traced(sch, &mut |_| {})
+}
+
+/// One step of [`lower_traced`]: a pass, its wall time, and the function after it
+/// (`None` for the tensor-expression passes that run before there is TIR).
+pub struct PassEvent<'a> {
+    pub pass: &'static str,
+    pub micros: u64,
+    pub func: Option<&'a PrimFunc>,
+}
+
+/// [`lower`], calling `trace` after every pass in order (the pipeline explorer shows
+/// them). The time of a pass is measured from the end of the previous event, so the
+/// tracer's own work is not counted.
+pub fn lower_traced(sch: &Schedule, trace: &mut dyn FnMut(PassEvent<'_>)) -> Result<PrimFunc, Vec<ScheduleError>> {
+    let mut t = Tracer { trace, last: std::time::Instant::now(), step: 0 };
     // TE level: inlined stages disappear before bounds are inferred.
     let sch = time_pass("inline_stages", || inline_stages::inline_stages(sch));
+    t.te("inline_stages");
     let bounds = time_pass("infer_bound", || infer_bound::infer_bound(&sch));
+    t.te("infer_bound");
     let f = time_pass("schedule_ops", || schedule_ops::schedule_ops(&sch, &bounds))?;
-    check(&f, "schedule_ops", Phase::Scheduled);
+    t.tir(&f, "schedule_ops", Phase::Scheduled);
     // Simplify before flattening, so that region extents are constants where possible.
     let f = time_pass("simplify", || simplify::simplify(f));
-    check(&f, "simplify", Phase::Scheduled);
+    t.tir(&f, "simplify", Phase::Scheduled);
     let f = time_pass("flatten_storage", || flatten_storage::flatten_storage(f));
-    check(&f, "flatten_storage", Phase::Flattened);
+    t.tir(&f, "flatten_storage", Phase::Flattened);
     let mut f = time_pass("simplify", || simplify::simplify(f));
-    check(&f, "simplify", Phase::Flattened);
+    t.tir(&f, "simplify", Phase::Flattened);
     if sch.target.is_gpu() {
         // Kernels first: vectorization and unrolling then work on kernel bodies too.
         f = time_pass("split_host_device", || split_host_device::split_host_device(f)).map_err(|tags| {
@@ -45,44 +55,75 @@ pub fn lower(sch: &Schedule) -> Result<PrimFunc, Vec<ScheduleError>> {
                 })
                 .collect::<Vec<_>>()
         })?;
-        check(&f, "split_host_device", Phase::Flattened);
+        t.tir(&f, "split_host_device", Phase::Flattened);
         f = time_pass("simplify", || simplify::simplify(f));
-        check(&f, "simplify", Phase::Flattened);
+        t.tir(&f, "simplify", Phase::Flattened);
     }
     // Tails first, so the main path of a vectorized loop has no guard left.
     let f = time_pass("hoist_tail_guards", || hoist_tail_guards::hoist_tail_guards(f));
-    check(&f, "hoist_tail_guards", Phase::Flattened);
+    t.tir(&f, "hoist_tail_guards", Phase::Flattened);
     // Vectorize before unrolling: an unrolled loop may contain a vectorized one.
     let (f, not_vectorized) = time_pass("vectorize_loops", || vectorize_loops::vectorize_loops(f));
-    check(&f, "vectorize_loops", Phase::Flattened);
+    t.tir(&f, "vectorize_loops", Phase::Flattened);
     let f = time_pass("unroll_loops", || unroll_loops::unroll_loops(f));
-    check(&f, "unroll_loops", Phase::Flattened);
+    t.tir(&f, "unroll_loops", Phase::Flattened);
     let dropped = dropped_requests(&sch, &f, not_vectorized);
     if !dropped.is_empty() {
         return Err(dropped);
     }
     let mut f = time_pass("simplify", || simplify::simplify(f));
-    check(&f, "simplify", Phase::Flattened);
+    t.tir(&f, "simplify", Phase::Flattened);
     if !sch.target.is_gpu() {
         f = time_pass("partition_loops", || partition_loops::partition_loops(f));
-        check(&f, "partition_loops", Phase::Flattened);
+        t.tir(&f, "partition_loops", Phase::Flattened);
         f = time_pass("simplify", || simplify::simplify(f));
-        check(&f, "simplify", Phase::Flattened);
+        t.tir(&f, "simplify", Phase::Flattened);
         f = time_pass("forward_stores", || forward_stores::forward_stores(f));
-        check(&f, "forward_stores", Phase::Flattened);
+        t.tir(&f, "forward_stores", Phase::Flattened);
     }
     if sch.target.is_gpu() {
         f = time_pass("hoist_shared_allocations", || hoist_shared_allocations::hoist_shared_allocations(f));
-        check(&f, "hoist_shared_allocations", Phase::Flattened);
+        t.tir(&f, "hoist_shared_allocations", Phase::Flattened);
         // Barriers go in after unrolling, so each unrolled copy gets its own.
         f = time_pass("inject_thread_sync", || inject_thread_sync::inject_thread_sync(f));
-        check(&f, "inject_thread_sync", Phase::Flattened);
+        t.tir(&f, "inject_thread_sync", Phase::Flattened);
         let (problems, _) = verify_gpu_memory::verify_gpu_memory(&f);
         if !problems.is_empty() {
             return Err(problems.into_iter().map(|p| gpu_memory_error(&sch, p)).collect());
         }
     }
     Ok(f)
+}
+
+/// Verifies (debug builds), dumps (`TVM_DUMP_TIR`) and reports each pass's output.
+struct Tracer<'t> {
+    trace: &'t mut dyn FnMut(PassEvent<'_>),
+    last: std::time::Instant,
+    step: usize,
+}
+
+impl Tracer<'_> {
+    fn event(&mut self, pass: &'static str, func: Option<&PrimFunc>, micros: u64) {
+        (self.trace)(PassEvent { pass, micros, func });
+        self.last = std::time::Instant::now();
+    }
+
+    /// A tensor-expression pass (no TIR yet).
+    fn te(&mut self, pass: &'static str) {
+        let micros = self.last.elapsed().as_micros() as u64;
+        self.event(pass, None, micros);
+    }
+
+    fn tir(&mut self, f: &PrimFunc, pass: &'static str, phase: Phase) {
+        // The pass's own time: the verifier and the dump below are not counted.
+        let micros = self.last.elapsed().as_micros() as u64;
+        if cfg!(debug_assertions) {
+            crate::tir::verify::assert_valid(f, phase, pass);
+        }
+        dump(f, self.step, pass);
+        self.step += 1;
+        self.event(pass, Some(f), micros);
+    }
 }
 
 /// The user's `vectorize`, `unroll` and `parallel` requests that the lowered code does

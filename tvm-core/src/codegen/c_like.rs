@@ -9,6 +9,7 @@
 
 use super::CodegenError;
 use crate::dtype::{DType, ScalarKind};
+use crate::tir::printer::{LineSpan, NodeRef};
 use crate::tir::visit::{contains_check, walk_expr, walk_stmt, written_buffers, Visitor};
 use crate::tir::{BinOp, Buffer, CheckKind, Expr, Intrinsic, Kernel, Scope, Stmt, ThreadTag, Var, VarId};
 use std::collections::{HashMap, HashSet};
@@ -376,6 +377,10 @@ pub struct CPrinter<'d, D: Dialect + ?Sized> {
     /// Vector loads of the statement being printed, hoisted into variables (for dialects
     /// without vector operators): (buffer, printed base, lanes) → variable.
     hoisted: HashMap<(crate::tir::BufferId, String, u16), String>,
+    /// Lines of the current kernel's text written so far.
+    line_no: usize,
+    /// The line ranges (in the current kernel's text) of its loops and stores.
+    spans: Vec<LineSpan>,
 }
 
 fn unsupported(what: impl Into<String>) -> CodegenError {
@@ -397,6 +402,8 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
             fault: None,
             divisors: HashMap::new(),
             hoisted: HashMap::new(),
+            line_no: 0,
+            spans: Vec::new(),
         }
     }
 
@@ -448,12 +455,20 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
         }
         self.out.push_str(s);
         self.out.push('\n');
+        self.line_no += 1 + s.matches('\n').count();
+    }
+
+    /// The line ranges of the loops and stores of the kernel printed last, in its text.
+    pub fn kernel_spans(&self) -> &[LineSpan] {
+        &self.spans
     }
 
     /// Prints one kernel and returns its text.
     pub fn kernel(&mut self, k: &Kernel) -> R<String> {
         self.names = Names::default();
         self.out.clear();
+        self.line_no = 0;
+        self.spans.clear();
         self.indent = 0;
         self.divisors.clear();
         self.hoisted.clear();
@@ -506,6 +521,7 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
             let n = self.names.bind_var(v);
             let t = self.type_name(v.dtype())?;
             let idx = self.dialect.thread_index(*tag);
+            self.spans.push(LineSpan { node: NodeRef::Bind(*tag), first: self.line_no, last: self.line_no });
             self.line(&format!("{t} {n} = ({t})({idx});"));
         }
         // Shared arrays live at kernel scope.
@@ -540,8 +556,10 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
                 let hi =
                     if min.is_const_int(0) { self.expr(extent)? } else { format!("({lo} + {})", self.expr(extent)?) };
                 let n = self.names.bind_var(var);
+                let first = self.line_no;
                 self.line(&format!("for ({t} {n} = {lo}; {n} < {hi}; ++{n}) {{"));
                 self.block(body)?;
+                self.spans.push(LineSpan { node: NodeRef::Loop(var.id()), first, last: self.line_no - 1 });
             }
             Stmt::ThreadBinding { tag, .. } => {
                 return Err(unsupported(format!("a thread binding ({}) inside a kernel", tag.name())))
@@ -573,7 +591,12 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
                 self.line(&format!("{t} {n} = {v};"));
                 self.stmt(body)?;
             }
-            Stmt::Store { buffer, indices, value } => self.store(buffer, indices, value)?,
+            Stmt::Store { buffer, indices, value } => {
+                let first = self.line_no;
+                self.store(buffer, indices, value)?;
+                let last = self.line_no.max(first + 1) - 1;
+                self.spans.push(LineSpan { node: NodeRef::Store(buffer.id()), first, last });
+            }
             Stmt::Allocate { buffer, extent, body } => {
                 match buffer.scope() {
                     Scope::Shared => {} // declared at kernel scope
@@ -1117,10 +1140,28 @@ fn collect_shared(body: &Stmt) -> Vec<(Buffer, Expr)> {
 
 /// Appends `text` to `out` (helper for program assembly).
 pub fn push_section(out: &mut String, text: &str) {
+    push_section_at(out, text);
+}
+
+/// [`push_section`], returning the (0-based) line of `out` at which `text` starts.
+pub fn push_section_at(out: &mut String, text: &str) -> usize {
     if !out.is_empty() && !out.ends_with("\n\n") {
         out.push('\n');
     }
+    let line = out.matches('\n').count();
     let _ = write!(out, "{text}");
+    line
+}
+
+/// Kernel texts with their line spans put after `out` as sections, the spans moved to
+/// lines of the whole program.
+pub fn push_kernels(out: &mut String, kernels: Vec<(String, Vec<LineSpan>)>) -> Vec<LineSpan> {
+    let mut spans = Vec::new();
+    for (text, ks) in kernels {
+        let at = push_section_at(out, &text);
+        spans.extend(ks.into_iter().map(|s| LineSpan { first: s.first + at, last: s.last + at, ..s }));
+    }
+    spans
 }
 
 /// f16 or bf16 (scalar).

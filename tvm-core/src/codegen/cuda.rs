@@ -23,10 +23,11 @@
 //! into NVRTC: every machine that compiles a kernel at run time would need the CUDA
 //! headers installed and found, for no gain in the numbers.
 
-use super::c_like::{push_section, CPrinter, Dialect, HALF_HELPERS};
+use super::c_like::{push_kernels, push_section, CPrinter, Dialect, HALF_HELPERS};
 use super::CodegenError;
 use crate::dtype::{DType, ScalarKind};
 use crate::target::Target;
+use crate::tir::printer::LineSpan;
 use crate::tir::{Intrinsic, PrimFunc, ThreadTag};
 
 /// The CUDA C dialect for one target.
@@ -229,11 +230,16 @@ impl Dialect for Cuda {
 /// Prints every kernel of a GPU-lowered function as one CUDA C program (kernels in
 /// `f.kernels` order, each named `kernel.name`). See the module docs for the ABI.
 pub fn emit_cuda(f: &PrimFunc) -> Result<String, CodegenError> {
+    emit_cuda_spans(f).map(|(text, _)| text)
+}
+
+/// [`emit_cuda`] and the line range of every loop and store of the program.
+pub fn emit_cuda_spans(f: &PrimFunc) -> Result<(String, Vec<LineSpan>), CodegenError> {
     let d = Cuda::for_target(&f.target);
     let mut p = CPrinter::new(&d);
     let mut kernels = Vec::new();
     for k in &f.kernels {
-        kernels.push(p.kernel(k)?);
+        kernels.push((p.kernel(k)?, p.kernel_spans().to_vec()));
     }
     let mut out = String::new();
     if p.uses.f16 || p.uses.bf16 {
@@ -242,8 +248,6 @@ pub fn emit_cuda(f: &PrimFunc) -> Result<String, CodegenError> {
     if p.uses.checks {
         push_section(&mut out, &d.check_helpers());
     }
-    for k in kernels {
-        push_section(&mut out, &k);
-    }
-    Ok(out)
+    let spans = push_kernels(&mut out, kernels);
+    Ok((out, spans))
 }

@@ -9,9 +9,10 @@
 //! `grid * block`); when `k.block` is constant the kernel carries
 //! `reqd_work_group_size`, so it must be launched with exactly that local size.
 
-use super::c_like::{push_section, CPrinter, Dialect};
+use super::c_like::{push_kernels, push_section, CPrinter, Dialect};
 use super::CodegenError;
 use crate::dtype::{DType, ScalarKind};
+use crate::tir::printer::LineSpan;
 use crate::tir::{Intrinsic, PrimFunc, ThreadTag};
 
 /// The OpenCL C dialect.
@@ -127,11 +128,16 @@ impl Dialect for OpenCl {
 /// Prints every kernel of a GPU-lowered function as one OpenCL C program (kernels in
 /// `f.kernels` order, each named `kernel.name`). See the module docs for the ABI.
 pub fn emit_opencl(f: &PrimFunc) -> Result<String, CodegenError> {
+    emit_opencl_spans(f).map(|(text, _)| text)
+}
+
+/// [`emit_opencl`] and the line range of every loop and store of the program.
+pub fn emit_opencl_spans(f: &PrimFunc) -> Result<(String, Vec<LineSpan>), CodegenError> {
     let d = OpenCl;
     let mut p = CPrinter::new(&d);
     let mut kernels = Vec::new();
     for k in &f.kernels {
-        kernels.push(p.kernel(k)?);
+        kernels.push((p.kernel(k)?, p.kernel_spans().to_vec()));
     }
     let mut out = String::new();
     let mut pre = String::new();
@@ -147,8 +153,6 @@ pub fn emit_opencl(f: &PrimFunc) -> Result<String, CodegenError> {
     if p.uses.checks {
         push_section(&mut out, &d.check_helpers());
     }
-    for k in kernels {
-        push_section(&mut out, &k);
-    }
-    Ok(out)
+    let spans = push_kernels(&mut out, kernels);
+    Ok((out, spans))
 }

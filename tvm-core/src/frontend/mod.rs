@@ -220,3 +220,67 @@ pub(crate) fn lower_for_in(
         r => r,
     }
 }
+
+/// Where the schedule a target gets came from (tools explain it; see [`build_schedule`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ScheduleSource {
+    /// The kernel's own `schedule!` block for the target (its index in `schedules`).
+    Own { block: usize },
+    /// A block written for another GPU target (its index), borrowed.
+    Borrowed { block: usize },
+    /// The target's default schedule, and why no block was used.
+    Default { reason: String },
+}
+
+/// [`lower_for`], also saying which schedule was used and calling `trace` after every
+/// pass of the lowering that produced the result (see [`crate::lower::lower_traced`]).
+/// The schedule is returned when one was built, also when lowering it failed.
+pub fn lower_explained(
+    kernel: &Kernel,
+    target: &Target,
+    trace: &mut dyn FnMut(crate::lower::PassEvent<'_>),
+) -> (Option<Schedule>, ScheduleSource, Result<crate::tir::PrimFunc, Vec<ScheduleError>>) {
+    let kinds: Vec<Option<crate::TargetKind>> =
+        kernel.schedules.iter().map(|b| Target::parse(&b.target).ok().map(|t| t.kind)).collect();
+    let index = |b: &ScheduleBlock| kernel.schedules.iter().position(|x| std::ptr::eq(x, b)).unwrap_or(0);
+    let default = |reason: String| {
+        let s = Schedule::default_for(kernel.graph.clone(), target.clone());
+        let errors = s.validate();
+        (s, ScheduleSource::Default { reason }, errors)
+    };
+    let (sch, source, errors) = match schedule::select_block(&kernel.schedules, target.kind) {
+        Some((b, borrowed)) => match schedule::apply_block(&kernel.graph, b, target.clone()) {
+            Ok(s) if borrowed => (s, ScheduleSource::Borrowed { block: index(b) }, Vec::new()),
+            Ok(s) => (s, ScheduleSource::Own { block: index(b) }, Vec::new()),
+            Err(es) if borrowed => default(format!(
+                "the `schedule!({})` block does not apply to {}: {}",
+                b.target,
+                target.kind.name(),
+                es.first().map(|e| e.to_string()).unwrap_or_default()
+            )),
+            Err(es) => return (None, ScheduleSource::Own { block: index(b) }, Err(es)),
+        },
+        None if kinds.iter().all(|k| k.is_none()) => default("the kernel has no `schedule!` block".into()),
+        None => default(format!("no `schedule!` block is for {}", target.kind.name())),
+    };
+    if !errors.is_empty() {
+        return (Some(sch), source, Err(errors));
+    }
+    let mut events = Vec::new();
+    let result = crate::lower::lower_traced(&sch, &mut |e| events.push((e.pass, e.micros, e.func.cloned())));
+    if let (Err(es), ScheduleSource::Borrowed { block }) = (&result, &source) {
+        let reason = format!(
+            "the `schedule!({})` block does not lower for {}: {}",
+            kernel.schedules[*block].target,
+            target.kind.name(),
+            es.first().map(|e| e.to_string()).unwrap_or_default()
+        );
+        let s = Schedule::default_for(kernel.graph.clone(), target.clone());
+        let result = crate::lower::lower_traced(&s, trace);
+        return (Some(s), ScheduleSource::Default { reason }, result);
+    }
+    for (pass, micros, func) in &events {
+        trace(crate::lower::PassEvent { pass, micros: *micros, func: func.as_ref() });
+    }
+    (Some(sch), source, result)
+}

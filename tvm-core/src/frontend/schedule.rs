@@ -129,7 +129,12 @@ pub(crate) fn apply_block(
         failed: BTreeSet::new(),
     };
     for st in &block.stmts {
+        let before = (a.s.axes.len(), a.s.stages.clone());
         a.stmt(st);
+        if let SchedStmt::Call { loc, .. } = st {
+            let touched = touched_axes(before.0, &before.1, &a.s);
+            a.s.origins.push((*loc, touched));
+        }
     }
     a.s.apply_defaults();
     let failed: HashSet<String> = a.failed.iter().map(|&s| a.s.stage(s).name.clone()).collect();
@@ -144,6 +149,38 @@ pub(crate) fn apply_block(
     } else {
         Err(a.errors)
     }
+}
+
+/// The axes a statement changed, from the schedule before and after it: new axes,
+/// changed annotations, a changed loop order, and every leaf axis of a new stage or of
+/// a stage whose attachment or scope changed.
+fn touched_axes(axes_before: usize, stages_before: &[crate::schedule::Stage], after: &Schedule) -> Vec<AxisId> {
+    let mut out: Vec<AxisId> = (axes_before..after.axes.len()).map(|i| AxisId(i as u32)).collect();
+    for (i, st) in after.stages.iter().enumerate() {
+        let Some(old) = stages_before.get(i) else {
+            out.extend(st.leaf.iter().copied());
+            continue;
+        };
+        if old.attach != st.attach || old.scope != st.scope {
+            out.extend(st.leaf.iter().copied());
+        }
+        if old.leaf != st.leaf {
+            out.extend(
+                st.leaf
+                    .iter()
+                    .filter(|a| old.leaf.iter().position(|b| b == *a) != st.leaf.iter().position(|b| b == *a))
+                    .copied(),
+            );
+        }
+        for (a, ann) in &st.ann {
+            if old.ann.get(a) != Some(ann) {
+                out.push(*a);
+            }
+        }
+    }
+    out.sort_by_key(|a| a.0);
+    out.dedup();
+    out
 }
 
 /// The stages a validation error is about.

@@ -115,13 +115,17 @@ pub struct Schedule {
     pub target: Target,
     pub stages: Vec<Stage>,
     pub axes: Vec<Axis>,
+    /// For each applied `schedule!` statement, in order: its location and the axes it
+    /// made, annotated, reordered or moved (a new stage's, or a stage computed
+    /// elsewhere: all of its loops). Tools link statements to the loops they produced.
+    pub origins: Vec<(crate::loc::Loc, Vec<AxisId>)>,
 }
 
 impl Schedule {
     /// A schedule where every compute tensor is its own root loop nest in its natural
     /// order, with no annotations.
     pub fn new(graph: Graph, target: Target) -> Schedule {
-        let mut s = Schedule { graph, target, stages: Vec::new(), axes: Vec::new() };
+        let mut s = Schedule { graph, target, stages: Vec::new(), axes: Vec::new(), origins: Vec::new() };
         for id in s.graph.ids().collect::<Vec<_>>() {
             if !s.graph.tensor(id).is_placeholder() {
                 s.add_stage(id);

@@ -114,6 +114,38 @@ pub struct Printer<'a> {
     vars: Namer<VarId>,
     buffers: Namer<BufferId>,
     tensors: Namer<TensorId>,
+    /// Lines written by `func` so far (the line the next one gets).
+    line_no: usize,
+    /// The line ranges of loops, thread bindings and stores, in print order.
+    spans: Vec<LineSpan>,
+}
+
+/// The TIR node a range of printed lines came from: printers record these as they write
+/// (TIR, C and Rust alike), so tools link source, TIR and generated code without
+/// matching text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum NodeRef {
+    /// A `for` loop, by its variable.
+    Loop(VarId),
+    /// A thread binding (`bind v = threadIdx.x`), by its launch dimension.
+    Bind(ThreadTag),
+    /// A store to a buffer.
+    Store(BufferId),
+}
+
+/// Lines `first..=last` (0-based) of a printed text are `node`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LineSpan {
+    pub node: NodeRef,
+    pub first: usize,
+    pub last: usize,
+}
+
+/// [`print_func`] and the line range of every loop, thread binding and store in it.
+pub fn print_func_spans(f: &PrimFunc) -> (String, Vec<LineSpan>) {
+    let mut p = Printer::new();
+    let text = p.func(f);
+    (text, p.spans)
 }
 
 impl Default for Printer<'_> {
@@ -195,6 +227,8 @@ impl<'a> Printer<'a> {
             vars: Namer::new("v"),
             buffers: Namer::new("buf"),
             tensors: Namer::new("t"),
+            line_no: 0,
+            spans: Vec::new(),
         }
     }
 
@@ -300,14 +334,18 @@ impl<'a> Printer<'a> {
             })
             .collect();
         let mut out = format!("@func {} {}({})\n", f.target.kind.name(), f.name, join(params));
+        self.line_no = 1;
         self.block(&f.body, 1, false, &mut out);
         for k in &f.kernels {
             let mut args: Vec<String> = k.buffer_args.iter().map(|b| self.buffer(b)).collect();
             args.extend(k.scalar_args.iter().map(|v| self.var(v)));
             out.push_str(&format!("\n@kernel {}({})\n", k.name, join(args)));
+            self.line_no += 2;
             for (tag, v) in &k.thread_vars {
                 let v = self.var(v);
                 out.push_str(&format!("{INDENT}{}: {v}\n", tag.name()));
+                self.spans.push(LineSpan { node: NodeRef::Bind(*tag), first: self.line_no, last: self.line_no });
+                self.line_no += 1;
             }
             self.block(&k.body, 1, false, &mut out);
         }
@@ -336,6 +374,7 @@ impl<'a> Printer<'a> {
         }
         out.push_str(text);
         out.push('\n');
+        self.line_no += 1;
     }
 
     /// Prints `s` at `depth`. `followed` says whether statements outside `s` are printed
@@ -350,8 +389,17 @@ impl<'a> Printer<'a> {
             }
             Stmt::For { body, .. } | Stmt::ThreadBinding { body, .. } | Stmt::Realize { body, .. } => {
                 let h = self.stmt_header(s);
+                let first = self.line_no;
                 self.line(depth, &h, out);
                 self.block(body, depth + 1, false, out);
+                let node = match s {
+                    Stmt::For { var, .. } => Some(NodeRef::Loop(var.id())),
+                    Stmt::ThreadBinding { tag, .. } => Some(NodeRef::Bind(*tag)),
+                    _ => None,
+                };
+                if let Some(node) = node {
+                    self.spans.push(LineSpan { node, first, last: self.line_no - 1 });
+                }
             }
             Stmt::If { then, otherwise, .. } => {
                 let h = self.stmt_header(s);
@@ -379,6 +427,13 @@ impl<'a> Printer<'a> {
             | Stmt::Launch { .. }
             | Stmt::NoOp => {
                 let h = self.stmt_header(s);
+                if let Stmt::Store { buffer, .. } = s {
+                    self.spans.push(LineSpan {
+                        node: NodeRef::Store(buffer.id()),
+                        first: self.line_no,
+                        last: self.line_no,
+                    });
+                }
                 self.line(depth, &h, out);
             }
         }

@@ -67,11 +67,17 @@ pub struct EmitOptions {
     /// of two) on the feature levels that have FMA, as TVM and Halide do. Default: on;
     /// the target's `-fp-contract=off` turns it off too.
     pub contract: bool,
+    /// Put a marker statement before and after every loop and store:
+    /// `__tvm_mark!(loop ID);` .. `__tvm_mark!(end loop ID);` (`ID`: the loop variable's
+    /// `VarId`; `store ID`: the buffer's `BufferId`), so a tool that prints the code can
+    /// record which lines each TIR node became (see [`resolve_marks`]). The marked code
+    /// is for display: it does not compile. Default: off.
+    pub markers: bool,
 }
 
 impl Default for EmitOptions {
     fn default() -> Self {
-        EmitOptions { rt_path: quote!(::tvm::__rt), unchecked: true, contract: true }
+        EmitOptions { rt_path: quote!(::tvm::__rt), unchecked: true, contract: true, markers: false }
     }
 }
 
@@ -136,6 +142,44 @@ pub fn emit_rust_with(f: &PrimFunc, opts: &EmitOptions) -> Result<TokenStream, C
         }
     }
     Ok(assemble(f, opts, &dims, &levels, best))
+}
+
+/// Removes the marker lines of printed code emitted with [`EmitOptions::markers`] and
+/// returns the code with the line range each marked node spans in it (0-based, in the
+/// returned text; a node emitted more than once, as in each feature level's copy of the
+/// body, has a range per copy).
+pub fn resolve_marks(printed: &str) -> (String, Vec<crate::tir::printer::LineSpan>) {
+    use crate::tir::printer::{LineSpan, NodeRef};
+    use crate::tir::{BufferId, VarId};
+    let mut out = String::new();
+    let mut spans = Vec::new();
+    let mut open: Vec<(NodeRef, usize)> = Vec::new();
+    let mut line = 0;
+    for l in printed.lines() {
+        let t = l.trim();
+        let mark = t.strip_prefix("__tvm_mark!(").and_then(|r| r.strip_suffix(");"));
+        let Some(mark) = mark else {
+            out.push_str(l);
+            out.push('\n');
+            line += 1;
+            continue;
+        };
+        let words: Vec<&str> = mark.split_whitespace().collect();
+        let (end, kind, id) = match words.as_slice() {
+            ["end", k, id] => (true, *k, *id),
+            [k, id] => (false, *k, *id),
+            _ => continue,
+        };
+        let Ok(id) = id.parse::<u32>() else { continue };
+        let node = if kind == "loop" { NodeRef::Loop(VarId(id)) } else { NodeRef::Store(BufferId(id)) };
+        if !end {
+            open.push((node, line));
+        } else if let Some(i) = open.iter().rposition(|(n, _)| *n == node) {
+            let (_, first) = open.remove(i);
+            spans.push(LineSpan { node, first, last: line.max(first + 1) - 1 });
+        }
+    }
+    (out, spans)
 }
 
 /// Candidate bounds `2^k` on every dim for the fast path, largest first.

@@ -40,6 +40,20 @@ pub(super) struct Access {
 
 impl Emitter<'_> {
     pub(super) fn stmt(&mut self, s: &Stmt) -> R<TokenStream> {
+        let code = self.stmt_code(s)?;
+        if !self.opts.markers {
+            return Ok(code);
+        }
+        let (kind, id) = match s {
+            Stmt::For { var, .. } => (quote!(loop), var.id().0),
+            Stmt::Store { buffer, .. } => (quote!(store), buffer.id().0),
+            _ => return Ok(code),
+        };
+        let id = proc_macro2::Literal::u32_unsuffixed(id);
+        Ok(quote!(__tvm_mark!(#kind #id); #code __tvm_mark!(end #kind #id);))
+    }
+
+    fn stmt_code(&mut self, s: &Stmt) -> R<TokenStream> {
         Ok(match s {
             Stmt::Seq(ss) => {
                 let parts = ss.iter().map(|s| self.stmt(s)).collect::<R<Vec<_>>>()?;

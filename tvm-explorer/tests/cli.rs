@@ -1,0 +1,85 @@
+//! The explorer's command line: `--text` prints what the page shows; bad arguments are
+//! an error with the usage, never a panic.
+
+use std::path::Path;
+use std::process::Command;
+
+fn explorer(args: &[&str]) -> (i32, String, String) {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace");
+    let out = Command::new(env!("CARGO_BIN_EXE_tvm-explorer")).current_dir(root).args(args).output().expect("runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn text_mode_shows_every_stage_for_every_target() {
+    let (code, out, err) = explorer(&["tvm-core/tests/corpus/matmul_tiled.rs", "--text"]);
+    assert_eq!(code, 0, "{err}");
+    for want in [
+        "════ kernel matmul",
+        "── tensor expressions",
+        "@graph matmul",
+        "── target cpu",
+        "── target cuda",
+        "── target opencl",
+        "schedule: the kernel's `schedule!(cpu)` block",
+        "schedule: no block of its own: the `schedule!(cuda)` block",
+        "option: target \"cuda -arch=sm_80\"",
+        "schedule_ops",
+        "vectorize_loops",
+        "@func cpu matmul",
+        "fn __tvm_cpu_matmul",
+        "__global__",
+        "__kernel",
+        "launch matmul_kernel0: grid",
+        "threads: rayon over io",
+        "trips",
+    ] {
+        assert!(out.contains(want), "`{want}` missing from the text output");
+    }
+    assert!(!out.contains("__tvm_mark"), "the Rust printed without its markers");
+    // Passes marked changed or unchanged, with their ±lines.
+    assert!(out.lines().any(|l| l.contains("simplify") && l.contains("* +")), "a changed pass");
+}
+
+#[test]
+fn dims_make_the_cost_view_numeric() {
+    let (code, out, err) = explorer(&[
+        "tvm-core/tests/corpus/matmul_tiled.rs",
+        "--text",
+        "--dim",
+        "M=64",
+        "--dim",
+        "N=64",
+        "--dim",
+        "K=64",
+    ]);
+    assert_eq!(code, 0, "{err}");
+    // The CPU loop nest of a 64³ matmul: 2 * 64³ = 524288 FLOPs at the root loop.
+    let root = out
+        .lines()
+        .find(|l| l.trim_start().starts_with("for io in parallel") && l.contains("[trips"))
+        .expect("the root loop");
+    assert!(root.contains("trips 2,") && root.contains("FLOPs 524288,"), "{root}");
+}
+
+#[test]
+fn bad_arguments_are_errors_with_the_usage() {
+    for args in
+        [&[][..], &["x.rs"][..], &["--bogus"][..], &["x.rs", "--dim", "M"][..], &["x.rs", "--dim", "M=x", "--text"][..]]
+    {
+        let (code, _, err) = explorer(args);
+        assert_eq!(code, 2, "{args:?}: {err}");
+        assert!(err.contains("usage: tvm-explorer"), "{args:?}: {err}");
+    }
+    let (code, _, err) = explorer(&["no/such/file.rs", "--text"]);
+    assert_eq!(code, 1);
+    assert!(err.contains("cannot read `no/such/file.rs`"), "{err}");
+    // A file that is not Rust: reported on the page, not a crash.
+    let (code, out, err) = explorer(&["README.md", "--text"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("error: README.md: cannot parse the file"), "{out}");
+}
