@@ -88,3 +88,67 @@ fn default_cpu_schedule_reduces_rows_in_vector_lanes_only_where_reads_are_contig
     let want: Vec<f32> = x.chunks(37).map(|r| r.iter().sum()).collect();
     assert_close(&got, &want, "default row sum");
 }
+
+/// `opt_gemm`'s register tile: `for mc: c_local[mc] += a * bp` (rows of one vector each).
+fn tile_gemm(rows: usize, lanes: usize) -> String {
+    format!(
+        r#"
+        fn f(a: f32[64, 64], b: f32[64, 64]) -> c: f32[64, 64] {{
+            c[i, j] = sum(a[i, k] * b[k, j] for k in 0..64);
+        }}
+        schedule!(cpu) {{
+            let cc = c.cache_write(local);
+            let (mo, no, mi, ni) = c.tile(c.i, c.j, {rows}, {lanes});
+            cc.compute_at(c, no);
+            let [mc, nc] = cc.axes();
+            let (ko, ki) = cc.split(cc.k, 4);
+            cc.reorder(ko, mc, ki, nc);
+            cc.vectorize(nc);
+            cc.unroll(ki);
+        }}
+    "#
+    )
+}
+
+#[test]
+fn cpu_register_tile_loops_unroll_within_the_register_budget() {
+    let a = rand_vec(64 * 64, 3);
+    let b = rand_vec(64 * 64, 4);
+    let mut want = vec![0f32; 64 * 64];
+    for i in 0..64 {
+        for j in 0..64 {
+            want[i * 64 + j] = (0..64).map(|k| a[i * 64 + k] * b[k * 64 + j]).sum();
+        }
+    }
+    // 16 rows of 16 f32 (1 KB): unrolled, every row at a constant index. 8 rows of 32
+    // f32: also 1 KB, unrolled. 16 rows of 32 (2 KB, more than half the AVX-512
+    // registers): stays a loop, as written.
+    for (rows, lanes, unrolled) in [(16, 16, true), (8, 32, true), (16, 32, false)] {
+        let src = tile_gemm(rows, lanes);
+        let text = tvm_core::tir::printer::print_func(&lower(&src, Variant::Cpu));
+        let tile_loop = format!("for i_1 in serial(0, {rows})");
+        assert_eq!(!text.contains(&tile_loop), unrolled, "{rows} x {lanes}:\n{text}");
+        if unrolled {
+            let last = format!("c_local[ramp({}, 1, {lanes})] = c_local_v", (rows - 1) * lanes);
+            assert!(text.contains(&last), "{rows} x {lanes}: the last row at a constant index:\n{text}");
+        }
+        let got = run_f32(&src, Variant::Cpu, vec![t(&[64, 64], &a), t(&[64, 64], &b)], vec![], &[64, 64]);
+        assert_close(&got, &want, &format!("tile {rows} x {lanes}"));
+    }
+    // The rule is the CPU's: the same loop in a CUDA function stays a loop.
+    use tvm_core::tir::{Buffer, Expr, ForKind, PrimFunc, Scope, Stmt, Var};
+    use tvm_core::DType;
+    let tile = Buffer::new("tile", DType::F32, Scope::Local);
+    let i = Var::new("i", DType::I64);
+    let row = Expr::Ramp { base: Box::new(Expr::var(&i) * Expr::int(16)), stride: Box::new(Expr::int(1)), lanes: 16 };
+    let zero = Expr::Broadcast { value: Box::new(Expr::float(0.0, DType::F32)), lanes: 16 };
+    let body = Stmt::for_loop(i.clone(), Expr::int(16), ForKind::Serial, Stmt::store(&tile, vec![row], zero));
+    let loops = |target: Target| {
+        let f =
+            PrimFunc { name: "t".into(), target, params: vec![], body: body.clone(), kernels: vec![], checks: vec![] };
+        let out = tvm_core::passes::unroll_loops::unroll_loops(f);
+        tvm_core::tir::printer::print_func(&out).matches("for i in").count()
+    };
+    assert_eq!(loops(Target::cpu()), 0, "cpu: unrolled");
+    assert_eq!(loops(Target::cuda()), 1, "cuda: as scheduled");
+}

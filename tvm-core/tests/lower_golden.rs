@@ -78,14 +78,47 @@ fn matmul_cpu_cache_write_tiled() {
               for io in parallel(0, 8):
                 for jo in serial(0, 8):
                   alloc c_local: f32[64] local
-                  for i in serial(0, 8):
-                    c_local[ramp(i * 8, 1, 8)] = broadcast(0.0, 8)
+                  c_local[ramp(0, 1, 8)] = broadcast(0.0, 8)
+                  c_local[ramp(8, 1, 8)] = broadcast(0.0, 8)
+                  c_local[ramp(16, 1, 8)] = broadcast(0.0, 8)
+                  c_local[ramp(24, 1, 8)] = broadcast(0.0, 8)
+                  c_local[ramp(32, 1, 8)] = broadcast(0.0, 8)
+                  c_local[ramp(40, 1, 8)] = broadcast(0.0, 8)
+                  c_local[ramp(48, 1, 8)] = broadcast(0.0, 8)
+                  c_local[ramp(56, 1, 8)] = broadcast(0.0, 8)
                   for ko in serial(0, 16):
-                    for i_1 in serial(0, 8):
-                      let c_local_v = c_local[ramp(i_1 * 8, 1, 8)] + broadcast(a[i_1 * 64 + io * 512 + ko * 4], 8) * b[ramp(jo * 8 + ko * 256, 1, 8)]
-                      let c_local_v_1 = c_local_v + broadcast(a[i_1 * 64 + io * 512 + ko * 4 + 1], 8) * b[ramp(jo * 8 + ko * 256 + 64, 1, 8)]
-                      let c_local_v_2 = c_local_v_1 + broadcast(a[i_1 * 64 + io * 512 + ko * 4 + 2], 8) * b[ramp(jo * 8 + ko * 256 + 128, 1, 8)]
-                      c_local[ramp(i_1 * 8, 1, 8)] = c_local_v_2 + broadcast(a[i_1 * 64 + io * 512 + ko * 4 + 3], 8) * b[ramp(jo * 8 + ko * 256 + 192, 1, 8)]
+                    let c_local_v = c_local[ramp(0, 1, 8)] + broadcast(a[io * 512 + ko * 4], 8) * b[ramp(jo * 8 + ko * 256, 1, 8)]:
+                      let c_local_v_1 = c_local_v + broadcast(a[io * 512 + ko * 4 + 1], 8) * b[ramp(jo * 8 + ko * 256 + 64, 1, 8)]
+                      let c_local_v_2 = c_local_v_1 + broadcast(a[io * 512 + ko * 4 + 2], 8) * b[ramp(jo * 8 + ko * 256 + 128, 1, 8)]
+                      c_local[ramp(0, 1, 8)] = c_local_v_2 + broadcast(a[io * 512 + ko * 4 + 3], 8) * b[ramp(jo * 8 + ko * 256 + 192, 1, 8)]
+                    let c_local_v_3 = c_local[ramp(8, 1, 8)] + broadcast(a[io * 512 + ko * 4 + 64], 8) * b[ramp(jo * 8 + ko * 256, 1, 8)]:
+                      let c_local_v_4 = c_local_v_3 + broadcast(a[io * 512 + ko * 4 + 65], 8) * b[ramp(jo * 8 + ko * 256 + 64, 1, 8)]
+                      let c_local_v_5 = c_local_v_4 + broadcast(a[io * 512 + ko * 4 + 66], 8) * b[ramp(jo * 8 + ko * 256 + 128, 1, 8)]
+                      c_local[ramp(8, 1, 8)] = c_local_v_5 + broadcast(a[io * 512 + ko * 4 + 67], 8) * b[ramp(jo * 8 + ko * 256 + 192, 1, 8)]
+                    let c_local_v_6 = c_local[ramp(16, 1, 8)] + broadcast(a[io * 512 + ko * 4 + 128], 8) * b[ramp(jo * 8 + ko * 256, 1, 8)]:
+                      let c_local_v_7 = c_local_v_6 + broadcast(a[io * 512 + ko * 4 + 129], 8) * b[ramp(jo * 8 + ko * 256 + 64, 1, 8)]
+                      let c_local_v_8 = c_local_v_7 + broadcast(a[io * 512 + ko * 4 + 130], 8) * b[ramp(jo * 8 + ko * 256 + 128, 1, 8)]
+                      c_local[ramp(16, 1, 8)] = c_local_v_8 + broadcast(a[io * 512 + ko * 4 + 131], 8) * b[ramp(jo * 8 + ko * 256 + 192, 1, 8)]
+                    let c_local_v_9 = c_local[ramp(24, 1, 8)] + broadcast(a[io * 512 + ko * 4 + 192], 8) * b[ramp(jo * 8 + ko * 256, 1, 8)]:
+                      let c_local_v_10 = c_local_v_9 + broadcast(a[io * 512 + ko * 4 + 193], 8) * b[ramp(jo * 8 + ko * 256 + 64, 1, 8)]
+                      let c_local_v_11 = c_local_v_10 + broadcast(a[io * 512 + ko * 4 + 194], 8) * b[ramp(jo * 8 + ko * 256 + 128, 1, 8)]
+                      c_local[ramp(24, 1, 8)] = c_local_v_11 + broadcast(a[io * 512 + ko * 4 + 195], 8) * b[ramp(jo * 8 + ko * 256 + 192, 1, 8)]
+                    let c_local_v_12 = c_local[ramp(32, 1, 8)] + broadcast(a[io * 512 + ko * 4 + 256], 8) * b[ramp(jo * 8 + ko * 256, 1, 8)]:
+                      let c_local_v_13 = c_local_v_12 + broadcast(a[io * 512 + ko * 4 + 257], 8) * b[ramp(jo * 8 + ko * 256 + 64, 1, 8)]
+                      let c_local_v_14 = c_local_v_13 + broadcast(a[io * 512 + ko * 4 + 258], 8) * b[ramp(jo * 8 + ko * 256 + 128, 1, 8)]
+                      c_local[ramp(32, 1, 8)] = c_local_v_14 + broadcast(a[io * 512 + ko * 4 + 259], 8) * b[ramp(jo * 8 + ko * 256 + 192, 1, 8)]
+                    let c_local_v_15 = c_local[ramp(40, 1, 8)] + broadcast(a[io * 512 + ko * 4 + 320], 8) * b[ramp(jo * 8 + ko * 256, 1, 8)]:
+                      let c_local_v_16 = c_local_v_15 + broadcast(a[io * 512 + ko * 4 + 321], 8) * b[ramp(jo * 8 + ko * 256 + 64, 1, 8)]
+                      let c_local_v_17 = c_local_v_16 + broadcast(a[io * 512 + ko * 4 + 322], 8) * b[ramp(jo * 8 + ko * 256 + 128, 1, 8)]
+                      c_local[ramp(40, 1, 8)] = c_local_v_17 + broadcast(a[io * 512 + ko * 4 + 323], 8) * b[ramp(jo * 8 + ko * 256 + 192, 1, 8)]
+                    let c_local_v_18 = c_local[ramp(48, 1, 8)] + broadcast(a[io * 512 + ko * 4 + 384], 8) * b[ramp(jo * 8 + ko * 256, 1, 8)]:
+                      let c_local_v_19 = c_local_v_18 + broadcast(a[io * 512 + ko * 4 + 385], 8) * b[ramp(jo * 8 + ko * 256 + 64, 1, 8)]
+                      let c_local_v_20 = c_local_v_19 + broadcast(a[io * 512 + ko * 4 + 386], 8) * b[ramp(jo * 8 + ko * 256 + 128, 1, 8)]
+                      c_local[ramp(48, 1, 8)] = c_local_v_20 + broadcast(a[io * 512 + ko * 4 + 387], 8) * b[ramp(jo * 8 + ko * 256 + 192, 1, 8)]
+                    let c_local_v_21 = c_local[ramp(56, 1, 8)] + broadcast(a[io * 512 + ko * 4 + 448], 8) * b[ramp(jo * 8 + ko * 256, 1, 8)]
+                    let c_local_v_22 = c_local_v_21 + broadcast(a[io * 512 + ko * 4 + 449], 8) * b[ramp(jo * 8 + ko * 256 + 64, 1, 8)]
+                    let c_local_v_23 = c_local_v_22 + broadcast(a[io * 512 + ko * 4 + 450], 8) * b[ramp(jo * 8 + ko * 256 + 128, 1, 8)]
+                    c_local[ramp(56, 1, 8)] = c_local_v_23 + broadcast(a[io * 512 + ko * 4 + 451], 8) * b[ramp(jo * 8 + ko * 256 + 192, 1, 8)]
                   for ii in serial(0, 8):
                     c[ramp(io * 512 + jo * 8 + ii * 64, 1, 8)] = c_local[ramp(ii * 8, 1, 8)]
         "#]],
