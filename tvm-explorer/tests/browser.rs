@@ -179,6 +179,13 @@ fn the_page_works_in_a_browser() {
     assert!(str_of(&l["diff_any_summary"]).contains("→"), "{}", l["diff_any_summary"]);
     assert!(l["diff_any_changed"].as_u64().unwrap() > 0, "a diff between any two passes");
 
+    // Find: lines of the shown TIR, and the passes whose TIR has the text.
+    let f = step("search");
+    assert!(f["matches"].as_u64().unwrap() >= 1, "`parallel` found in the TIR: {f}");
+    assert!(str_of(&f["status"]).contains("matching line"), "{f}");
+    assert!(f["found_passes"].as_u64().unwrap() >= 3, "the passes after schedule_ops have a parallel loop: {f}");
+    assert_eq!(f["cleared"], 0, "clearing the box clears the marks");
+
     // Mode 3: the targets side by side.
     let t = step("targets");
     assert_eq!(t["columns"], serde_json::json!(["cpu", "cuda", "opencl"]));

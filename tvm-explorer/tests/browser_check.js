@@ -97,6 +97,20 @@
     return out;
   });
 
+  step("search", () => {
+    pick("matmul");
+    click('[data-mode="lowering"]');
+    click('[data-target="cpu"]');
+    const box = q("#search");
+    box.value = "parallel";
+    box.dispatchEvent(new Event("input"));
+    const out = { status: text("#search-status"), matches: qa("#lowering-view pre .l.match").length, found_passes: qa("#passes [data-found]").length };
+    box.value = "";
+    box.dispatchEvent(new Event("input"));
+    out.cleared = qa("pre .l.match").length;
+    return out;
+  });
+
   step("targets", () => {
     pick("matmul");
     click('[data-mode="targets"]');
