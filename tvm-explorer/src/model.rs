@@ -136,7 +136,11 @@ pub fn build(files: &[(String, String)], opts: &Options) -> (Value, Texts) {
     let mut notes = Vec::new();
     for (name, src) in files {
         match invocations(src) {
-            Ok(found) if found.is_empty() => notes.push(json!({"file": name, "message": "no `compute!` in this file"})),
+            // A file whose kernels are in the files its `#[path]` mods name is no news.
+            Ok(found) if found.is_empty() && path_mods(src).is_empty() => {
+                notes.push(json!({"file": name, "message": "no `compute!` in this file"}))
+            }
+            Ok(found) if found.is_empty() => {}
             Ok(found) => {
                 for inv in found {
                     kernels.push(kernel(name, src, &inv, opts, &mut texts));
