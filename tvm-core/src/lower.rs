@@ -1,9 +1,10 @@
 //! The lowering pipeline: a schedule in, a TIR function out, as straight-line code.
 //!
 //! Each pass's output is checked by the TIR verifier in debug builds, written to
-//! `TVM_DUMP_TIR=DIR` when set, and timed with `TVM_TIME_PASSES=1`.
+//! `TVM_DUMP_TIR=DIR` when set, and timed for [`lower_traced`]'s tracer (the
+//! expansion prints the times as one table per kernel with `TVM_TIME_PASSES=1`).
 
-use crate::passes::dump::{dump, time_pass};
+use crate::passes::dump::dump;
 use crate::passes::verify_gpu_memory::GpuMemoryProblem;
 use crate::passes::*;
 use crate::schedule::{Schedule, ScheduleError, ScheduleErrorKind};
@@ -30,22 +31,22 @@ pub struct PassEvent<'a> {
 pub fn lower_traced(sch: &Schedule, trace: &mut dyn FnMut(PassEvent<'_>)) -> Result<PrimFunc, Vec<ScheduleError>> {
     let mut t = Tracer { trace, last: std::time::Instant::now(), step: 0 };
     // TE level: inlined stages disappear before bounds are inferred.
-    let sch = time_pass("inline_stages", || inline_stages::inline_stages(sch));
+    let sch = inline_stages::inline_stages(sch);
     t.te("inline_stages");
-    let bounds = time_pass("infer_bound", || infer_bound::infer_bound(&sch));
+    let bounds = infer_bound::infer_bound(&sch);
     t.te("infer_bound");
-    let f = time_pass("schedule_ops", || schedule_ops::schedule_ops(&sch, &bounds))?;
+    let f = schedule_ops::schedule_ops(&sch, &bounds)?;
     t.tir(&f, "schedule_ops", Phase::Scheduled);
     // Simplify before flattening, so that region extents are constants where possible.
-    let f = time_pass("simplify", || simplify::simplify(f));
+    let f = simplify::simplify(f);
     t.tir(&f, "simplify", Phase::Scheduled);
-    let f = time_pass("flatten_storage", || flatten_storage::flatten_storage(f));
+    let f = flatten_storage::flatten_storage(f);
     t.tir(&f, "flatten_storage", Phase::Flattened);
-    let mut f = time_pass("simplify", || simplify::simplify(f));
+    let mut f = simplify::simplify(f);
     t.tir(&f, "simplify", Phase::Flattened);
     if sch.target.is_gpu() {
         // Kernels first: vectorization and unrolling then work on kernel bodies too.
-        f = time_pass("split_host_device", || split_host_device::split_host_device(f)).map_err(|tags| {
+        f = split_host_device::split_host_device(f).map_err(|tags| {
             tags.into_iter()
                 .map(|t| {
                     ScheduleError::new(
@@ -56,36 +57,36 @@ pub fn lower_traced(sch: &Schedule, trace: &mut dyn FnMut(PassEvent<'_>)) -> Res
                 .collect::<Vec<_>>()
         })?;
         t.tir(&f, "split_host_device", Phase::Flattened);
-        f = time_pass("simplify", || simplify::simplify(f));
+        f = simplify::simplify(f);
         t.tir(&f, "simplify", Phase::Flattened);
     }
     // Tails first, so the main path of a vectorized loop has no guard left.
-    let f = time_pass("hoist_tail_guards", || hoist_tail_guards::hoist_tail_guards(f));
+    let f = hoist_tail_guards::hoist_tail_guards(f);
     t.tir(&f, "hoist_tail_guards", Phase::Flattened);
     // Vectorize before unrolling: an unrolled loop may contain a vectorized one.
-    let (f, not_vectorized) = time_pass("vectorize_loops", || vectorize_loops::vectorize_loops(f));
+    let (f, not_vectorized) = vectorize_loops::vectorize_loops(f);
     t.tir(&f, "vectorize_loops", Phase::Flattened);
-    let f = time_pass("unroll_loops", || unroll_loops::unroll_loops(f));
+    let f = unroll_loops::unroll_loops(f);
     t.tir(&f, "unroll_loops", Phase::Flattened);
     let dropped = dropped_requests(&sch, &f, not_vectorized);
     if !dropped.is_empty() {
         return Err(dropped);
     }
-    let mut f = time_pass("simplify", || simplify::simplify(f));
+    let mut f = simplify::simplify(f);
     t.tir(&f, "simplify", Phase::Flattened);
     if !sch.target.is_gpu() {
-        f = time_pass("partition_loops", || partition_loops::partition_loops(f));
+        f = partition_loops::partition_loops(f);
         t.tir(&f, "partition_loops", Phase::Flattened);
-        f = time_pass("simplify", || simplify::simplify(f));
+        f = simplify::simplify(f);
         t.tir(&f, "simplify", Phase::Flattened);
-        f = time_pass("forward_stores", || forward_stores::forward_stores(f));
+        f = forward_stores::forward_stores(f);
         t.tir(&f, "forward_stores", Phase::Flattened);
     }
     if sch.target.is_gpu() {
-        f = time_pass("hoist_shared_allocations", || hoist_shared_allocations::hoist_shared_allocations(f));
+        f = hoist_shared_allocations::hoist_shared_allocations(f);
         t.tir(&f, "hoist_shared_allocations", Phase::Flattened);
         // Barriers go in after unrolling, so each unrolled copy gets its own.
-        f = time_pass("inject_thread_sync", || inject_thread_sync::inject_thread_sync(f));
+        f = inject_thread_sync::inject_thread_sync(f);
         t.tir(&f, "inject_thread_sync", Phase::Flattened);
         let (problems, _) = verify_gpu_memory::verify_gpu_memory(&f);
         if !problems.is_empty() {

@@ -204,3 +204,29 @@ fn schedule_origins_name_what_each_statement_touched() {
     // A statement that moves nothing touches nothing.
     assert_eq!(axes_at(line_of("let [ci, cj] = cl.axes()")), Vec::<String>::new());
 }
+
+#[test]
+fn pass_times_print_as_one_labelled_table_per_kernel() {
+    let k = parse_str(MATMUL).unwrap();
+    let mut rows: Vec<Vec<(&'static str, u64)>> = Vec::new();
+    for t in [Target::cpu(), Target::cuda(), Target::opencl()] {
+        let mut times = Vec::new();
+        let (_, _, r) = lower_explained(&k, &t, &mut |e| times.push((e.pass, e.micros)));
+        r.unwrap();
+        rows.push(times);
+    }
+    let table = tvm_core::expand::pass_table("matmul", &rows.iter().map(|r| r.as_slice()).collect::<Vec<_>>());
+    let lines: Vec<&str> = table.lines().collect();
+    assert_eq!(lines.len(), 4, "a title and a row per target:\n{table}");
+    assert!(lines[0].contains("`matmul`") && lines[0].contains("microseconds"), "{table}");
+    for (line, (target, row)) in lines[1..].iter().zip(["cpu", "cuda", "opencl"].iter().zip(&rows)) {
+        assert!(line.trim_start().starts_with(target), "{line}");
+        let total: u64 = row.iter().map(|p| p.1).sum();
+        assert!(line.contains(&format!("total {total:>7}:")), "{line}");
+        assert!(line.contains("schedule_ops ") && line.contains("unroll_loops "), "{line}");
+    }
+    // The expansion reads the variable with `option_env!`, so rustc tracks it.
+    let tokens: proc_macro2::TokenStream = MATMUL.parse().unwrap();
+    let out = tvm_core::expand::compute(tvm_core::frontend::unwrap_invocation(tokens)).to_string();
+    assert!(out.contains("option_env ! (\"TVM_TIME_PASSES\")"), "the expansion tracks TVM_TIME_PASSES");
+}

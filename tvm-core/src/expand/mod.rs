@@ -70,13 +70,29 @@ pub fn lower_all(kernel: &Kernel) -> Result<Lowered, Vec<syn::Error>> {
     // (the expansion's latency is what a user waits for; the emission after them builds
     // token streams, which stay on this thread).
     let (graph, schedules) = (&kernel.graph, &kernel.schedules[..]);
-    let results: Vec<Result<PrimFunc, Vec<crate::schedule::ScheduleError>>> = std::thread::scope(|s| {
-        let threads: Vec<_> = [Target::cpu(), Target::cuda(), Target::opencl()]
-            .into_iter()
-            .map(|t| s.spawn(move || crate::frontend::lower_for_in(graph, schedules, &t)))
-            .collect();
-        threads.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
-    });
+    let timed = time_passes();
+    let lowered: Vec<(Result<PrimFunc, Vec<crate::schedule::ScheduleError>>, Vec<(&'static str, u64)>)> =
+        std::thread::scope(|s| {
+            let threads: Vec<_> = [Target::cpu(), Target::cuda(), Target::opencl()]
+                .into_iter()
+                .map(|t| {
+                    s.spawn(move || {
+                        let mut times = Vec::new();
+                        let mut trace = |e: crate::lower::PassEvent<'_>| {
+                            if timed {
+                                times.push((e.pass, e.micros))
+                            }
+                        };
+                        (crate::frontend::lower_for_in_traced(graph, schedules, &t, &mut trace), times)
+                    })
+                })
+                .collect();
+            threads.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+        });
+    if timed {
+        eprint!("{}", pass_table(&kernel.name, &lowered.iter().map(|(_, t)| t.as_slice()).collect::<Vec<_>>()));
+    }
+    let results: Vec<_> = lowered.into_iter().map(|(r, _)| r).collect();
     // Errors in target order (cpu, cuda, opencl), each message once.
     let mut funcs = Vec::new();
     for r in results {
@@ -96,6 +112,27 @@ pub fn lower_all(kernel: &Kernel) -> Result<Lowered, Vec<syn::Error>> {
         Ok([cpu, cuda, opencl]) if errors.is_empty() => Ok(Lowered { cpu, cuda, opencl }),
         _ => Err(errors),
     }
+}
+
+/// Whether `TVM_TIME_PASSES=1` asks for the pass times of every kernel. The expansion
+/// reads the variable through `option_env!` too ([`module`]), so rustc records it as an
+/// input of the crate: setting or clearing it rebuilds the crate, and cargo's replay of
+/// a fresh crate's output only shows the tables of a build that asked for them.
+fn time_passes() -> bool {
+    std::env::var_os("TVM_TIME_PASSES").is_some_and(|v| v == "1")
+}
+
+/// One labelled table of a kernel's pass times: a row per target (cpu, cuda, opencl),
+/// each pass in order with its microseconds, and the total.
+pub fn pass_table(kernel: &str, times: &[&[(&'static str, u64)]]) -> String {
+    use std::fmt::Write;
+    let mut out = format!("tvm: pass times of `{kernel}` in microseconds (TVM_TIME_PASSES=1)\n");
+    for (target, ts) in ["cpu", "cuda", "opencl"].iter().zip(times) {
+        let total: u64 = ts.iter().map(|t| t.1).sum();
+        let passes: Vec<String> = ts.iter().map(|(p, us)| format!("{p} {us}")).collect();
+        let _ = writeln!(out, "  {target:<7} total {total:>7}: {}", passes.join(", "));
+    }
+    out
 }
 
 /// The expansion of a kernel lowered (and possibly edited) by the caller: for tests of

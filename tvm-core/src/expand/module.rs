@@ -131,6 +131,10 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
         #[doc = concat!("The generated code of [`", #kname, "`] and how to run it on a chosen device.")]
         #[allow(non_snake_case, unused_variables, unused_mut, clippy::all, clippy::pedantic)]
         #vis mod #name {
+            // `TVM_TIME_PASSES=1` makes this expansion print pass times; reading the
+            // variable here makes rustc track it, so setting or clearing it rebuilds.
+            const _: ::core::option::Option<&str> = ::core::option_env!("TVM_TIME_PASSES");
+
             #[doc = #docs_run]
             pub fn run(#dev: &#device_t, #(#p_decls,)* #(#out_decls),*) -> #result_t<(), #error_t> {
                 let __d = __dims(#(#dims_args),*)?;

@@ -213,10 +213,23 @@ pub(crate) fn lower_for_in(
     schedules: &[ScheduleBlock],
     target: &Target,
 ) -> Result<crate::tir::PrimFunc, Vec<ScheduleError>> {
-    let result = build_schedule_in(graph, schedules, target).and_then(|s| crate::lower::lower(&s));
+    lower_for_in_traced(graph, schedules, target, &mut |_| {})
+}
+
+/// [`lower_for_in`] with a pass tracer (see [`crate::lower::lower_traced`]); where the
+/// default schedule replaces a borrowed block, the tracer sees both lowerings.
+pub(crate) fn lower_for_in_traced(
+    graph: &crate::te::Graph,
+    schedules: &[ScheduleBlock],
+    target: &Target,
+    trace: &mut dyn FnMut(crate::lower::PassEvent<'_>),
+) -> Result<crate::tir::PrimFunc, Vec<ScheduleError>> {
+    let result = build_schedule_in(graph, schedules, target).and_then(|s| crate::lower::lower_traced(&s, trace));
     let own_block = schedules.iter().any(|b| Target::parse(&b.target).is_ok_and(|t| t.kind == target.kind));
     match result {
-        Err(_) if !own_block => crate::lower::lower(&Schedule::default_for(graph.clone(), target.clone())),
+        Err(_) if !own_block => {
+            crate::lower::lower_traced(&Schedule::default_for(graph.clone(), target.clone()), trace)
+        }
         r => r,
     }
 }

@@ -1,12 +1,11 @@
-//! Debugging hooks the pipeline calls between passes: `TVM_DUMP_TIR=DIR` writes the
-//! printed TIR after each pass to `DIR` (this also feeds the pipeline explorer), and
-//! `TVM_TIME_PASSES=1` prints each pass's time to stderr. Neither changes the TIR.
+//! The debugging hook the pipeline calls between passes: `TVM_DUMP_TIR=DIR` writes the
+//! printed TIR after each pass to `DIR`. It does not change the TIR. (Pass times are
+//! reported through `lower::lower_traced`; see `expand` for `TVM_TIME_PASSES`.)
 
 use crate::tir::printer::print_func;
 use crate::tir::PrimFunc;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::Instant;
 
 /// Set once a dump failed, so a broken `TVM_DUMP_TIR` is reported once per process.
 static DUMP_FAILED: AtomicBool = AtomicBool::new(false);
@@ -28,17 +27,6 @@ pub fn dump(f: &PrimFunc, index: usize, pass: &str) {
             );
         }
     }
-}
-
-/// Runs `f`; when `TVM_TIME_PASSES=1`, prints `pass {name}: {micros} us` to stderr.
-pub fn time_pass<T>(name: &str, f: impl FnOnce() -> T) -> T {
-    if std::env::var_os("TVM_TIME_PASSES").is_none_or(|v| v != "1") {
-        return f();
-    }
-    let start = Instant::now();
-    let out = f();
-    eprintln!("pass {name}: {} us", start.elapsed().as_micros());
-    out
 }
 
 /// `name` with every character a file name should not hold replaced by `_`.
