@@ -71,24 +71,23 @@ pub fn lower_all(kernel: &Kernel) -> Result<Lowered, Vec<syn::Error>> {
     // token streams, which stay on this thread).
     let (graph, schedules) = (&kernel.graph, &kernel.schedules[..]);
     let timed = time_passes();
-    let lowered: Vec<(Result<PrimFunc, Vec<crate::schedule::ScheduleError>>, Vec<(&'static str, u64)>)> =
-        std::thread::scope(|s| {
-            let threads: Vec<_> = [Target::cpu(), Target::cuda(), Target::opencl()]
-                .into_iter()
-                .map(|t| {
-                    s.spawn(move || {
-                        let mut times = Vec::new();
-                        let mut trace = |e: crate::lower::PassEvent<'_>| {
-                            if timed {
-                                times.push((e.pass, e.micros))
-                            }
-                        };
-                        (crate::frontend::lower_for_in_traced(graph, schedules, &t, &mut trace), times)
-                    })
+    let lowered: Vec<(LowerResult, PassTimes)> = std::thread::scope(|s| {
+        let threads: Vec<_> = [Target::cpu(), Target::cuda(), Target::opencl()]
+            .into_iter()
+            .map(|t| {
+                s.spawn(move || {
+                    let mut times = Vec::new();
+                    let mut trace = |e: crate::lower::PassEvent<'_>| {
+                        if timed {
+                            times.push((e.pass, e.micros))
+                        }
+                    };
+                    (crate::frontend::lower_for_in_traced(graph, schedules, &t, &mut trace), times)
                 })
-                .collect();
-            threads.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
-        });
+            })
+            .collect();
+        threads.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
+    });
     if timed {
         eprint!("{}", pass_table(&kernel.name, &lowered.iter().map(|(_, t)| t.as_slice()).collect::<Vec<_>>()));
     }
@@ -113,6 +112,10 @@ pub fn lower_all(kernel: &Kernel) -> Result<Lowered, Vec<syn::Error>> {
         _ => Err(errors),
     }
 }
+
+/// One target's lowering, and its pass times when asked for.
+type LowerResult = Result<PrimFunc, Vec<crate::schedule::ScheduleError>>;
+type PassTimes = Vec<(&'static str, u64)>;
 
 /// Whether `TVM_TIME_PASSES=1` asks for the pass times of every kernel. The expansion
 /// reads the variable through `option_env!` too ([`module`]), so rustc records it as an
