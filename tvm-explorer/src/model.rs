@@ -155,7 +155,7 @@ pub fn build(files: &[(String, String)], opts: &Options) -> (Value, Texts) {
 /// The lines `first..=last` (1-based) of `src`.
 fn lines_of(src: &str, first: usize, last: usize) -> String {
     let mut out = String::new();
-    for l in src.lines().skip(first.saturating_sub(1)).take(last + 1 - first.min(last + 1)) {
+    for l in src.lines().skip(first.saturating_sub(1)).take((last + 1).saturating_sub(first)) {
         out.push_str(l);
         out.push('\n');
     }
