@@ -1,8 +1,8 @@
-//! `TVM_DUMP_TIR` and `TVM_TIME_PASSES`. In a test binary of its own, because it sets
-//! environment variables.
+//! `TVM_DUMP_TIR`. In a test binary of its own, because it sets environment variables.
+//! (`TVM_TIME_PASSES` prints through the pass tracer: `explorer_hooks.rs`.)
 
 use tvm_core::dtype::DType;
-use tvm_core::passes::dump::{dump, time_pass};
+use tvm_core::passes::dump::dump;
 use tvm_core::target::Target;
 use tvm_core::tir::printer::print_func;
 use tvm_core::tir::*;
@@ -20,7 +20,7 @@ fn tiny() -> PrimFunc {
 }
 
 #[test]
-fn dump_writes_one_file_per_pass_and_timing_passes_values_through() {
+fn dump_writes_one_file_per_pass() {
     let dir = std::env::temp_dir().join(format!("tvm_dump_test_{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let f = tiny();
@@ -45,9 +45,4 @@ fn dump_writes_one_file_per_pass_and_timing_passes_values_through() {
     dump(&f, 5, "simplify");
     std::env::remove_var("TVM_DUMP_TIR");
     std::fs::remove_file(&file).unwrap();
-
-    std::env::set_var("TVM_TIME_PASSES", "1");
-    assert_eq!(time_pass("answer", || 42), 42);
-    std::env::remove_var("TVM_TIME_PASSES");
-    assert_eq!(time_pass("answer", || 43), 43);
 }
