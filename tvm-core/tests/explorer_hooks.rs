@@ -45,29 +45,22 @@ fn check_spans(text: &str, spans: &[LineSpan], f: &PrimFunc, loop_word: &str) {
         assert!(s.first <= s.last && s.last < lines.len(), "{s:?} in {} lines", lines.len());
         let first = lines[s.first].trim_start();
         match s.node {
-            NodeRef::Loop(_) => {
-                let name = &names.iter().find(|(n, _)| *n == s.node).expect("a loop of the function").1;
-                if loop_word.is_empty() {
-                    let body = lines[s.first..=s.last].join("\n");
-                    assert!(body.contains(name.as_str()), "{s:?}: `{body}` does not mention loop {name}");
+            NodeRef::Loop(_) | NodeRef::Store(_) => {
+                let name = &names.iter().find(|(n, _)| *n == s.node).expect("a node of the function").1;
+                let named = if loop_word.is_empty() {
+                    lines[s.first..=s.last].iter().any(|l| l.contains(name.as_str()))
+                } else if matches!(s.node, NodeRef::Loop(_)) {
+                    first.starts_with(loop_word) && first.contains(name.as_str())
                 } else {
-                    assert!(
-                        first.starts_with(loop_word) && first.contains(name.as_str()),
-                        "{s:?}: `{first}` is not loop {name}"
-                    );
-                }
-            }
-            NodeRef::Store(_) => {
-                let name = &names.iter().find(|(n, _)| *n == s.node).expect("a store of the function").1;
-                if loop_word.is_empty() {
-                    let body = lines[s.first..=s.last].join("\n");
-                    assert!(body.contains(name.as_str()), "{s:?}: `{body}` does not mention {name}");
-                } else {
-                    assert!(
-                        first.contains(name.as_str()) && first.contains('='),
-                        "{s:?}: `{first}` is not a store to {name}"
-                    );
-                }
+                    first.contains(name.as_str()) && first.contains('=')
+                };
+                assert!(
+                    named,
+                    "{s:?}: lines {}..={} are not {name}:\n{}",
+                    s.first,
+                    s.last,
+                    lines[s.first..=s.last].join("\n")
+                );
             }
             NodeRef::Bind(tag) => {
                 let t = tag.name().replace('.', "");
@@ -229,4 +222,41 @@ fn pass_times_print_as_one_labelled_table_per_kernel() {
     let tokens: proc_macro2::TokenStream = MATMUL.parse().unwrap();
     let out = tvm_core::expand::compute(tvm_core::frontend::unwrap_invocation(tokens)).to_string();
     assert!(out.contains("option_env ! (\"TVM_TIME_PASSES\")"), "the expansion tracks TVM_TIME_PASSES");
+}
+
+#[test]
+fn a_borrowed_block_that_does_not_lower_gives_way_to_the_default_and_says_why() {
+    // 8448 f32 of shared memory per block: legal on CUDA (48 KB), not on OpenCL (32 KB).
+    let src = r#"
+        pub fn big_tile(a: f32[n]) -> c: f32[n] { c[i] = a[i] * 2.0; }
+        schedule!(cuda) {
+            let (bo, bi) = c.split(c.i, 8448);
+            let (to, ti) = c.split(bi, 256);
+            c.bind(bo, block.x);
+            c.bind(ti, thread.x);
+            let s = a.cache_read(shared, [c]);
+            s.compute_at(c, bo);
+            let [sx] = s.axes();
+            let (sxo, sxi) = s.split(sx, 256);
+            s.bind(sxi, thread.x);
+        }
+    "#;
+    let k = parse_str(src).unwrap();
+    let (_, source, r) = lower_explained(&k, &Target::cuda(), &mut |_| {});
+    assert!(r.is_ok());
+    assert_eq!(source, ScheduleSource::Own { block: 0 });
+    let mut passes = Vec::new();
+    let (sch, source, r) = lower_explained(&k, &Target::opencl(), &mut |e| passes.push(e.pass));
+    let f = r.expect("the default schedule lowers");
+    assert!(
+        matches!(&source, ScheduleSource::Default { reason } if reason.contains("does not lower for opencl") && reason.contains("shared memory")),
+        "{source:?}"
+    );
+    assert!(sch.is_some());
+    assert_eq!(
+        passes.iter().filter(|p| **p == "inline_stages").count(),
+        2,
+        "the failed lowering, then the fallback: {passes:?}"
+    );
+    assert_eq!(print_func(&f), print_func(&lowered(src, "opencl")), "the same function as lower_for");
 }

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use tvm_core::arith::Analyzer;
 use tvm_core::tir::printer::Printer;
 use tvm_core::tir::visit::{walk_expr, Visitor};
-use tvm_core::tir::{BinOp, Expr, Intrinsic, PrimFunc, Scope, Stmt};
+use tvm_core::tir::{Expr, Intrinsic, PrimFunc, Scope, Stmt};
 
 /// The loop tree of `f` with costs; `dims` gives values to dims by name.
 pub fn tree(f: &PrimFunc, dims: &HashMap<String, i64>) -> Vec<Value> {
@@ -132,7 +132,6 @@ fn expr_cost(e: &Expr) -> (Expr, Expr) {
             let d = e.dtype();
             let lanes = d.lanes as i64;
             match e {
-                Expr::Binary { op, .. } if d.is_float() && !matches!(op, BinOp::Min | BinOp::Max) => self.0 += lanes,
                 Expr::Binary { .. } if d.is_float() => self.0 += lanes,
                 Expr::Call { func: Intrinsic::Fma, .. } => self.0 += 2 * lanes,
                 Expr::Call { .. } if d.is_float() => self.0 += lanes,

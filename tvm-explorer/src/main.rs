@@ -52,14 +52,13 @@ fn main() -> ExitCode {
     if files.is_empty() || (out.is_none() && !text) {
         return usage("give at least one file, and --out PAGE.html or --text");
     }
-    let sources = match model::read_files(&files) {
-        Ok(s) => s,
+    let (data, texts) = match model::build(&files, &opts) {
+        Ok(built) => built,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::FAILURE;
         }
     };
-    let (data, texts) = model::build(&sources, &opts);
     if text {
         print!("{}", page::text(&data, &texts));
     }

@@ -12,6 +12,7 @@ use crate::diff;
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::time::Instant;
+use tvm_core::build::scan::Invocation;
 use tvm_core::frontend::{Kernel, ScheduleSource};
 use tvm_core::schedule::{Attach, Schedule};
 use tvm_core::tir::printer::{LineSpan, NodeRef};
@@ -47,109 +48,44 @@ impl Texts {
     }
 }
 
-/// A `compute!` invocation of a file.
-pub struct Invocation {
-    /// 1-based lines of the macro's name and of its closing delimiter.
-    pub first_line: usize,
-    pub last_line: usize,
-    pub tokens: proc_macro2::TokenStream,
-}
-
-/// Every `compute!` invocation of a Rust source file, found with syn (as the build
-/// script's scan does: no macro expansion).
-pub fn invocations(src: &str) -> Result<Vec<Invocation>, String> {
-    use syn::visit::Visit;
-    struct V(Vec<Invocation>);
-    impl<'a> Visit<'a> for V {
-        fn visit_macro(&mut self, m: &'a syn::Macro) {
-            if m.path.segments.last().is_some_and(|s| s.ident == "compute") {
-                let first = m.path.segments.first().map(|s| s.ident.span().start().line).unwrap_or(1);
-                let last = m.delimiter_span().close().end().line;
-                self.0.push(Invocation { first_line: first, last_line: last, tokens: m.tokens.clone() });
-            }
-            syn::visit::visit_macro(self, m);
+/// The page data for the files named: every kernel of every file, and of the files their
+/// `#[path = ".."] mod` items name (examples keep their kernels in such files), found by
+/// the build script's scan (`tvm_core::build::scan::scan_files`). A file that cannot be
+/// read is an error; one that does not parse is shown on the page.
+pub fn build(names: &[String], opts: &Options) -> Result<(Value, Texts), String> {
+    use std::path::{Path, PathBuf};
+    let found = tvm_core::build::scan::scan_files(names.iter().map(PathBuf::from).collect());
+    // Files as the user would name them: relative to the working directory where inside it.
+    let cwd = std::env::current_dir().ok().and_then(|d| std::fs::canonicalize(d).ok());
+    let shown = |p: &Path| cwd.as_ref().and_then(|c| p.strip_prefix(c).ok()).unwrap_or(p).display().to_string();
+    let mut file_errors = Vec::new();
+    for p in &found.problems {
+        match p.line {
+            None => return Err(format!("cannot read `{}`: {}", shown(&p.file), p.error)),
+            Some(line) => file_errors.push(
+                json!({"file": shown(&p.file), "message": format!("cannot parse the file: line {line}: {}", p.error)}),
+            ),
         }
     }
-    trait DelimSpan {
-        fn delimiter_span(&self) -> proc_macro2::extra::DelimSpan;
-    }
-    impl DelimSpan for syn::Macro {
-        fn delimiter_span(&self) -> proc_macro2::extra::DelimSpan {
-            match &self.delimiter {
-                syn::MacroDelimiter::Paren(p) => p.span,
-                syn::MacroDelimiter::Brace(b) => b.span,
-                syn::MacroDelimiter::Bracket(b) => b.span,
-            }
-        }
-    }
-    let file = syn::parse_file(src).map_err(|e| format!("line {}: {e}", e.span().start().line))?;
-    let mut v = V(Vec::new());
-    v.visit_file(&file);
-    Ok(v.0)
-}
-
-/// The files named, each followed by the files its `#[path = ".."] mod` items name (as
-/// the build script's scan follows them: examples keep their kernels in such files),
-/// each file read once: (name as given or joined, text).
-pub fn read_files(names: &[String]) -> Result<Vec<(String, String)>, String> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    let mut seen = std::collections::HashSet::new();
-    let mut queue: Vec<std::path::PathBuf> = names.iter().rev().map(std::path::PathBuf::from).collect();
-    while let Some(p) = queue.pop() {
-        let key = std::fs::canonicalize(&p).unwrap_or_else(|_| p.clone());
-        if !seen.insert(key) {
-            continue;
-        }
-        let text = std::fs::read_to_string(&p).map_err(|e| format!("cannot read `{}`: {e}", p.display()))?;
-        let dir = p.parent().map(|d| d.to_path_buf()).unwrap_or_default();
-        let mut next = path_mods(&text).into_iter().map(|m| dir.join(m)).collect::<Vec<_>>();
-        next.reverse();
-        queue.extend(next);
-        out.push((p.display().to_string(), text));
-    }
-    Ok(out)
-}
-
-/// The `#[path = ".."]` values of the `mod` items of a file (not inside inline modules).
-fn path_mods(src: &str) -> Vec<String> {
-    let Ok(file) = syn::parse_file(src) else { return Vec::new() };
-    file.items
-        .iter()
-        .filter_map(|it| match it {
-            syn::Item::Mod(m) if m.content.is_none() => m.attrs.iter().find_map(|a| match &a.meta {
-                syn::Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
-                    syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
-                    _ => None,
-                },
-                _ => None,
-            }),
-            _ => None,
-        })
-        .collect()
-}
-
-/// The page data for `files` (name, text): every kernel of every file.
-pub fn build(files: &[(String, String)], opts: &Options) -> (Value, Texts) {
     let mut texts = Texts::default();
     let mut kernels = Vec::new();
-    let mut file_errors = Vec::new();
-    let mut notes = Vec::new();
-    for (name, src) in files {
-        match invocations(src) {
-            // A file whose kernels are in the files its `#[path]` mods name is no news.
-            Ok(found) if found.is_empty() && path_mods(src).is_empty() => {
-                notes.push(json!({"file": name, "message": "no `compute!` in this file"}))
-            }
-            Ok(found) if found.is_empty() => {}
-            Ok(found) => {
-                for inv in found {
-                    kernels.push(kernel(name, src, &inv, opts, &mut texts));
-                }
-            }
-            Err(e) => file_errors.push(json!({"file": name, "message": format!("cannot parse the file: {e}")})),
+    let mut sources: HashMap<PathBuf, String> = HashMap::new();
+    for inv in &found.invocations {
+        if !sources.contains_key(&inv.file) {
+            let text =
+                std::fs::read_to_string(&inv.file).map_err(|e| format!("cannot read `{}`: {e}", shown(&inv.file)))?;
+            sources.insert(inv.file.clone(), text);
         }
+        kernels.push(kernel(&shown(&inv.file), &sources[&inv.file], inv, opts, &mut texts));
     }
-    (json!({"kernels": kernels, "file_errors": file_errors, "notes": notes}), texts)
+    // A file whose kernels are in the files its `#[path]` mods name is no news.
+    let notes: Vec<Value> = found
+        .files
+        .iter()
+        .filter(|f| !found.with_path_mods.contains(f) && !found.invocations.iter().any(|i| &i.file == *f))
+        .map(|f| json!({"file": shown(f), "message": "no `compute!` in this file"}))
+        .collect();
+    Ok((json!({"kernels": kernels, "file_errors": file_errors, "notes": notes}), texts))
 }
 
 /// The lines `first..=last` (1-based) of `src`.
@@ -163,10 +99,10 @@ fn lines_of(src: &str, first: usize, last: usize) -> String {
 }
 
 fn kernel(file: &str, src: &str, inv: &Invocation, opts: &Options, texts: &mut Texts) -> Value {
-    let source = texts.id(&lines_of(src, inv.first_line, inv.last_line));
+    let source = texts.id(&lines_of(src, inv.line, inv.last_line));
     let mut out = json!({
         "file": file,
-        "first_line": inv.first_line,
+        "first_line": inv.line,
         "source": source,
     });
     let start = Instant::now();
@@ -175,7 +111,7 @@ fn kernel(file: &str, src: &str, inv: &Invocation, opts: &Options, texts: &mut T
         Err(errs) => {
             let name = tvm_core::frontend::parse_syntax(inv.tokens.clone())
                 .map(|(ast, _)| ast.sig.name.name.clone())
-                .unwrap_or_else(|_| format!("kernel at line {}", inv.first_line));
+                .unwrap_or_else(|_| format!("kernel at line {}", inv.line));
             out["name"] = json!(name);
             out["error"] = json!(errs
                 .iter()
@@ -226,6 +162,12 @@ fn target(k: &Kernel, t: &Target, opts: &Options, texts: &mut Texts) -> Value {
     let mut passes = Vec::new();
     let mut prev: Option<String> = None;
     let (sch, source, result) = tvm_core::frontend::lower_explained(k, t, &mut |e| {
+        // A fallback to the default schedule lowers again from the first pass: the page
+        // shows the lowering that produced the result.
+        if e.pass == "inline_stages" {
+            passes.clear();
+            prev = None;
+        }
         let text = e.func.map(tvm_core::tir::printer::print_func);
         let (changed, plus, minus) = match (&text, &prev) {
             (Some(now), Some(before)) => {

@@ -29,7 +29,7 @@
 //! `cargo:warning` lines.
 
 mod nvcc;
-mod scan;
+pub mod scan;
 
 pub use nvcc::find_nvcc;
 
@@ -232,7 +232,7 @@ pub fn compile_kernels_with(opts: &Options) -> Report {
         dir: dir.clone(),
         nvcc: opts.nvcc.clone(),
         archs: opts.archs.clone(),
-        warnings: found.warnings,
+        warnings: found.problems.iter().map(|p| p.to_string()).collect(),
     };
     for inv in found.invocations {
         let at = format!("{}:{}", inv.file.display(), inv.line);

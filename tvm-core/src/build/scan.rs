@@ -16,31 +16,60 @@ use std::path::{Path, PathBuf};
 use syn::visit::Visit;
 
 /// One `compute!` invocation found in a file.
-pub(super) struct Invocation {
+pub struct Invocation {
     pub file: PathBuf,
     /// 1-based line of the macro's name.
     pub line: usize,
+    /// 1-based line of its closing delimiter.
+    pub last_line: usize,
     /// The tokens inside its delimiters: what the macro receives.
     pub tokens: TokenStream,
 }
 
-/// What [`scan`] found.
-pub(super) struct Scan {
+/// What [`scan_files`] found (also for the build script's scan of a crate).
+pub struct Scan {
     /// Every file read, in the order read (each a `rerun-if-changed`).
     pub files: Vec<PathBuf>,
+    /// The files that name another file with `#[path]` on a `mod` item.
+    pub with_path_mods: Vec<PathBuf>,
     pub invocations: Vec<Invocation>,
     /// Files that could not be read or parsed.
-    pub warnings: Vec<String>,
+    pub problems: Vec<FileProblem>,
+}
+
+/// A file [`scan_files`] could not read or parse.
+pub struct FileProblem {
+    pub file: PathBuf,
+    /// The 1-based line of a syntax error; `None` when the file could not be read.
+    pub line: Option<usize>,
+    pub error: String,
+}
+
+impl std::fmt::Display for FileProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.line {
+            Some(line) => write!(f, "cannot parse {}:{line}: {}", self.file.display(), self.error),
+            None => write!(f, "cannot read {}: {}", self.file.display(), self.error),
+        }
+    }
 }
 
 /// Scans the crate at `manifest_dir` (see the module docs).
 pub(super) fn scan(manifest_dir: &Path) -> Scan {
-    let mut out = Scan { files: Vec::new(), invocations: Vec::new(), warnings: Vec::new() };
-    let mut queue: Vec<PathBuf> = Vec::new();
+    let mut files: Vec<PathBuf> = Vec::new();
     for dir in ["src", "examples"] {
-        rust_files(&manifest_dir.join(dir), &mut queue);
+        rust_files(&manifest_dir.join(dir), &mut files);
     }
-    // Files are read in order: the walk's (sorted), then each `#[path]` target after the
+    scan_files(files)
+}
+
+/// Scans `files` in order, each followed by the files its `#[path]` mods name (see the
+/// module docs); every file is read once. Tools (the pipeline explorer) use this to find
+/// the kernels of the files they are given, as the build script finds a crate's.
+pub fn scan_files(files: Vec<PathBuf>) -> Scan {
+    let mut out = Scan { files: Vec::new(), with_path_mods: Vec::new(), invocations: Vec::new(), problems: Vec::new() };
+    let mut queue = files;
+    // Files are read in order: the given order, then each `#[path]` target after the
     // file that names it.
     queue.reverse();
     let mut seen = HashSet::new();
@@ -53,7 +82,7 @@ pub(super) fn scan(manifest_dir: &Path) -> Scan {
         let text = match std::fs::read_to_string(&file) {
             Ok(t) => t,
             Err(e) => {
-                out.warnings.push(format!("cannot read {}: {e}", file.display()));
+                out.problems.push(FileProblem { file, line: None, error: e.to_string() });
                 continue;
             }
         };
@@ -61,8 +90,8 @@ pub(super) fn scan(manifest_dir: &Path) -> Scan {
         let ast = match syn::parse_file(&text) {
             Ok(ast) => ast,
             Err(e) => {
-                let line = e.span().start().line;
-                out.warnings.push(format!("cannot parse {}:{line}: {e}", file.display()));
+                let line = Some(e.span().start().line);
+                out.problems.push(FileProblem { file, line, error: e.to_string() });
                 continue;
             }
         };
@@ -70,6 +99,9 @@ pub(super) fn scan(manifest_dir: &Path) -> Scan {
         let mut v = Visitor { file: &file, dir, invocations: Vec::new(), paths: Vec::new() };
         v.visit_file(&ast);
         out.invocations.extend(v.invocations);
+        if !v.paths.is_empty() {
+            out.with_path_mods.push(file.clone());
+        }
         // Pushed in reverse so that they are read in source order, before the rest.
         queue.extend(v.paths.into_iter().rev());
     }
@@ -114,7 +146,18 @@ impl<'ast> Visit<'ast> for Visitor<'_> {
     fn visit_macro(&mut self, m: &'ast syn::Macro) {
         if let Some(last) = m.path.segments.last().filter(|s| s.ident == "compute") {
             let line = last.ident.span().start().line;
-            self.invocations.push(Invocation { file: self.file.to_path_buf(), line, tokens: m.tokens.clone() });
+            let close = match &m.delimiter {
+                syn::MacroDelimiter::Paren(d) => d.span.close(),
+                syn::MacroDelimiter::Brace(d) => d.span.close(),
+                syn::MacroDelimiter::Bracket(d) => d.span.close(),
+            };
+            let last_line = close.end().line;
+            self.invocations.push(Invocation {
+                file: self.file.to_path_buf(),
+                line,
+                last_line,
+                tokens: m.tokens.clone(),
+            });
         }
     }
 

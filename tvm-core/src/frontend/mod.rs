@@ -177,18 +177,36 @@ fn build_schedule_in(
     schedules: &[ScheduleBlock],
     target: &Target,
 ) -> Result<Schedule, Vec<ScheduleError>> {
-    if let Some((block, borrowed)) = schedule::select_block(schedules, target.kind) {
-        match schedule::apply_block(graph, block, target.clone()) {
-            Err(_) if borrowed => {}
-            result => return result,
+    schedule_in(graph, schedules, target).0
+}
+
+/// [`build_schedule_in`], and where the schedule came from.
+fn schedule_in(
+    graph: &crate::te::Graph,
+    schedules: &[ScheduleBlock],
+    target: &Target,
+) -> (Result<Schedule, Vec<ScheduleError>>, ScheduleSource) {
+    let index = |b: &ScheduleBlock| schedules.iter().position(|x| std::ptr::eq(x, b)).unwrap_or(0);
+    let default = |reason: String| {
+        let s = Schedule::default_for(graph.clone(), target.clone());
+        let errors = s.validate();
+        (if errors.is_empty() { Ok(s) } else { Err(errors) }, ScheduleSource::Default { reason })
+    };
+    match schedule::select_block(schedules, target.kind) {
+        Some((b, borrowed)) => match (schedule::apply_block(graph, b, target.clone()), borrowed) {
+            (Err(es), true) => default(format!(
+                "the `schedule!({})` block does not apply to {}: {}",
+                b.target,
+                target.kind.name(),
+                es.first().map(|e| e.to_string()).unwrap_or_default()
+            )),
+            (r, true) => (r, ScheduleSource::Borrowed { block: index(b) }),
+            (r, false) => (r, ScheduleSource::Own { block: index(b) }),
+        },
+        None if schedules.iter().all(|b| Target::parse(&b.target).is_err()) => {
+            default("the kernel has no `schedule!` block".into())
         }
-    }
-    let s = Schedule::default_for(graph.clone(), target.clone());
-    let errors = s.validate();
-    if errors.is_empty() {
-        Ok(s)
-    } else {
-        Err(errors)
+        None => default(format!("no `schedule!` block is for {}", target.kind.name())),
     }
 }
 
@@ -216,22 +234,14 @@ pub(crate) fn lower_for_in(
     lower_for_in_traced(graph, schedules, target, &mut |_| {})
 }
 
-/// [`lower_for_in`] with a pass tracer (see [`crate::lower::lower_traced`]); where the
-/// default schedule replaces a borrowed block, the tracer sees both lowerings.
+/// [`lower_for_in`] with a pass tracer (see [`crate::lower::lower_traced`]).
 pub(crate) fn lower_for_in_traced(
     graph: &crate::te::Graph,
     schedules: &[ScheduleBlock],
     target: &Target,
     trace: &mut dyn FnMut(crate::lower::PassEvent<'_>),
 ) -> Result<crate::tir::PrimFunc, Vec<ScheduleError>> {
-    let result = build_schedule_in(graph, schedules, target).and_then(|s| crate::lower::lower_traced(&s, trace));
-    let own_block = schedules.iter().any(|b| Target::parse(&b.target).is_ok_and(|t| t.kind == target.kind));
-    match result {
-        Err(_) if !own_block => {
-            crate::lower::lower_traced(&Schedule::default_for(graph.clone(), target.clone()), trace)
-        }
-        r => r,
-    }
+    lower_explained_in(graph, schedules, target, trace).2
 }
 
 /// Where the schedule a target gets came from (tools explain it; see [`build_schedule`]).
@@ -246,54 +256,46 @@ pub enum ScheduleSource {
 }
 
 /// [`lower_for`], also saying which schedule was used and calling `trace` after every
-/// pass of the lowering that produced the result (see [`crate::lower::lower_traced`]).
-/// The schedule is returned when one was built, also when lowering it failed.
+/// pass (see [`crate::lower::lower_traced`]). Where a target without a block of its own
+/// falls back to its default schedule, the tracer sees the failed lowering, then the
+/// fallback's from its first pass (`inline_stages`) again. The schedule is returned
+/// when one was built, also when lowering it failed.
 pub fn lower_explained(
     kernel: &Kernel,
     target: &Target,
     trace: &mut dyn FnMut(crate::lower::PassEvent<'_>),
 ) -> (Option<Schedule>, ScheduleSource, Result<crate::tir::PrimFunc, Vec<ScheduleError>>) {
-    let kinds: Vec<Option<crate::TargetKind>> =
-        kernel.schedules.iter().map(|b| Target::parse(&b.target).ok().map(|t| t.kind)).collect();
-    let index = |b: &ScheduleBlock| kernel.schedules.iter().position(|x| std::ptr::eq(x, b)).unwrap_or(0);
-    let default = |reason: String| {
-        let s = Schedule::default_for(kernel.graph.clone(), target.clone());
-        let errors = s.validate();
-        (s, ScheduleSource::Default { reason }, errors)
+    lower_explained_in(&kernel.graph, &kernel.schedules, target, trace)
+}
+
+/// [`lower_explained`] of the algorithm `graph` with the blocks `schedules`.
+fn lower_explained_in(
+    graph: &crate::te::Graph,
+    schedules: &[ScheduleBlock],
+    target: &Target,
+    trace: &mut dyn FnMut(crate::lower::PassEvent<'_>),
+) -> (Option<Schedule>, ScheduleSource, Result<crate::tir::PrimFunc, Vec<ScheduleError>>) {
+    let (sch, source) = schedule_in(graph, schedules, target);
+    let result = match &sch {
+        Ok(s) => crate::lower::lower_traced(s, trace),
+        Err(es) => Err(es.clone()),
     };
-    let (sch, source, errors) = match schedule::select_block(&kernel.schedules, target.kind) {
-        Some((b, borrowed)) => match schedule::apply_block(&kernel.graph, b, target.clone()) {
-            Ok(s) if borrowed => (s, ScheduleSource::Borrowed { block: index(b) }, Vec::new()),
-            Ok(s) => (s, ScheduleSource::Own { block: index(b) }, Vec::new()),
-            Err(es) if borrowed => default(format!(
-                "the `schedule!({})` block does not apply to {}: {}",
-                b.target,
+    // A borrowed block that does not lower on this target gives way to the default
+    // schedule: the errors belong to the other target.
+    if result.is_err() && !matches!(source, ScheduleSource::Own { .. }) {
+        let reason = match (&source, &result) {
+            (ScheduleSource::Borrowed { block }, Err(es)) => format!(
+                "the `schedule!({})` block does not lower for {}: {}",
+                schedules[*block].target,
                 target.kind.name(),
                 es.first().map(|e| e.to_string()).unwrap_or_default()
-            )),
-            Err(es) => return (None, ScheduleSource::Own { block: index(b) }, Err(es)),
-        },
-        None if kinds.iter().all(|k| k.is_none()) => default("the kernel has no `schedule!` block".into()),
-        None => default(format!("no `schedule!` block is for {}", target.kind.name())),
-    };
-    if !errors.is_empty() {
-        return (Some(sch), source, Err(errors));
-    }
-    let mut events = Vec::new();
-    let result = crate::lower::lower_traced(&sch, &mut |e| events.push((e.pass, e.micros, e.func.cloned())));
-    if let (Err(es), ScheduleSource::Borrowed { block }) = (&result, &source) {
-        let reason = format!(
-            "the `schedule!({})` block does not lower for {}: {}",
-            kernel.schedules[*block].target,
-            target.kind.name(),
-            es.first().map(|e| e.to_string()).unwrap_or_default()
-        );
-        let s = Schedule::default_for(kernel.graph.clone(), target.clone());
+            ),
+            (ScheduleSource::Default { reason }, _) => reason.clone(),
+            _ => String::new(),
+        };
+        let s = Schedule::default_for(graph.clone(), target.clone());
         let result = crate::lower::lower_traced(&s, trace);
         return (Some(s), ScheduleSource::Default { reason }, result);
     }
-    for (pass, micros, func) in &events {
-        trace(crate::lower::PassEvent { pass, micros: *micros, func: func.as_ref() });
-    }
-    (Some(sch), source, result)
+    (sch.ok(), source, result)
 }

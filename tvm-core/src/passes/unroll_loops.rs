@@ -10,8 +10,8 @@
 //! of the 16-lane schedule); unrolled, every index is a constant and LLVM keeps the
 //! whole tile in registers. LLVM's own unroller does this for TVM's vector IR, but not
 //! for our lane-array loops, which carry a volatile read to keep its loop vectorizer
-//! out (`cpu::lane_loop`). Measured on that schedule: 15.3-17.0 ms rolled, 10.8-12.0 ms
-//! unrolled (medians of 40 calls, three alternating runs).
+//! out (`cpu::lane_loop`). Measured on that schedule: 15.3-17.0 ms rolled, 12.1-13.0 ms
+//! unrolled by this rule (medians of 40 calls, three alternating runs).
 
 use crate::tir::mutate::{substitute_stmt, super_stmt, Mutator};
 use crate::tir::visit::{uses_var, walk_stmt, Visitor};
@@ -48,7 +48,7 @@ fn is_register_tile_loop(var: &Var, extent: i64, body: &Stmt) -> bool {
     #[derive(Default)]
     struct S {
         inner_loop: bool,
-        rows: Vec<(crate::tir::BufferId, String)>,
+        rows: Vec<(crate::tir::BufferId, Expr)>,
         row_bytes: i64,
         var_rows: bool,
     }
@@ -60,7 +60,7 @@ fn is_register_tile_loop(var: &Var, extent: i64, body: &Stmt) -> bool {
                 Stmt::Store { buffer, indices, .. } if buffer.scope() == Scope::Local => {
                     if let [i] = indices.as_slice() {
                         let lanes = i.dtype().lanes as i64;
-                        let key = (buffer.id(), crate::tir::printer::print_expr(i));
+                        let key = (buffer.id(), i.clone());
                         if lanes > 1 && uses_var(i, self.0) {
                             self.1.var_rows = true;
                         }
@@ -84,34 +84,38 @@ fn is_register_tile_loop(var: &Var, extent: i64, body: &Stmt) -> bool {
     !v.1.inner_loop && v.1.var_rows && v.1.row_bytes.saturating_mul(extent) <= MAX_TILE_BYTES
 }
 
+/// `body` once per value of `var` in `[min, min + extent)` (`extent` a constant).
+fn unrolled(var: &Var, min: &Expr, extent: &Expr, body: &Stmt) -> Stmt {
+    let n = extent.as_int().expect("unrolled loops have a constant extent");
+    Stmt::seq(
+        (0..n)
+            .map(|k| {
+                let mut m = HashMap::new();
+                m.insert(var.clone(), min.clone() + Expr::int(k));
+                substitute_stmt(body.clone(), &m)
+            })
+            .collect(),
+    )
+}
+
+impl Unroll {
+    /// Whether the loop is unrolled: asked for (`unroll`, up to `MAX_UNROLL`), or a
+    /// register-tile loop on the CPU.
+    fn unrolls(&self, var: &Var, extent: &Expr, kind: ForKind, body: &Stmt) -> bool {
+        let Some(n) = extent.as_int() else { return false };
+        match kind {
+            ForKind::Unrolled => n <= MAX_UNROLL,
+            ForKind::Serial => self.tiles && is_register_tile_loop(var, n, body),
+            _ => false,
+        }
+    }
+}
+
 impl Mutator for Unroll {
     fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
         match super_stmt(self, s) {
-            Stmt::For { var, min, extent, kind: ForKind::Serial, body }
-                if self.tiles && extent.as_int().is_some_and(|e| is_register_tile_loop(&var, e, &body)) =>
-            {
-                let n = extent.as_int().expect("checked");
-                let copies = (0..n)
-                    .map(|k| {
-                        let mut m = HashMap::new();
-                        m.insert(var.clone(), min.clone() + Expr::int(k));
-                        substitute_stmt((*body).clone(), &m)
-                    })
-                    .collect();
-                Stmt::seq(copies)
-            }
-            Stmt::For { var, min, extent, kind: ForKind::Unrolled, body }
-                if extent.as_int().is_some_and(|e| e <= MAX_UNROLL) =>
-            {
-                let n = extent.as_int().expect("checked");
-                let copies = (0..n)
-                    .map(|k| {
-                        let mut m = HashMap::new();
-                        m.insert(var.clone(), min.clone() + Expr::int(k));
-                        substitute_stmt((*body).clone(), &m)
-                    })
-                    .collect();
-                Stmt::seq(copies)
+            Stmt::For { var, min, extent, kind, body } if self.unrolls(&var, &extent, kind, &body) => {
+                unrolled(&var, &min, &extent, &body)
             }
             s => s,
         }

@@ -121,9 +121,7 @@ impl Facts {
         crate::tir::visit::for_each_child(x, &mut |c| ok = ok && self.exact_node(c));
         ok
     }
-}
 
-impl Facts {
     /// Whether `safe` bounds `x` within the values of `d`: by plain interval arithmetic
     /// when that suffices (most nodes), else by the simplifying analysis.
     fn bounded(&self, x: &Expr, d: DType) -> bool {
