@@ -43,7 +43,10 @@ export PATH="$nv/cuda_nvcc/bin:$PATH:$nv/cu13/bin"
 
 # Every crate, every test, every feature (ndarray, compiler; opencl and cuda are defaults).
 cargo test --workspace --all-targets --all-features 2>&1
-# DSL.md's programs once more, built with tvm's default features only (what a user's
+# The doc tests: the language reference (the rustdoc of `compute!`), the README's snippets
+# and the API docs' examples.
+cargo test --workspace --doc --all-features 2>&1
+# The language reference's programs (tests/dsl_contract.rs) once more, built with tvm's default features only (what a user's
 # crate gets) and the default device set to OpenCL: the typed functions then run their
 # GPU schedules on PoCL, libOpenCL loaded at run time.
 # (grep reads all of clinfo's output: with -q it could exit first, and pipefail would count
@@ -51,7 +54,7 @@ cargo test --workspace --all-targets --all-features 2>&1
 if [ "${TVM_REQUIRE_TOOLS:-}" = 1 ] || { command -v clinfo >/dev/null && clinfo -l 2>/dev/null | grep Device >/dev/null; }; then
   TVM_DEVICE=opencl cargo test --test dsl_contract 2>&1
 else
-  echo "note: no OpenCL device, so DSL.md's programs are not rerun on OpenCL" >&2
+  echo "note: no OpenCL device, so the reference's programs are not rerun on OpenCL" >&2
 fi
 # The runtime without its GPU backends (their `*_off.rs` stand-ins), warnings denied:
 # nothing above builds it that way.

@@ -1,13 +1,29 @@
 //! tvm-rs: a TVM-style tensor compiler inside rustc.
 //!
-//! This facade is the crate users depend on. It re-exports the runtime ([`tvm_runtime`]:
-//! [`Tensor`], [`DeviceTensor`], [`Device`], [`Error`], `f16`, `bf16`) and the
-//! `compute!` macro, which compiles kernels while the user's crate compiles. A program
-//! built on it links the runtime alone; the compiler is `tvm::compiler`, behind the opt-in
-//! feature `compiler`, for build scripts and tools.
+//! This facade is the crate users depend on. Its API is what a program that runs kernels
+//! calls: the [`compute!`] macro, which compiles kernels while the user's crate compiles,
+//! and the runtime's [`Tensor`], [`DeviceTensor`], [`Device`], [`Error`], [`Element`],
+//! [`DType`], [`f16`](struct@f16), [`bf16`] and [`device_stats`]. A program built on it links the
+//! runtime alone; the compiler is `tvm::compiler` (with `tvm::build` for build scripts),
+//! behind the opt-in feature `compiler`.
+//!
+//! The language reference is the documentation of [`compute!`].
 
+/// The kernel language: `compute!` compiles a kernel's algorithm and its schedules into
+/// typed Rust functions while the crate compiles.
+///
+#[doc = include_str!("../docs/LANGUAGE.md")]
 pub use tvm_macros::compute;
-pub use tvm_runtime::*;
+
+pub use tvm_runtime::{bf16, device_stats, f16, DType, Device, DeviceStats, DeviceTensor, Element, Error, Tensor};
+
+#[cfg(feature = "ndarray")]
+pub use tvm_runtime::ndarray;
+
+// What generated code, build scripts and the project's own tests name: the runtime's
+// support modules. They change with the compiler, so they are not the user's API.
+#[doc(hidden)]
+pub use tvm_runtime::{__rt, cpu, decide_default, dtype, gpu, half, math, shape, CUDA_BACKEND};
 
 /// The compiler (feature `compiler`): parse, schedule, lower and generate code for a
 /// kernel outside a macro, as build scripts and tools do.
@@ -19,3 +35,8 @@ pub use tvm_core as compiler;
 /// embeds the results (see [`tvm_core::build`]).
 #[cfg(feature = "compiler")]
 pub use tvm_core::build;
+
+// Every Rust snippet of the README, compiled (and run, unless marked `no_run`) as a doc test.
+#[cfg(all(doctest, feature = "compiler"))]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeSnippets;

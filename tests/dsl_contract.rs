@@ -182,3 +182,34 @@ fn typed_functions_run_on_tvm_device() -> Result<(), tvm::Error> {
     assert_eq!(vector_add(&a, &b)?.as_slice(), c.as_slice());
     Ok(())
 }
+
+/// The language reference in the repository (`docs/LANGUAGE.md`, the rustdoc of
+/// `compute!`) keeps the contract's every program and table row. The contract lives next
+/// to the repository when it is checked out in its workspace; a lone clone has only the
+/// reference, whose programs are doc tests of `tvm`.
+#[test]
+fn the_reference_keeps_the_contract() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let reference = std::fs::read_to_string(root.join("docs/LANGUAGE.md")).unwrap();
+    let Ok(contract) = std::fs::read_to_string(root.join("../shared/DSL.md")) else {
+        println!("note: no ../shared/DSL.md next to the repository; the reference's programs are checked as doc tests");
+        return;
+    };
+    let squash = |s: &str| s.split_whitespace().collect::<Vec<_>>().join(" ");
+    let reference_flat = squash(&reference);
+    let mut blocks = 0;
+    for (n, block) in contract.split("```").enumerate().filter(|(n, _)| n % 2 == 1) {
+        // A code block: its info string, then its text, which the reference must hold.
+        let body = block.split_once('\n').map_or("", |(_, b)| b);
+        assert!(
+            reference_flat.contains(&squash(body)),
+            "docs/LANGUAGE.md lacks the contract's code block #{}:\n{body}",
+            n / 2 + 1
+        );
+        blocks += 1;
+    }
+    for row in contract.lines().filter(|l| l.starts_with('|') && !l.starts_with("|---")) {
+        assert!(reference.contains(row), "docs/LANGUAGE.md lacks the contract's table row:\n{row}");
+    }
+    assert!(blocks >= 4, "the contract has {blocks} code blocks");
+}

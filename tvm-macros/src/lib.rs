@@ -4,7 +4,7 @@
 use proc_macro::TokenStream;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 
-/// Compiles a kernel and its schedules (see the `tvm` crate and DSL.md) into a typed
+/// Compiles a kernel and its schedules (see the language reference, the documentation of `tvm::compute!`) into a typed
 /// function and a module of the same name.
 #[proc_macro]
 pub fn compute(input: TokenStream) -> TokenStream {
