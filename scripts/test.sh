@@ -56,6 +56,10 @@ if [ "${TVM_REQUIRE_TOOLS:-}" = 1 ] || { command -v clinfo >/dev/null && clinfo 
 else
   echo "note: no OpenCL device, so the reference's programs are not rerun on OpenCL" >&2
 fi
+# A user's crate with tvm's GPU features off (examples/debug-build/kernels), built on its
+# own so no other crate turns them on: compute! lowers for the CPU only, and the kernels
+# say so for CUDA and OpenCL.
+cargo test -p tvm-example-kernels 2>&1
 # The runtime without its GPU backends (their `*_off.rs` stand-ins), warnings denied:
 # nothing above builds it that way.
 RUSTFLAGS="-D warnings" cargo check -p tvm-runtime --no-default-features --target-dir target/no-gpu 2>&1

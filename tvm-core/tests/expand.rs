@@ -199,8 +199,8 @@ fn opencl_codegen_failure_keeps_its_message() {
     assert!(ok.contains("__host_opencl") && !ok.contains("CompilationFailed"), "{ok}");
     let mut lowered = tvm_core::expand::lower_all(&kernel).unwrap_or_else(|_| panic!("lowers"));
     // A kernel launch inside a kernel, which the OpenCL code generator rejects.
-    lowered.opencl.kernels[0].body = tvm_core::tir::Stmt::Launch { kernel: 0 };
-    let message = tvm_core::codegen::opencl::emit_opencl(&lowered.opencl).unwrap_err().to_string();
+    lowered.opencl.as_mut().unwrap().kernels[0].body = tvm_core::tir::Stmt::Launch { kernel: 0 };
+    let message = tvm_core::codegen::opencl::emit_opencl(lowered.opencl.as_ref().unwrap()).unwrap_err().to_string();
     let bad = tvm_core::expand::expand_lowered(&kernel, &lowered).unwrap_or_else(|_| panic!("expands"));
     syn::parse2::<syn::File>(bad.clone()).expect("the expansion parses as items");
     let bad = bad.to_string();
@@ -278,4 +278,64 @@ fn host_code_with_a_let() {
     );
     assert!(text.contains("let m_1: i64 = (m as i64);"), "{text}");
     assert!(text.contains("let t = &__m.alloc(\"t\", ::core::option::Option::Some(m_1), 4usize)?;"), "{text}");
+}
+
+/// The expansion cache: a second expansion of the same tokens is read from its entry and
+/// equals the first, with the user's spans on the signature's identifiers; a damaged
+/// entry is a miss (and rewritten); `TVM_EXPANSION_CACHE=off` reads and writes nothing.
+/// (One test: it sets an environment variable.)
+#[test]
+fn unchanged_kernels_come_from_the_expansion_cache() {
+    use tvm_core::expand::{cache, compute_for, Backends};
+    // A kernel of its own (a fresh key whatever ran before), on line 2 of its text.
+    let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+    let src = format!("\n    pub fn scaled_{nonce}(x: f32[n], alpha: f32) -> y: f32[n] {{ y[i] = alpha * x[i]; }}");
+    let tokens: proc_macro2::TokenStream = src.parse().unwrap();
+    let backends = Backends { cuda: false, opencl: true };
+    let key = cache::key(&tokens, backends);
+    let entry = cache::path(&key).expect("the cache is on");
+    assert!(!entry.exists());
+    let first = compute_for(tokens.clone(), backends);
+    let stored = std::fs::read_to_string(&entry).expect("a successful expansion is stored");
+    assert!(stored.starts_with("tvm-rs expansion v1 "), "{}", &stored[..80]);
+    assert!(!first.to_string().contains(cache::DEVICE_PLACEHOLDER));
+    // A hit: same tokens, and the kernel's name keeps its line and column.
+    // Marked (the same tokens and length, one space moved) to tell a read from a rewrite.
+    assert!(stored.contains("\"cpu\" => :: core"));
+    std::fs::write(&entry, stored.replacen("\"cpu\" => :: core", "\"cpu\"  => ::core", 1)).unwrap();
+    let second = compute_for(tokens.clone(), backends);
+    assert_eq!(first.to_string(), second.to_string());
+    let name = format!("scaled_{nonce}");
+    let spans: Vec<_> = ident_spans(&second, &name);
+    assert!(spans.len() >= 3, "the function, its module and calls");
+    for s in &spans {
+        assert_eq!((s.start().line, s.start().column), (2, 11), "`{name}` keeps the user's span");
+    }
+    // It was a hit: the marked entry was read, not written again.
+    assert!(std::fs::read_to_string(&entry).unwrap().contains("\"cpu\"  => ::core"));
+    // A damaged entry is a miss, and is written again whole.
+    std::fs::write(&entry, &stored[..stored.len() / 2]).unwrap();
+    assert_eq!(compute_for(tokens.clone(), backends).to_string(), first.to_string());
+    assert_eq!(std::fs::read_to_string(&entry).unwrap(), stored);
+    // Off: nothing read, nothing written.
+    std::fs::remove_file(&entry).unwrap();
+    std::env::set_var("TVM_EXPANSION_CACHE", "off");
+    assert!(cache::path(&key).is_none());
+    assert_eq!(compute_for(tokens.clone(), backends).to_string(), first.to_string());
+    std::env::remove_var("TVM_EXPANSION_CACHE");
+    assert!(!entry.exists());
+    // The backends are part of the key.
+    assert_ne!(cache::key(&tokens, Backends::ALL), key);
+}
+
+fn ident_spans(ts: &proc_macro2::TokenStream, name: &str) -> Vec<proc_macro2::Span> {
+    let mut out = Vec::new();
+    for tt in ts.clone() {
+        match tt {
+            proc_macro2::TokenTree::Ident(i) if i == name => out.push(i.span()),
+            proc_macro2::TokenTree::Group(g) => out.extend(ident_spans(&g.stream(), name)),
+            _ => {}
+        }
+    }
+    out
 }

@@ -208,7 +208,9 @@ fn pass_times_print_as_one_labelled_table_per_kernel() {
         r.unwrap();
         rows.push(times);
     }
-    let table = tvm_core::expand::pass_table("matmul", &rows.iter().map(|r| r.as_slice()).collect::<Vec<_>>());
+    let named: Vec<(&str, &[(&'static str, u64)])> =
+        ["cpu", "cuda", "opencl"].into_iter().zip(rows.iter().map(|r| r.as_slice())).collect();
+    let table = tvm_core::expand::pass_table("matmul", &named);
     let lines: Vec<&str> = table.lines().collect();
     assert_eq!(lines.len(), 4, "a title and a row per target:\n{table}");
     assert!(lines[0].contains("`matmul`") && lines[0].contains("microseconds"), "{table}");

@@ -300,7 +300,8 @@ fn cuda_source(tokens: TokenStream) -> Result<(String, String), (Option<String>,
         let name = kernel.name.clone();
         let lowered = crate::expand::lower_all(&kernel)
             .map_err(|es| (Some(name.clone()), first(es.iter().map(|e| e.to_string()).collect())))?;
-        let source = crate::codegen::emit_cuda(&lowered.cuda).map_err(|e| (Some(name.clone()), e.to_string()))?;
+        let cuda = lowered.cuda.expect("lower_all lowers for CUDA");
+        let source = crate::codegen::emit_cuda(&cuda).map_err(|e| (Some(name.clone()), e.to_string()))?;
         Ok((name, source))
     }));
     lowered.unwrap_or_else(|_| Err((None, "internal error of the compiler (see the panic message above)".into())))

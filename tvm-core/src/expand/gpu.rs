@@ -15,7 +15,8 @@ use tvm_runtime::gpu::Backend;
 /// One GPU target's generated code, or why there is none.
 pub struct GpuTarget<'f> {
     backend: Backend,
-    f: &'f PrimFunc,
+    /// The lowered function; `None` when the backend is off in this build.
+    f: Option<&'f PrimFunc>,
     code: Result<Code, String>,
 }
 
@@ -27,8 +28,15 @@ struct Code {
 }
 
 impl<'f> GpuTarget<'f> {
-    /// The code of `f` (lowered for `backend`).
-    pub fn new(f: &'f PrimFunc, backend: Backend) -> GpuTarget<'f> {
+    /// The code of `f` (lowered for `backend`), or none when the backend is off.
+    pub fn new(f: Option<&'f PrimFunc>, backend: Backend) -> GpuTarget<'f> {
+        match f {
+            Some(f) => Self::generate(f, backend),
+            None => GpuTarget { backend, f: None, code: Err(String::new()) },
+        }
+    }
+
+    fn generate(f: &'f PrimFunc, backend: Backend) -> GpuTarget<'f> {
         let rt = paths::rt();
         let upper = backend.name().to_ascii_uppercase();
         let (program, host) = (format_ident!("__{}", upper), format_ident!("__host_{}", backend.name()));
@@ -48,7 +56,7 @@ impl<'f> GpuTarget<'f> {
             let static_item = program_tokens(f, backend, &source, &binaries, &program, &rt);
             Ok(Code { items: quote!(#static_item #host_fn), program, host })
         })();
-        GpuTarget { backend, f, code }
+        GpuTarget { backend, f: Some(f), code }
     }
 
     /// Whether code generation succeeded for this target.
@@ -61,8 +69,29 @@ impl<'f> GpuTarget<'f> {
         self.code.as_ref().map(|c| c.items.clone()).unwrap_or_default()
     }
 
+    /// Whether the backend is off in this build (nothing was lowered for it).
+    pub fn is_off(&self) -> bool {
+        self.f.is_none()
+    }
+
+    /// The value of `source` or `lowered` for a backend that is off.
+    pub fn off_target(&self) -> TokenStream {
+        let (rt, target) = (paths::rt(), self.backend.name());
+        quote!(::core::result::Result::Err(#rt::unsupported_target(#target)))
+    }
+
+    /// What a launch returns without code: the code generator's message, or, for a
+    /// backend that is off, the device is unavailable to this kernel.
     fn failed(&self, log: &str) -> TokenStream {
         let (error_t, target) = (paths::error(), self.backend.name());
+        if self.is_off() {
+            let dev = paths::device_param();
+            let reason = format!(
+                "this build has no {} code: the `tvm` crate's feature `{target}` is off",
+                if target == "cuda" { "CUDA" } else { "OpenCL" }
+            );
+            return quote!(::core::result::Result::Err(#error_t::DeviceUnavailable { device: #dev.to_string(), reason: #reason.into() }));
+        }
         quote!(::core::result::Result::Err(#error_t::CompilationFailed { target: #target.into(), log: #log.into() }))
     }
 
@@ -85,7 +114,19 @@ impl<'f> GpuTarget<'f> {
                 let program = &c.program;
                 quote!(::core::result::Result::Ok(#program.source))
             }
+            Err(_) if self.is_off() => self.off_target(),
             Err(log) => self.failed(log),
+        }
+    }
+
+    /// `lowered(target)`'s value for this target.
+    pub fn lowered_value(&self) -> TokenStream {
+        match self.f {
+            Some(f) => {
+                let text = crate::tir::printer::print_func(f);
+                quote!(::core::result::Result::Ok(#text))
+            }
+            None => self.off_target(),
         }
     }
 
@@ -115,7 +156,7 @@ impl<'f> GpuTarget<'f> {
             let (i, b) = (&o.ident, buf(&o.ident, true));
             quote!(__m.download(&#b, #i.as_mut_slice())?;)
         });
-        let args = sig.call_args(self.f, |i, is_output| {
+        let args = sig.call_args(self.f.expect("code implies a function"), |i, is_output| {
             let b = buf(i, is_output);
             quote!(&#b)
         });
@@ -141,7 +182,7 @@ impl<'f> GpuTarget<'f> {
         // Every tensor is checked to live on the device before the program is loaded (a
         // build error must not hide a tensor on the wrong device).
         let mut lets = Vec::new();
-        let args = sig.call_args(self.f, |i, _| {
+        let args = sig.call_args(self.f.expect("code implies a function"), |i, _| {
             let (name, local) = (param_name(i), format_ident!("__t{}", lets.len()));
             lets.push(quote!(let #local = #i.buffer_for(#dev, #kernel_name, #name)?;));
             quote!(#local)

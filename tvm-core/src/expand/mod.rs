@@ -14,6 +14,7 @@
 //! (the CPU kernel), `gpu` (each GPU target's program and host code), `module` (the
 //! typed function and `run`, `run_on`, `call_on`, `source`, `lowered`).
 
+pub mod cache;
 mod cpu;
 mod dims;
 mod gpu;
@@ -28,30 +29,95 @@ use crate::tir::PrimFunc;
 use crate::Target;
 use proc_macro2::TokenStream;
 
-/// The whole expansion of `compute!` on `tokens` (the macro's input). Never panics.
+/// The GPU backends a build has code for: the `tvm` crate's features `cuda` and `opencl`
+/// reach the macro as these. A backend that is off is not lowered (its schedule blocks
+/// are still checked), and the kernel's module answers for it as a kernel without that
+/// code: `source`/`lowered` are `Err(UnsupportedTarget)`, a launch there is
+/// `Err(DeviceUnavailable)` saying which feature is off. The CPU is always on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Backends {
+    pub cuda: bool,
+    pub opencl: bool,
+}
+
+impl Backends {
+    /// Every backend (what tools and the compiler's tests expand for).
+    pub const ALL: Backends = Backends { cuda: true, opencl: true };
+
+    /// The targets lowered, in order: the CPU, then CUDA and OpenCL when on.
+    pub fn targets(self) -> Vec<Target> {
+        let mut ts = vec![Target::cpu()];
+        if self.cuda {
+            ts.push(Target::cuda());
+        }
+        if self.opencl {
+            ts.push(Target::opencl());
+        }
+        ts
+    }
+}
+
+/// The whole expansion of `compute!` on `tokens` (the macro's input) for every backend.
+/// Never panics.
 pub fn compute(tokens: TokenStream) -> TokenStream {
+    compute_for(tokens, Backends::ALL)
+}
+
+/// The expansion of `compute!` on `tokens` with code for `backends` only. Never panics.
+/// An unchanged kernel's expansion comes from the [`cache`].
+pub fn compute_for(tokens: TokenStream, backends: Backends) -> TokenStream {
+    let key = cache::key(&tokens, backends);
+    if let Some(text) = cache::load(&key) {
+        let restored = crate::frontend::parse_syntax(tokens.clone())
+            .ok()
+            .and_then(|(ast, map)| cache::restore(&text, &signature_spans(&ast, &map)));
+        if let Some(ts) = restored {
+            return ts;
+        }
+    }
+    let no_names = std::collections::HashMap::new();
     match crate::frontend::parse_kernel(tokens.clone()) {
         Err(errs) => {
             let errors: TokenStream = errs.iter().map(|e| e.to_syn_error().to_compile_error()).collect();
             let stub = crate::frontend::parse_syntax(tokens).map(|(ast, _)| stub::stub(&ast)).unwrap_or_default();
+            let stub = cache::restore_tokens(stub, &no_names);
             quote::quote!(#errors #stub)
         }
-        Ok(kernel) => match lower_all(&kernel).and_then(|l| module::expand(&kernel, &l)) {
-            Ok(ts) => ts,
+        Ok(kernel) => match lower_backends(&kernel, backends).and_then(|l| module::expand(&kernel, &l)) {
+            Ok(ts) => {
+                // Stored as text, and read back from it as a hit would be.
+                let text = ts.to_string();
+                let names = signature_spans(&kernel.ast, &kernel.source_map);
+                cache::store(&key, &text);
+                cache::restore(&text, &names).unwrap_or_else(|| cache::restore_tokens(ts, &names))
+            }
             Err(errs) => {
                 let errors: TokenStream = errs.iter().map(|e| e.to_compile_error()).collect();
-                let stub = stub::stub(&kernel.ast);
+                let stub = cache::restore_tokens(stub::stub(&kernel.ast), &no_names);
                 quote::quote!(#errors #stub)
             }
         },
     }
 }
 
-/// The lowered function of every target.
+/// The identifiers of a kernel's signature (its name, parameters and outputs) with the
+/// user's spans.
+fn signature_spans(
+    ast: &crate::frontend::ast::KernelAst,
+    map: &crate::loc::SourceMap,
+) -> std::collections::HashMap<String, proc_macro2::Span> {
+    let sig = &ast.sig;
+    let names = std::iter::once(&sig.name)
+        .chain(sig.params.iter().map(|p| p.name()))
+        .chain(sig.outputs.iter().map(|o| &o.name));
+    names.map(|n| (n.name.clone(), map.span(n.loc))).collect()
+}
+
+/// The lowered function of every target; `None` for a backend that is off.
 pub struct Lowered {
     pub cpu: PrimFunc,
-    pub cuda: PrimFunc,
-    pub opencl: PrimFunc,
+    pub cuda: Option<PrimFunc>,
+    pub opencl: Option<PrimFunc>,
 }
 
 fn schedule_error(kernel: &Kernel, e: &ScheduleError) -> syn::Error {
@@ -61,6 +127,12 @@ fn schedule_error(kernel: &Kernel, e: &ScheduleError) -> syn::Error {
 /// Checks every schedule block and lowers the kernel for each target kind, or returns the
 /// errors (with spans) that stop it.
 pub fn lower_all(kernel: &Kernel) -> Result<Lowered, Vec<syn::Error>> {
+    lower_backends(kernel, Backends::ALL)
+}
+
+/// Checks every schedule block (of every target, on or off) and lowers the kernel for the
+/// CPU and the backends that are on.
+pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Vec<syn::Error>> {
     let mut errors: Vec<syn::Error> =
         crate::frontend::check_schedules(kernel).iter().map(|e| schedule_error(kernel, e)).collect();
     if !errors.is_empty() {
@@ -72,7 +144,8 @@ pub fn lower_all(kernel: &Kernel) -> Result<Lowered, Vec<syn::Error>> {
     let (graph, schedules) = (&kernel.graph, &kernel.schedules[..]);
     let timed = time_passes();
     let lowered: Vec<(LowerResult, PassTimes)> = std::thread::scope(|s| {
-        let threads: Vec<_> = [Target::cpu(), Target::cuda(), Target::opencl()]
+        let threads: Vec<_> = backends
+            .targets()
             .into_iter()
             .map(|t| {
                 s.spawn(move || {
@@ -89,7 +162,10 @@ pub fn lower_all(kernel: &Kernel) -> Result<Lowered, Vec<syn::Error>> {
         threads.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
     });
     if timed {
-        eprint!("{}", pass_table(&kernel.name, &lowered.iter().map(|(_, t)| t.as_slice()).collect::<Vec<_>>()));
+        let names: Vec<&str> = backends.targets().iter().map(|t| t.kind.name()).collect();
+        let rows: Vec<(&str, &[(&'static str, u64)])> =
+            names.iter().zip(&lowered).map(|(n, (_, t))| (*n, t.as_slice())).collect();
+        eprint!("{}", pass_table(&kernel.name, &rows));
     }
     let results: Vec<_> = lowered.into_iter().map(|(r, _)| r).collect();
     // Errors in target order (cpu, cuda, opencl), each message once.
@@ -107,10 +183,14 @@ pub fn lower_all(kernel: &Kernel) -> Result<Lowered, Vec<syn::Error>> {
             }
         }
     }
-    match <[PrimFunc; 3]>::try_from(funcs) {
-        Ok([cpu, cuda, opencl]) if errors.is_empty() => Ok(Lowered { cpu, cuda, opencl }),
-        _ => Err(errors),
+    if !errors.is_empty() || funcs.len() != backends.targets().len() {
+        return Err(errors);
     }
+    let mut funcs = funcs.into_iter();
+    let cpu = funcs.next().expect("the CPU is always lowered");
+    let cuda = if backends.cuda { funcs.next() } else { None };
+    let opencl = if backends.opencl { funcs.next() } else { None };
+    Ok(Lowered { cpu, cuda, opencl })
 }
 
 /// One target's lowering, and its pass times when asked for.
@@ -125,12 +205,12 @@ fn time_passes() -> bool {
     std::env::var_os("TVM_TIME_PASSES").is_some_and(|v| v == "1")
 }
 
-/// One labelled table of a kernel's pass times: a row per target (cpu, cuda, opencl),
-/// each pass in order with its microseconds, and the total.
-pub fn pass_table(kernel: &str, times: &[&[(&'static str, u64)]]) -> String {
+/// One labelled table of a kernel's pass times: a row per target lowered (cpu, cuda,
+/// opencl), each pass in order with its microseconds, and the total.
+pub fn pass_table(kernel: &str, rows: &[(&str, &[(&'static str, u64)])]) -> String {
     use std::fmt::Write;
     let mut out = format!("tvm: pass times of `{kernel}` in microseconds (TVM_TIME_PASSES=1)\n");
-    for (target, ts) in ["cpu", "cuda", "opencl"].iter().zip(times) {
+    for (target, ts) in rows {
         let total: u64 = ts.iter().map(|t| t.1).sum();
         let passes: Vec<String> = ts.iter().map(|(p, us)| format!("{p} {us}")).collect();
         let _ = writeln!(out, "  {target:<7} total {total:>7}: {}", passes.join(", "));

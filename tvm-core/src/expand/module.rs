@@ -107,18 +107,17 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     });
 
     // The GPU targets with a backend.
-    let opencl = GpuTarget::new(&lowered.opencl, Backend::OpenCl);
+    let opencl = GpuTarget::new(lowered.opencl.as_ref(), Backend::OpenCl);
     let (opencl_items, opencl_source) = (opencl.items(), opencl.source_value());
     let (opencl_run, opencl_run_on) = (opencl.run_arm(&sig), opencl.run_on_arm(kname, &sig));
-    let cuda = GpuTarget::new(&lowered.cuda, Backend::Cuda);
+    let cuda = GpuTarget::new(lowered.cuda.as_ref(), Backend::Cuda);
     let cuda_built = cuda.is_built();
     let (cuda_items, cuda_source) = (cuda.items(), cuda.source_value());
     let (cuda_run, cuda_run_on) = (cuda.run_arm(&sig), cuda.run_on_arm(kname, &sig));
     let cuda_binaries = cuda.binaries_value();
 
     let lowered_cpu = crate::tir::printer::print_func(&lowered.cpu);
-    let lowered_cuda = crate::tir::printer::print_func(&lowered.cuda);
-    let lowered_opencl = crate::tir::printer::print_func(&lowered.opencl);
+    let (lowered_cuda, lowered_opencl) = (cuda.lowered_value(), opencl.lowered_value());
     let source_cpu = cpu_fn.to_string();
     let docs_run = format!("Runs `{kname}` on `device`, writing into existing outputs of the right shapes.");
 
@@ -159,7 +158,8 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
                 ::core::result::Result::Ok(#ret_val)
             }
 
-            /// The generated code for `"cpu"`, `"cuda"` or `"opencl"`.
+            /// The generated code for `"cpu"`, `"cuda"` or `"opencl"` (`Err` for a backend
+            /// whose `tvm` feature is off).
             pub fn source(target: &str) -> #result_t<&'static str, #error_t> {
                 match target {
                     "cpu" => ::core::result::Result::Ok(#source_cpu),
@@ -173,8 +173,8 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
             pub fn lowered(target: &str) -> #result_t<&'static str, #error_t> {
                 match target {
                     "cpu" => ::core::result::Result::Ok(#lowered_cpu),
-                    "cuda" => ::core::result::Result::Ok(#lowered_cuda),
-                    "opencl" => ::core::result::Result::Ok(#lowered_opencl),
+                    "cuda" => #lowered_cuda,
+                    "opencl" => #lowered_opencl,
                     other => ::core::result::Result::Err(#rt::unsupported_target(other)),
                 }
             }

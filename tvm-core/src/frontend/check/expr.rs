@@ -61,9 +61,20 @@ impl Checker<'_> {
     }
 
     fn mismatch(&mut self, a: &ExprAst, ta: DType, b: &ExprAst, tb: DType) {
+        // An integer scalar declared narrower than `i64` is an `i64` value in expressions
+        // (as axes and dims are): say so, since the declaration says otherwise.
+        let widened = [a, b].into_iter().find_map(|e| match &e.strip_parens().kind {
+            ExprKind::Name(n) => match self.syms.get(n) {
+                Some(Sym::Scalar(v)) if v.dtype().is_integer() && v.dtype() != DType::I64 => {
+                    Some(format!(" (`{n}` is declared `{}`; an integer scalar is an `i64` value in expressions, as axes and dims are)", v.dtype()))
+                }
+                _ => None,
+            },
+            _ => None,
+        });
         self.error_help(
             b.loc,
-            format!("mismatched types: `{a}` is `{ta}`, but `{b}` is `{tb}`"),
+            format!("mismatched types: `{a}` is `{ta}`, but `{b}` is `{tb}`{}", widened.unwrap_or_default()),
             format!("cast one side, e.g. `{} as {ta}`", castable(b)),
         );
     }
@@ -329,8 +340,20 @@ impl Checker<'_> {
             return Err(Poisoned);
         };
         if indices.len() != t.shape.len() {
-            let example: Vec<&str> =
-                ["i", "j", "k", "l", "m", "n", "o", "p"].into_iter().cycle().take(t.shape.len()).collect();
+            // The indices written, then the axes in scope that none of them is, then 0:
+            // only names of this kernel, so the suggestion compiles as written.
+            let written: Vec<String> = indices.iter().map(|x| x.to_string()).collect();
+            let mut spare = self
+                .stage_axes
+                .iter()
+                .chain(&self.reduce_axes)
+                .map(|(m, _)| m.clone())
+                .filter(|m| !written.contains(m))
+                .collect::<Vec<_>>()
+                .into_iter();
+            let example: Vec<String> = (0..t.shape.len())
+                .map(|d| written.get(d).cloned().or_else(|| spare.next()).unwrap_or_else(|| "0".to_string()))
+                .collect();
             self.error_help(
                 loc,
                 format!(
@@ -342,7 +365,7 @@ impl Checker<'_> {
                         format!("{} indices are", indices.len())
                     }
                 ),
-                format!("write one index per dim: `{n}[{}]`", example.join(", ")),
+                format!("write one index per dim, e.g. `{n}[{}]`", example.join(", ")),
             );
             return Err(Poisoned);
         }
