@@ -37,9 +37,54 @@ compute! {
     }
 }
 
+// bool_cast_to_float.rs: "cast to an integer first: `(i > 0) as i32 as f32`, or write
+// `if (i > 0) { 1.0 } else { 0.0 }`"
+compute! {
+    pub fn positive(x: f32[n]) -> y: f32[n] {
+        y[i] = x[i] * ((i > 0) as i32 as f32);
+    }
+}
+compute! {
+    pub fn positive_if(x: f32[n]) -> y: f32[n] {
+        y[i] = x[i] * (if (i > 0) { 1.0 } else { 0.0 });
+    }
+}
+
+// not_on_integer.rs: "compare instead: `x[i] == 0`"
+compute! {
+    pub fn flags(x: i32[n]) -> y: bool[n] {
+        y[i] = x[i] == 0;
+    }
+}
+
+// tensor_without_indices.rs: "read an element, e.g. `bias[j]`" (the axis over the same dim)
+compute! {
+    pub fn add_bias(x: f32[M, N], bias: f32[N]) -> y: f32[M, N] {
+        y[i, j] = x[i, j] + bias[j];
+    }
+}
+
+// reduction_not_whole_rhs.rs: "e.g. `let c_sum[i]: f32[M] = sum(a[i, k] for k in 0..K);`,
+// and read `c_sum[i]` here"
+compute! {
+    pub fn row_sum_plus_one(a: f32[M, K]) -> c: f32[M] {
+        let c_sum[i]: f32[M] = sum(a[i, k] for k in 0..K);
+        c[i] = 1.0 + c_sum[i];
+    }
+}
+
+// let_on_output.rs: "write the output's stage without `let`: `y[i] = x[i] * 2.0;`"
+compute! {
+    pub fn scaled(x: f32[n]) -> y: f32[n] {
+        y[i] = x[i] * 2.0;
+    }
+}
+
 fn main() {
     let x = tvm::Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], [2, 2]).unwrap();
     assert_eq!(first_column(&x).unwrap().as_slice(), &[1.0, 3.0]);
     let v = tvm::Tensor::from_vec(vec![1i32, 2], [2]).unwrap();
     assert_eq!(add_scalar(&v, 5).unwrap().as_slice(), &[6, 7]);
+    assert_eq!(row_sum_plus_one(&x).unwrap().as_slice(), &[4.0, 8.0]);
+    assert_eq!(add_bias(&x, &tvm::Tensor::from_vec(vec![10.0f32, 20.0], [2]).unwrap()).unwrap().as_slice(), &[11.0, 22.0, 13.0, 24.0]);
 }

@@ -60,6 +60,40 @@ impl Checker<'_> {
         out
     }
 
+    /// Indices for a read of a tensor of `rank` dims that a help line can suggest: the
+    /// indices `written`, then the axes in scope that none of them is, then `0`. Only names
+    /// of this kernel, so the suggestion compiles as written.
+    /// A missing index prefers the stage's axis over a dim of the same name (`bias[j]` for
+    /// `bias: f32[N]` in a stage `y[i, j]` of shape `[M, N]`).
+    fn index_example(&self, shape: &[Expr], written: &[String]) -> Vec<String> {
+        let stage_shape = match self.syms.get(&self.stage) {
+            Some(Sym::Tensor(t)) => t.shape.clone(),
+            _ => Vec::new(),
+        };
+        let mut used: Vec<String> = written.to_vec();
+        let mut out = Vec::new();
+        for (d, dim) in shape.iter().enumerate() {
+            if let Some(w) = written.get(d) {
+                out.push(w.clone());
+                continue;
+            }
+            let same_dim = self
+                .stage_axes
+                .iter()
+                .zip(&stage_shape)
+                .find(|((m, _), e)| *e == dim && !used.contains(m))
+                .map(|((m, _), _)| m.clone());
+            let any =
+                || self.stage_axes.iter().chain(&self.reduce_axes).map(|(m, _)| m.clone()).find(|m| !used.contains(m));
+            let pick = same_dim.or_else(any).unwrap_or_else(|| "0".to_string());
+            if pick != "0" {
+                used.push(pick.clone());
+            }
+            out.push(pick);
+        }
+        out
+    }
+
     fn mismatch(&mut self, a: &ExprAst, ta: DType, b: &ExprAst, tb: DType) {
         // An integer scalar declared narrower than `i64` is an `i64` value in expressions
         // (as axes and dims are): say so, since the declaration says otherwise.
@@ -114,7 +148,11 @@ impl Checker<'_> {
                     self.error_help(
                         e.loc,
                         format!("`!` needs a `bool`, but `{expr}` is `{}`", x.dtype()),
-                        "bitwise operators are not supported; compare instead, e.g. `x == 0`",
+                        format!(
+                            "bitwise operators are not supported; compare instead: `{} == {}`",
+                            castable(expr),
+                            if x.dtype().is_float() { "0.0" } else { "0" }
+                        ),
                     );
                     return Err(Poisoned);
                 }
@@ -158,13 +196,30 @@ impl Checker<'_> {
             ExprKind::Paren(x) => self.expr(x, expect),
             ExprKind::Call { func, args } => self.call(func, args, expect),
             ExprKind::Reduce { op, op_loc, .. } => {
+                // The suggestion: a stage of its own with this stage's axes, type and shape
+                // (named after both), read where the reduction was.
+                let help = match self.syms.get(&self.stage) {
+                    Some(Sym::Tensor(t)) => {
+                        let name = format!("{}_{}", self.stage, op.name());
+                        let axes: Vec<&str> = self.stage_axes.iter().map(|(m, _)| m.as_str()).collect();
+                        let dims: Vec<String> = t.shape.iter().map(|d| d.to_string()).collect();
+                        format!(
+                            "compute it in a stage of its own before this one, e.g. `let {name}[{axes}]: {}[{}] = {e};`, and read `{name}[{axes}]` here",
+                            t.dtype,
+                            dims.join(", "),
+                            axes = axes.join(", ")
+                        )
+                    }
+                    _ => "compute it in a stage of its own before this one, and read that stage here".to_string(),
+                };
                 self.error_help(
                     *op_loc,
-                    format!("a reduction must be the whole right-hand side of its stage, but `{}(..)` is part of `{}`'s", op.name(), self.stage),
                     format!(
-                        "compute it in a stage of its own, e.g. `let r[i]: f32[M] = {}(...);`, and read `r[i]` in the next stage",
-                        op.name()
+                        "a reduction must be the whole right-hand side of its stage, but `{}(..)` is part of `{}`'s",
+                        op.name(),
+                        self.stage
                     ),
+                    help,
                 );
                 Err(Poisoned)
             }
@@ -263,7 +318,7 @@ impl Checker<'_> {
                     self.error_help(
                         loc,
                         format!("`{n}` is a tensor; it has no value without indices"),
-                        format!("read an element: `{n}[..]`"),
+                        format!("read an element, e.g. `{n}[{}]`", self.index_example(&t.shape, &[]).join(", ")),
                     );
                 }
                 Err(Poisoned)
@@ -340,20 +395,8 @@ impl Checker<'_> {
             return Err(Poisoned);
         };
         if indices.len() != t.shape.len() {
-            // The indices written, then the axes in scope that none of them is, then 0:
-            // only names of this kernel, so the suggestion compiles as written.
             let written: Vec<String> = indices.iter().map(|x| x.to_string()).collect();
-            let mut spare = self
-                .stage_axes
-                .iter()
-                .chain(&self.reduce_axes)
-                .map(|(m, _)| m.clone())
-                .filter(|m| !written.contains(m))
-                .collect::<Vec<_>>()
-                .into_iter();
-            let example: Vec<String> = (0..t.shape.len())
-                .map(|d| written.get(d).cloned().or_else(|| spare.next()).unwrap_or_else(|| "0".to_string()))
-                .collect();
+            let example = self.index_example(&t.shape, &written);
             self.error_help(
                 loc,
                 format!(
@@ -466,7 +509,12 @@ impl Checker<'_> {
             self.error_help(
                 to.loc,
                 format!("cannot cast `bool` to `{to_ty}`"),
-                format!("cast to an integer first (`b as i32 as {to_ty}`), or write `if b {{ 1.0 }} else {{ 0.0 }}`"),
+                format!(
+                    "cast to an integer first: `{b} as i32 as {to_ty}`, or write `if {expr} {{ {one} }} else {{ {zero} }}`",
+                    b = castable(expr),
+                    one = if to_ty.is_float() { "1.0" } else { "1" },
+                    zero = if to_ty.is_float() { "0.0" } else { "0" },
+                ),
             );
             return Err(Poisoned);
         }

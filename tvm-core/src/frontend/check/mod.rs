@@ -446,8 +446,17 @@ impl<'a> Checker<'a> {
                 self.error_help(
                     name.loc,
                     format!("`{}` is an output, not an intermediate", name.name),
-                    format!("write the output's stage without `let`: `{}[..] = ...;`", name.name),
+                    format!(
+                        "write the output's stage without `let`: `{}[{}] = {};`",
+                        name.name,
+                        st.axes.iter().map(|a| a.name.as_str()).collect::<Vec<_>>().join(", "),
+                        st.body
+                    ),
                 );
+                // Reported: not "never written" as well.
+                if let Some(Sym::Tensor(t)) = self.syms.get_mut(&name.name) {
+                    t.poisoned = true;
+                }
                 return None;
             }
             if !self.check_new_name(name) {
