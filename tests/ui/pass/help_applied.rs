@@ -80,6 +80,24 @@ compute! {
     }
 }
 
+// reduction_without_for.rs: "write `sum(a[i, k] for k in 0..K)`", "for a reduction write
+// `max(a[i, j] for j in 0..N)`", "`max` of several values nests: `max(a[i], max(b[i], d[i]))`"
+compute! {
+    pub fn row_sum(a: f32[M, K]) -> c: f32[M] {
+        c[i] = sum(a[i, k] for k in 0..K);
+    }
+}
+compute! {
+    pub fn row_max(a: f32[M, N]) -> c: f32[M] {
+        c[i] = max(a[i, j] for j in 0..N);
+    }
+}
+compute! {
+    pub fn max3(a: f32[n], b: f32[n], d: f32[n]) -> c: f32[n] {
+        c[i] = max(a[i], max(b[i], d[i]));
+    }
+}
+
 fn main() {
     let x = tvm::Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], [2, 2]).unwrap();
     assert_eq!(first_column(&x).unwrap().as_slice(), &[1.0, 3.0]);

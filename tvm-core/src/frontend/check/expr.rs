@@ -94,6 +94,64 @@ impl Checker<'_> {
         out
     }
 
+    /// `f(arg for k in 0..K, ..)` for a reduction written without its `for` clause: each
+    /// name the argument uses as an index that is not in scope becomes a reduction axis
+    /// over the dim it indexes. `None` when there is no such name, or one has no dim.
+    fn reduction_example(&self, f: &str, args: &[ExprAst]) -> Option<String> {
+        let [arg] = args else { return None };
+        let mut axes: Vec<(String, String)> = Vec::new();
+        let mut ok = true;
+        self.free_indices(arg, &mut axes, &mut ok);
+        if !ok || axes.is_empty() {
+            return None;
+        }
+        let fors: Vec<String> = axes.iter().map(|(n, d)| format!("{n} in 0..{d}")).collect();
+        Some(format!("{f}({arg} for {})", fors.join(", ")))
+    }
+
+    /// The names `e` uses as bare indices that are not in scope, each with the dim it
+    /// indexes (`ok` false when a name indexes something without a known dim).
+    fn free_indices(&self, e: &ExprAst, out: &mut Vec<(String, String)>, ok: &mut bool) {
+        match &e.kind {
+            ExprKind::Index { tensor, indices } => {
+                for (d, ix) in indices.iter().enumerate() {
+                    if let ExprKind::Name(n) = &ix.strip_parens().kind {
+                        let in_scope = self.syms.contains_key(n)
+                            || self.stage_axes.iter().chain(&self.reduce_axes).any(|(m, _)| m == n);
+                        if !in_scope && !out.iter().any(|(m, _)| m == n) {
+                            match self.syms.get(&tensor.name) {
+                                Some(Sym::Tensor(t)) if d < t.shape.len() => {
+                                    out.push((n.clone(), t.shape[d].to_string()))
+                                }
+                                _ => *ok = false,
+                            }
+                        }
+                    } else {
+                        self.free_indices(ix, out, ok);
+                    }
+                }
+            }
+            ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } | ExprKind::Paren(expr) => {
+                self.free_indices(expr, out, ok)
+            }
+            ExprKind::Binary { lhs, rhs, .. } => {
+                self.free_indices(lhs, out, ok);
+                self.free_indices(rhs, out, ok);
+            }
+            ExprKind::If { cond, then, otherwise } => {
+                for x in [cond, then, otherwise] {
+                    self.free_indices(x, out, ok);
+                }
+            }
+            ExprKind::Call { args, .. } => {
+                for x in args {
+                    self.free_indices(x, out, ok);
+                }
+            }
+            _ => {}
+        }
+    }
+
     fn mismatch(&mut self, a: &ExprAst, ta: DType, b: &ExprAst, tb: DType) {
         // An integer scalar declared narrower than `i64` is an `i64` value in expressions
         // (as axes and dims are): say so, since the declaration says otherwise.
@@ -538,7 +596,20 @@ impl Checker<'_> {
                     self.error_help(
                         func.loc,
                         format!("`{f}` takes 2 arguments, but {} given", given(args.len())),
-                        format!("for a reduction write `{f}(e for j in 0..N)`"),
+                        match self.reduction_example(f, args) {
+                            Some(ex) => format!("for a reduction write `{ex}`"),
+                            // Several values: nested pairs.
+                            None if args.len() > 2 => {
+                                let mut nested = args[args.len() - 1].to_string();
+                                for a in args[..args.len() - 1].iter().rev() {
+                                    nested = format!("{f}({a}, {nested})");
+                                }
+                                format!("`{f}` of several values nests: `{nested}`")
+                            }
+                            None => format!(
+                                "`{f}(a, b)` is the larger of two values; `{f}(e for AXIS in 0..DIM)` reduces over an axis"
+                            ),
+                        },
                     );
                     return Err(Poisoned);
                 }
@@ -557,7 +628,12 @@ impl Checker<'_> {
                 self.error_help(
                     func.loc,
                     format!("`{f}` is a reduction and needs a `for` clause"),
-                    format!("write `{f}(e for k in 0..K)`"),
+                    match self.reduction_example(f, args) {
+                        Some(ex) => format!("write `{ex}`"),
+                        None => {
+                            "add `for AXIS in 0..DIM` after its expression, naming the axis it reduces over".to_string()
+                        }
+                    },
                 );
                 Err(Poisoned)
             }
