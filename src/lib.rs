@@ -15,7 +15,9 @@
 #[doc = include_str!("../docs/LANGUAGE.md")]
 pub use tvm_macros::compute;
 
-pub use tvm_runtime::{bf16, device_stats, f16, DType, Device, DeviceStats, DeviceTensor, Element, Error, Tensor};
+pub use tvm_runtime::{
+    bf16, device_stats, f16, DType, Device, DeviceStats, DeviceTensor, Element, Error, Profile, Speedup, Tensor,
+};
 
 #[cfg(feature = "ndarray")]
 pub use tvm_runtime::ndarray;

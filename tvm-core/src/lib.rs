@@ -5,6 +5,7 @@
 pub mod arith;
 pub mod build;
 pub mod codegen;
+pub mod cost;
 pub mod expand;
 pub mod frontend;
 pub mod interp;

@@ -1,8 +1,9 @@
 //! Compile cost: the time `compute!` spends in tvm-core for each example kernel, the whole
 //! expansion (`tvm_core::expand::compute`: parse, check every schedule, lower for cpu,
 //! cuda and opencl, emit the CPU Rust, the OpenCL C and its host code, put the module
-//! together). Printed, not asserted (timings are not test results); see the README for
-//! the figures: `cargo test --release -p tvm-core --test compile_cost -- --nocapture`.
+//! together), with the expansion cache off, and answered by the cache. Printed, not
+//! asserted (timings are not test results); see the README for the figures:
+//! `cargo test --release -p tvm-core --test compile_cost -- --nocapture`.
 
 use std::time::Instant;
 
@@ -46,23 +47,35 @@ fn expansion_time_per_example_kernel() {
         let src = std::fs::read_to_string(&path).unwrap();
         for block in compute_blocks(&src) {
             let tokens: proc_macro2::TokenStream = block.parse().unwrap();
-            // The median of 5 expansions.
-            let mut times = Vec::new();
+            // The median of 5 expansions, without the expansion cache; then of 5 that the
+            // cache answers (after one that fills it).
+            let median = |cache: bool, out: &mut proc_macro2::TokenStream| {
+                if cache {
+                    std::env::remove_var("TVM_EXPANSION_CACHE");
+                    tvm_core::expand::compute(tokens.clone());
+                } else {
+                    std::env::set_var("TVM_EXPANSION_CACHE", "off");
+                }
+                let mut times = Vec::new();
+                for _ in 0..5 {
+                    let t = Instant::now();
+                    *out = tvm_core::expand::compute(tokens.clone());
+                    times.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+                times.sort_by(f64::total_cmp);
+                times[2]
+            };
             let mut out = proc_macro2::TokenStream::new();
-            for _ in 0..5 {
-                let t = Instant::now();
-                out = tvm_core::expand::compute(tokens.clone());
-                times.push(t.elapsed().as_secs_f64() * 1e3);
-            }
-            times.sort_by(f64::total_cmp);
-            let ms = times[2];
+            let ms = median(false, &mut out);
+            let cached = median(true, &mut out);
             let text = out.to_string();
             assert!(!text.contains("compile_error"), "{}: {text}", path.display());
             let name = tvm_core::frontend::parse_str(&block).unwrap().name;
             println!(
-                "{:<40} {:>8.1} ms  ({} bytes of expansion)",
+                "{:<40} {:>8.1} ms, from the cache {:>6.1} ms  ({} bytes of expansion)",
                 format!("{name} ({})", path.file_name().unwrap().to_string_lossy()),
                 ms,
+                cached,
                 text.len()
             );
             kernels += 1;

@@ -6,8 +6,9 @@ pub use crate::gpu;
 pub use crate::math::{
     erf as erf_f64, erf_f32, erf_f32_fma, exp_f32, exp_f32_fma, log_f32, log_f32_fma, pow_f32, tanh_f32, tanh_f32_fma,
 };
+pub use crate::profile::{call as profiled, profile};
 pub use crate::shape::{bind_dim, bind_scalar_dim, check_dim, finish as finish_dims, DimSlot};
-pub use crate::{bf16, f16, DType, Error};
+pub use crate::{bf16, f16, DType, Error, Profile};
 #[cfg(feature = "rayon")]
 pub use rayon;
 

@@ -27,6 +27,7 @@ pub mod gpu;
 pub mod math;
 #[cfg(feature = "ndarray")]
 mod ndarray_interop;
+pub mod profile;
 pub mod shape;
 mod stats;
 mod storage;
@@ -38,6 +39,7 @@ pub use dtype::DType;
 pub use element::Element;
 pub use error::Error;
 pub use half::{self, bf16, f16};
+pub use profile::{Profile, Speedup};
 pub use stats::{device_stats, DeviceStats};
 pub use tensor::Tensor;
 

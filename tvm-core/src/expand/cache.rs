@@ -8,15 +8,18 @@
 //! sources, from its build script), in `OUT_DIR/expansions` of tvm-core's build (so in the
 //! target directory, and `cargo clean` clears it).
 //!
-//! Text loses spans, so the expansion is made span-free before it is stored and given its
-//! spans back after it is read, on both paths alike (a fresh expansion is also read back
-//! from its text, so a hit and a miss expand to the same tokens):
+//! Text loses spans, so an expansion read back is given its spans again:
 //! - identifiers named like the kernel, its parameters or its outputs take the user's
-//!   spans again (rust-analyzer's "go to definition" and rustc's notes then point at the
+//!   spans (rust-analyzer's "go to definition" and rustc's notes then point at the
 //!   kernel's signature, as without the cache);
 //! - the `device` parameter of the generated functions is mixed-site (hygienic: a kernel
-//!   parameter called `device` is another variable); it is written as a placeholder
-//!   identifier and turned back into the hygienic one.
+//!   parameter called `device` is another variable); every `device` identifier read back
+//!   is made mixed-site again, so a kernel with a parameter, output or name `device` is not
+//!   cached (mixed-site paths resolve items as call-site ones do, so only that variable
+//!   is concerned).
+//!
+//! A fresh expansion is returned as built (walking it again would cost the largest
+//! kernels a third of their expansion); the tests check that a hit equals it.
 //!
 //! Not cached: expansions with errors (their spans matter), and expansions whose output
 //! depends on more than their tokens: with `TVM_TIME_PASSES=1` or `TVM_DUMP_TIR` set, or
@@ -30,9 +33,6 @@ use proc_macro2::{Group, Ident, Span, TokenStream, TokenTree};
 use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-
-/// The placeholder the expansion writes for the hygienic `device` parameter.
-pub const DEVICE_PLACEHOLDER: &str = "__tvm_device_param";
 
 /// The format of an entry; part of its key.
 const FORMAT: &str = "tvm-rs expansion v1";
@@ -64,6 +64,11 @@ pub fn key(tokens: &TokenStream, backends: Backends) -> String {
         h.update(part.as_bytes());
     }
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Whether expansions are cached here (not off, and no input beyond the tokens).
+pub fn enabled() -> bool {
+    dir().is_some()
 }
 
 /// The file of the entry `key`; `None` when the cache is off (for tests and tools).
@@ -110,8 +115,8 @@ fn prune(dir: &Path) {
 }
 
 /// The expansion from its text: parsed, the user's identifiers given their spans back
-/// (`names`: each identifier of the kernel's signature and its span), the placeholder
-/// turned into the hygienic `device`.
+/// (`names`: each identifier of the kernel's signature and its span), every `device`
+/// made the hygienic one.
 pub fn restore(text: &str, names: &HashMap<String, Span>) -> Option<TokenStream> {
     let ts: TokenStream = text.parse().ok()?;
     Some(restore_tokens(ts, names))
@@ -132,7 +137,7 @@ fn respan(ts: TokenStream, names: &HashMap<String, Span>) -> TokenStream {
             }
             TokenTree::Ident(i) => {
                 let s = i.to_string();
-                if s == DEVICE_PLACEHOLDER {
+                if s == "device" {
                     TokenTree::Ident(Ident::new("device", Span::mixed_site()))
                 } else if let Some(span) = names.get(&s) {
                     let mut i = i;

@@ -74,11 +74,16 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
         let (e, what) = (&o.elem, format!("output `{}`", o.ident));
         quote!(|__e| #rt::alloc_failed(__e, &#device, #kname, #what, &__shape, ::core::mem::size_of::<#e>()))
     };
-    let out_allocs = sig.outputs.iter().zip(&out_tys).map(|(o, t)| {
-        let (i, shape) = (&o.ident, &o.shape);
-        let err = alloc_err(o, quote!("cpu"));
-        quote!(let mut #i = { let __shape = [#(#shape),*]; <#t>::try_zeros(__shape).map_err(#err)? };)
-    });
+    let out_allocs: Vec<TokenStream> = sig
+        .outputs
+        .iter()
+        .zip(&out_tys)
+        .map(|(o, t)| {
+            let (i, shape) = (&o.ident, &o.shape);
+            let err = alloc_err(o, quote!("cpu"));
+            quote!(let mut #i = { let __shape = [#(#shape),*]; <#t>::try_zeros(__shape).map_err(#err)? };)
+        })
+        .collect();
     let dout_allocs = sig.outputs.iter().zip(&dout_tys).map(|(o, t)| {
         let (i, shape) = (&o.ident, &o.shape);
         let err = alloc_err(o, quote!(#dev.to_string()));
@@ -116,6 +121,18 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     let (cuda_run, cuda_run_on) = (cuda.run_arm(&sig), cuda.run_on_arm(kname, &sig));
     let cuda_binaries = cuda.binaries_value();
 
+    // The static cost of one call per target, for `profile` and `TVM_PROFILE=1`.
+    let cost_fns = [
+        super::profile::cost_fn("cpu", Some(&lowered.cpu), &sig),
+        super::profile::cost_fn("opencl", lowered.opencl.as_ref(), &sig),
+        super::profile::cost_fn("cuda", lowered.cuda.as_ref(), &sig),
+    ];
+    let cost_of = quote!(|| match #dev {
+        #device_t::Cpu => __cost_cpu(&__d),
+        #device_t::OpenCl(_) => __cost_opencl(&__d),
+        #device_t::Cuda(_) => __cost_cuda(&__d),
+        _ => ::core::option::Option::None,
+    });
     let lowered_cpu = crate::tir::printer::print_func(&lowered.cpu);
     let (lowered_cuda, lowered_opencl) = (cuda.lowered_value(), opencl.lowered_value());
     let source_cpu = cpu_fn.to_string();
@@ -138,7 +155,17 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
             pub fn run(#dev: &#device_t, #(#p_decls,)* #(#out_decls),*) -> #result_t<(), #error_t> {
                 let __d = __dims(#(#dims_args),*)?;
                 #out_checks
-                __launch(#dev, &__d, #(#p_idents,)* #(#out_idents),*)
+                #rt::profiled(#kname, #dev, #cost_of, || __launch(#dev, &__d, #(#p_idents,)* #(#out_idents),*))
+            }
+
+            /// Times `run` on `device` (a warm-up, then repeats until the median settles)
+            /// into new outputs, and reports the times with the FLOPs and bytes of one run,
+            /// counted from the lowered code (`tvm::Profile`).
+            pub fn profile(#dev: &#device_t, #(#p_decls),*) -> #result_t<#rt::Profile, #error_t> {
+                let __d = __dims(#(#dims_args),*)?;
+                #(#out_allocs)*
+                let __cost = (#cost_of)();
+                #rt::profile(#kname, #dev, __cost, || __launch(#dev, &__d, #(#p_idents,)* #(&mut #out_idents),*))
             }
 
             /// Runs on `device` over tensors that live there (`Tensor::to_device`), writing
@@ -147,14 +174,14 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
             pub fn run_on(#dev: &#device_t, #(#dp_decls,)* #(#dout_decls),*) -> #result_t<(), #error_t> {
                 let __d = __dims(#(#dims_args),*)?;
                 #out_checks
-                __launch_on(#dev, &__d, #(#p_idents,)* #(#out_idents),*)
+                #rt::profiled(#kname, #dev, #cost_of, || __launch_on(#dev, &__d, #(#p_idents,)* #(#out_idents),*))
             }
 
             /// [`run_on`] into new outputs on `device`.
             pub fn call_on(#dev: &#device_t, #(#dp_decls),*) -> #result_t<#dret_ty, #error_t> {
                 let __d = __dims(#(#dims_args),*)?;
                 #(#dout_allocs)*
-                __launch_on(#dev, &__d, #(#p_idents,)* #(&mut #out_idents),*)?;
+                #rt::profiled(#kname, #dev, #cost_of, || __launch_on(#dev, &__d, #(#p_idents,)* #(&mut #out_idents),*))?;
                 ::core::result::Result::Ok(#ret_val)
             }
 
@@ -191,7 +218,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
             pub fn __call(#dev: &#device_t, #(#p_decls),*) -> #result_t<#ret_ty, #error_t> {
                 let __d = __dims(#(#dims_args),*)?;
                 #(#out_allocs)*
-                __launch(#dev, &__d, #(#p_idents,)* #(&mut #out_idents),*)?;
+                #rt::profiled(#kname, #dev, #cost_of, || __launch(#dev, &__d, #(#p_idents,)* #(&mut #out_idents),*))?;
                 ::core::result::Result::Ok(#ret_val)
             }
 
@@ -215,6 +242,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
                 }
             }
 
+            #(#cost_fns)*
             #cpu_fn
             #opencl_items
             #cuda_items

@@ -15,11 +15,11 @@ pub fn device_tensor() -> TokenStream {
 pub fn device() -> TokenStream {
     quote!(::tvm::Device)
 }
-/// The `device` parameter of the generated functions, as a placeholder that every
-/// expansion turns into the hygienic (mixed-site) `device` at the end ([`super::cache`]),
-/// so a kernel parameter of the same name is another variable.
+/// The `device` parameter of the generated functions: hygienic (mixed-site), so a kernel
+/// parameter of the same name is another variable. (The expansion cache writes every
+/// `device` back as this one: see [`super::cache`].)
 pub fn device_param() -> proc_macro2::Ident {
-    proc_macro2::Ident::new(super::cache::DEVICE_PLACEHOLDER, proc_macro2::Span::call_site())
+    proc_macro2::Ident::new("device", proc_macro2::Span::mixed_site())
 }
 pub fn error() -> TokenStream {
     quote!(::tvm::Error)
