@@ -98,6 +98,14 @@ compute! {
     }
 }
 
+// output_never_written.rs: "add a stage that writes it, e.g. `d[i] = 0.0;`"
+compute! {
+    pub fn two_outputs(a: f32[n]) -> (c: f32[n], d: f32[n]) {
+        c[i] = a[i] * 2.0;
+        d[i] = 0.0;
+    }
+}
+
 fn main() {
     let x = tvm::Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], [2, 2]).unwrap();
     assert_eq!(first_column(&x).unwrap().as_slice(), &[1.0, 3.0]);

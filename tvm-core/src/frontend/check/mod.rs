@@ -685,11 +685,28 @@ impl<'a> Checker<'a> {
                             self.graph.tensor_mut(id).loc = o.name.loc;
                         }
                     }
-                    None => self.error_help(
-                        o.name.loc,
-                        format!("output `{}` is never written", o.name.name),
-                        format!("add a stage `{}[..] = ...;`", o.name.name),
-                    ),
+                    None => {
+                        // A stage that compiles as written: fresh axis names (not a name of
+                        // this kernel) and a zero of the output's type.
+                        let axes: Vec<&str> = ["i", "j", "k", "l", "p", "q", "r", "s", "u", "v", "w", "x", "y", "z"]
+                            .into_iter()
+                            .filter(|a| !self.syms.contains_key(*a))
+                            .take(t.shape.len())
+                            .collect();
+                        let zero = if t.dtype.is_float() {
+                            "0.0"
+                        } else if t.dtype.is_bool() {
+                            "false"
+                        } else {
+                            "0"
+                        };
+                        let help = if axes.len() == t.shape.len() {
+                            format!("add a stage that writes it, e.g. `{}[{}] = {zero};`", o.name.name, axes.join(", "))
+                        } else {
+                            format!("add a stage that writes `{}`", o.name.name)
+                        };
+                        self.error_help(o.name.loc, format!("output `{}` is never written", o.name.name), help)
+                    }
                 },
                 _ => {}
             }
