@@ -106,6 +106,15 @@ compute! {
     }
 }
 
+// stage_writes_undeclared_tensor.rs: "declare it as an intermediate:
+// `let t[i]: f32[n] = a[i] * 2.0;`"
+compute! {
+    pub fn scaled_plus_one(a: f32[n]) -> c: f32[n] {
+        let t[i]: f32[n] = a[i] * 2.0;
+        c[i] = a[i] + 1.0;
+    }
+}
+
 fn main() {
     let x = tvm::Tensor::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], [2, 2]).unwrap();
     assert_eq!(first_column(&x).unwrap().as_slice(), &[1.0, 3.0]);

@@ -329,7 +329,7 @@ impl ScheduleError {
             PrefetchOnGpu { .. } => {
                 "on a GPU, stage the tile in shared memory with `cache_read(shared, [...])` instead".into()
             }
-            BadPrefetchOffset { .. } => "write e.g. `s.prefetch(x, s.i, 1)` to fetch the next iteration's data".into(),
+            BadPrefetchOffset { .. } => "the distance is a positive integer literal: `1` fetches the next iteration's data".into(),
             PrefetchAxisGone { .. } => "prefetch at one of the axes the split or fuse made".into(),
             PrefetchAtVectorized { .. } => "prefetch at an outer loop; its iterations cover many vectors".into(),
             PrefetchNotRoot { .. } => "prefetch the inputs it reads, or compute it at root".into(),
@@ -360,7 +360,9 @@ impl ScheduleError {
             CacheReadNotReader { .. } => "list the stages that read the tensor".into(),
             RfactorUnsupported { .. } => "rfactor a reduction axis or one part of a single split of one".into(),
             NotAStage { .. } => "schedule the stages that read it, or use cache_read".into(),
-            BadStatement { .. } => "write `let (o, i) = s.split(s.i, 32);` or `s.bind(o, block.x);`".into(),
+            BadStatement { .. } => {
+                "a statement calls a primitive on a stage, `STAGE.PRIMITIVE(ARGS);`, or names what it returns with `let`".into()
+            }
             AxisIndexOutOfRange { .. } | PatternArity { .. } | WrongKindOfName { .. } => return None,
         })
     }

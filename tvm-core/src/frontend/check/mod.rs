@@ -499,13 +499,33 @@ impl<'a> Checker<'a> {
                     None
                 }
                 None => {
+                    // The type and shape of the first tensor of the same rank the stage
+                    // reads: a declaration that compiles when the stage computes that type.
+                    let axes: Vec<&str> = st.axes.iter().map(|a| a.name.as_str()).collect();
+                    let mut reads = Vec::new();
+                    tensors_read(&st.body, &mut reads);
+                    let like = reads.iter().find_map(|r| match self.syms.get(*r) {
+                        Some(Sym::Tensor(t)) if t.shape.len() == axes.len() => Some(t),
+                        _ => None,
+                    });
+                    let help = match like {
+                        Some(t) => format!(
+                            "declare it as an intermediate: `let {}[{}]: {}[{}] = {};`",
+                            name.name,
+                            axes.join(", "),
+                            t.dtype,
+                            t.shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", "),
+                            st.body
+                        ),
+                        None => format!(
+                            "declare it as an intermediate with `let`, its type and its shape, or add `{}` to the outputs",
+                            name.name
+                        ),
+                    };
                     self.error_help(
                         name.loc,
                         format!("`{}` is neither an output nor declared with `let`", name.name),
-                        format!(
-                            "declare an intermediate with `let {}[..]: f32[..] = ...;`, or add `{}` to the outputs",
-                            name.name, name.name
-                        ),
+                        help,
                     );
                     None
                 }
@@ -717,5 +737,34 @@ impl<'a> Checker<'a> {
         } else {
             Err(self.errors)
         }
+    }
+}
+
+/// The names of the tensors `e` reads, in order.
+fn tensors_read<'e>(e: &'e ExprAst, out: &mut Vec<&'e str>) {
+    match &e.kind {
+        ExprKind::Index { tensor, indices } => {
+            out.push(&tensor.name);
+            for i in indices {
+                tensors_read(i, out);
+            }
+        }
+        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } | ExprKind::Paren(expr) => tensors_read(expr, out),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            tensors_read(lhs, out);
+            tensors_read(rhs, out);
+        }
+        ExprKind::If { cond, then, otherwise } => {
+            for x in [cond, then, otherwise] {
+                tensors_read(x, out);
+            }
+        }
+        ExprKind::Call { args, .. } => {
+            for x in args {
+                tensors_read(x, out);
+            }
+        }
+        ExprKind::Reduce { source, .. } => tensors_read(source, out),
+        _ => {}
     }
 }
