@@ -41,10 +41,11 @@ fn zero() -> Expr {
     Expr::int(0)
 }
 
-/// `a + b`, folded where a side is a constant (the sums stay small for the simplifier).
+/// `a + b`, folded where a side is a constant (the sums stay small for the simplifier);
+/// a sum that would overflow `i64` stays symbolic (the generated code adds in `f64`).
 fn add(a: Expr, b: Expr) -> Expr {
     match (a.as_int(), b.as_int()) {
-        (Some(x), Some(y)) => Expr::int(x + y),
+        (Some(x), Some(y)) if x.checked_add(y).is_some() => Expr::int(x + y),
         (Some(0), _) => b,
         (_, Some(0)) => a,
         _ => a + b,
@@ -54,7 +55,7 @@ fn add(a: Expr, b: Expr) -> Expr {
 /// `a * b`, folded likewise.
 fn mul(a: Expr, b: Expr) -> Expr {
     match (a.as_int(), b.as_int()) {
-        (Some(x), Some(y)) => Expr::int(x * y),
+        (Some(x), Some(y)) if x.checked_mul(y).is_some() => Expr::int(x * y),
         (Some(0), _) | (_, Some(0)) => Expr::int(0),
         (Some(1), _) => b,
         (_, Some(1)) => a,
