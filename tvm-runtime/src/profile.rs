@@ -145,18 +145,19 @@ fn quantile(v: &[f64], q: f64) -> f64 {
 
 /// Runs `f` by the rules of the module's documentation; the times, sorted.
 pub fn measure<E>(mut f: impl FnMut() -> Result<(), E>) -> Result<Vec<f64>, E> {
-    f()?; // warm-up
-    let mut times: Vec<f64> = Vec::new();
+    // A warm-up run; then `times` in run order (the first run decides the minimum count)
+    // and `sorted`, kept sorted by insertion for the running median.
+    f()?;
+    let (mut times, mut sorted): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
     let (mut total, mut medians) = (0.0f64, Vec::<f64>::new());
     loop {
         let t = Instant::now();
         f()?;
         let dt = t.elapsed().as_secs_f64();
         times.push(dt);
+        sorted.insert(sorted.partition_point(|&x| x < dt), dt);
         total += dt;
         let min_runs = if times[0] > 0.1 { 3 } else { 10 };
-        let mut sorted = times.clone();
-        sorted.sort_by(f64::total_cmp);
         medians.push(quantile(&sorted, 0.5));
         if times.len() < min_runs || (total < 0.2 && times[0] <= 0.1) {
             continue;
@@ -170,8 +171,7 @@ pub fn measure<E>(mut f: impl FnMut() -> Result<(), E>) -> Result<Vec<f64>, E> {
             break;
         }
     }
-    times.sort_by(f64::total_cmp);
-    Ok(times)
+    Ok(sorted)
 }
 
 /// Whether `TVM_PROFILE=1` asks every generated call for a line of its profile.
