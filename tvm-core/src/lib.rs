@@ -17,6 +17,7 @@ pub mod schedule;
 pub mod target;
 pub mod te;
 pub mod tir;
+pub mod tune;
 
 pub use loc::{Loc, SourceMap};
 pub use target::{Target, TargetKind};

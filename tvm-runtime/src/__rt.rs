@@ -8,6 +8,7 @@ pub use crate::math::{
 };
 pub use crate::profile::{call as profiled, profile};
 pub use crate::shape::{bind_dim, bind_scalar_dim, check_dim, finish as finish_dims, DimSlot};
+pub use crate::tune::tuned_applies;
 pub use crate::{bf16, f16, DType, Error, Profile};
 #[cfg(feature = "rayon")]
 pub use rayon;

@@ -64,6 +64,17 @@ impl Device {
             .clone()
     }
 
+    /// Waits until every kernel launched on the device has finished (`run_on` and
+    /// `call_on` return once a GPU kernel is queued; a timing of them ends here). On the
+    /// CPU kernels finish before they return.
+    pub fn synchronize(&self) -> Result<(), Error> {
+        match *self {
+            Device::Cpu => Ok(()),
+            Device::Cuda(n) => crate::gpu::cuda::CudaRuntime::global().synchronize(n),
+            Device::OpenCl(n) => crate::gpu::opencl::OpenClRuntime::global().synchronize(n),
+        }
+    }
+
     /// Whether the device can run kernels now (the CPU always can).
     pub fn is_available(&self) -> bool {
         self.check_available().is_ok()

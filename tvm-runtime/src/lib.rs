@@ -32,6 +32,7 @@ pub mod shape;
 mod stats;
 mod storage;
 mod tensor;
+pub mod tune;
 
 pub use device::{decide_default, Device, CUDA_BACKEND};
 pub use device_tensor::DeviceTensor;

@@ -57,11 +57,20 @@ fn dir() -> Option<PathBuf> {
 }
 
 /// The key of an expansion of `tokens` for `backends`.
+/// The kernel's tuning record, when there is one, is part of the key (its path and bytes).
 pub fn key(tokens: &TokenStream, backends: Backends) -> String {
     let mut h = Sha256::new();
-    for part in [FORMAT, env!("TVM_CORE_BUILD_ID"), &format!("{backends:?}"), &tokens.to_string()] {
+    let record = crate::tune::kernel_name(tokens).and_then(|n| crate::tune::record_file(&n));
+    let (path, bytes) = match &record {
+        Some((p, b)) => (p.to_string_lossy().into_owned(), &b[..]),
+        None => (String::new(), &[][..]),
+    };
+    let (b, t) = (format!("{backends:?}"), tokens.to_string());
+    let parts: [&[u8]; 6] =
+        [FORMAT.as_bytes(), env!("TVM_CORE_BUILD_ID").as_bytes(), b.as_bytes(), t.as_bytes(), path.as_bytes(), bytes];
+    for part in parts {
         h.update((part.len() as u64).to_le_bytes());
-        h.update(part.as_bytes());
+        h.update(part);
     }
     h.finalize().iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -30,16 +30,25 @@ struct Code {
 impl<'f> GpuTarget<'f> {
     /// The code of `f` (lowered for `backend`), or none when the backend is off.
     pub fn new(f: Option<&'f PrimFunc>, backend: Backend) -> GpuTarget<'f> {
+        Self::variant(f, backend, "")
+    }
+
+    /// [`GpuTarget::new`] with `suffix` on the names of its items (`__OPENCL_TUNED`,
+    /// `__host_opencl_tuned`), so a second variant of the kernel can sit next to it.
+    pub fn variant(f: Option<&'f PrimFunc>, backend: Backend, suffix: &str) -> GpuTarget<'f> {
         match f {
-            Some(f) => Self::generate(f, backend),
+            Some(f) => Self::generate(f, backend, suffix),
             None => GpuTarget { backend, f: None, code: Err(String::new()) },
         }
     }
 
-    fn generate(f: &'f PrimFunc, backend: Backend) -> GpuTarget<'f> {
+    fn generate(f: &'f PrimFunc, backend: Backend, suffix: &str) -> GpuTarget<'f> {
         let rt = paths::rt();
         let upper = backend.name().to_ascii_uppercase();
-        let (program, host) = (format_ident!("__{}", upper), format_ident!("__host_{}", backend.name()));
+        let (program, host) = (
+            format_ident!("__{}{}", upper, suffix.to_ascii_uppercase()),
+            format_ident!("__host_{}{}", backend.name(), suffix),
+        );
         let code = (|| {
             let source = match backend {
                 Backend::OpenCl => crate::codegen::opencl::emit_opencl(f),

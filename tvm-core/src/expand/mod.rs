@@ -21,7 +21,8 @@ mod gpu;
 mod module;
 pub mod paths;
 mod profile;
-mod signature;
+#[doc(hidden)]
+pub mod signature;
 mod stub;
 
 use crate::frontend::Kernel;
@@ -82,7 +83,10 @@ pub fn compute_for(tokens: TokenStream, backends: Backends) -> TokenStream {
             let stub = crate::frontend::parse_syntax(tokens).map(|(ast, _)| stub::stub(&ast)).unwrap_or_default();
             quote::quote!(#errors #stub)
         }
-        Ok(kernel) => match lower_backends(&kernel, backends).and_then(|l| module::expand(&kernel, &l)) {
+        Ok(kernel) => match lower_backends(&kernel, backends)
+            .map(|l| with_tuned(l, &kernel, &tokens, backends))
+            .and_then(|l| module::expand(&kernel, &l))
+        {
             Ok(ts) => {
                 // Stored as text; a hit reads these tokens back with the same spans on the
                 // signature's names (the tests compare the two). Not with a name `device`.
@@ -119,6 +123,57 @@ pub struct Lowered {
     pub cpu: PrimFunc,
     pub cuda: Option<PrimFunc>,
     pub opencl: Option<PrimFunc>,
+    /// The winners of the kernel's tuning record, lowered.
+    pub tuned: TunedLowered,
+}
+
+/// The second variant of each target whose tuning record applies (`crate::tune`).
+#[derive(Default)]
+pub struct TunedLowered {
+    /// The record file, which the expansion includes so that cargo rebuilds when it
+    /// changes.
+    pub record: Option<std::path::PathBuf>,
+    pub cpu: Option<TunedFunc>,
+    pub cuda: Option<TunedFunc>,
+    pub opencl: Option<TunedFunc>,
+}
+
+/// A target's winner: its lowered function, and the device and dims it runs on.
+pub struct TunedFunc {
+    pub f: PrimFunc,
+    /// `tvm_runtime::tune::device_identity` of the device the record was measured on.
+    pub device: String,
+    /// The dims it was measured with: each one's index in the kernel's dims, and value.
+    pub dims: Vec<(usize, i64)>,
+    /// The winner's knob values, `name=value` comma-joined.
+    pub winner: String,
+}
+
+/// `lowered` with the winners of the kernel's tuning record (if any) lowered next to it.
+/// A winner that no longer lowers is left out (the schedule as written runs).
+fn with_tuned(mut lowered: Lowered, kernel: &Kernel, tokens: &TokenStream, backends: Backends) -> Lowered {
+    let Some((path, bytes)) = crate::tune::record_file(&kernel.name) else { return lowered };
+    lowered.tuned.record = Some(path);
+    let Ok(record) = crate::tune::Record::parse(&String::from_utf8_lossy(&bytes)) else { return lowered };
+    let dim_names: Vec<String> = kernel.graph.dims.iter().map(|d| d.name().to_string()).collect();
+    for target in backends.targets() {
+        let Some(t) = crate::tune::applied(kernel, tokens, &record, target.kind) else { continue };
+        let dims: Option<Vec<(usize, i64)>> =
+            t.dims.iter().map(|(n, v)| dim_names.iter().position(|d| d == n).map(|k| (k, *v))).collect();
+        let (Some(dims), Ok(mut f)) = (dims, crate::frontend::lower_exact(&kernel.graph, &t.schedules, &target)) else {
+            continue;
+        };
+        f.name = format!("{}_tuned", f.name);
+        let winner: Vec<String> = t.winner.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        let tf = Some(TunedFunc { f, device: t.device, dims, winner: winner.join(",") });
+        match target.kind {
+            crate::TargetKind::Cpu => lowered.tuned.cpu = tf,
+            crate::TargetKind::Cuda => lowered.tuned.cuda = tf,
+            crate::TargetKind::OpenCl => lowered.tuned.opencl = tf,
+            _ => {}
+        }
+    }
+    lowered
 }
 
 fn schedule_error(kernel: &Kernel, e: &ScheduleError) -> syn::Error {
@@ -191,7 +246,7 @@ pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Ve
     let cpu = funcs.next().expect("the CPU is always lowered");
     let cuda = if backends.cuda { funcs.next() } else { None };
     let opencl = if backends.opencl { funcs.next() } else { None };
-    Ok(Lowered { cpu, cuda, opencl })
+    Ok(Lowered { cpu, cuda, opencl, tuned: TunedLowered::default() })
 }
 
 /// One target's lowering, and its pass times when asked for.

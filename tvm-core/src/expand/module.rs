@@ -113,12 +113,80 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
 
     // The GPU targets with a backend.
     let opencl = GpuTarget::new(lowered.opencl.as_ref(), Backend::OpenCl);
-    let (opencl_items, opencl_source) = (opencl.items(), opencl.source_value());
-    let (opencl_run, opencl_run_on) = (opencl.run_arm(&sig), opencl.run_on_arm(kname, &sig));
+    let (mut opencl_items, opencl_source) = (opencl.items(), opencl.source_value());
+    let (mut opencl_run, mut opencl_run_on) = (opencl.run_arm(&sig), opencl.run_on_arm(kname, &sig));
     let cuda = GpuTarget::new(lowered.cuda.as_ref(), Backend::Cuda);
     let cuda_built = cuda.is_built();
-    let (cuda_items, cuda_source) = (cuda.items(), cuda.source_value());
-    let (cuda_run, cuda_run_on) = (cuda.run_arm(&sig), cuda.run_on_arm(kname, &sig));
+    let (mut cuda_items, cuda_source) = (cuda.items(), cuda.source_value());
+    let (mut cuda_run, mut cuda_run_on) = (cuda.run_arm(&sig), cuda.run_on_arm(kname, &sig));
+
+    // The winners of a tuning record: a second variant per target, run where the record
+    // was measured (`tvm_runtime::tune::tuned_applies`).
+    let guard = |t: &super::TunedFunc| {
+        let want = &t.device;
+        let (ks, vs): (Vec<usize>, Vec<i64>) = t.dims.iter().copied().unzip();
+        quote!(#rt::tuned_applies(#dev, #want, &[#((#ks, #vs)),*], &__d[..]))
+    };
+    let mut tuned_cpu_fn = TokenStream::new();
+    let (mut cpu_run, mut cpu_run_on) = (cpu_run, cpu_run_on);
+    if let Some(t) = &lowered.tuned.cpu {
+        let (f, fname) = cpu::function(&t.f, sig.name.span())?;
+        let run =
+            cpu::call(
+                kname,
+                &sig,
+                &t.f,
+                &fname,
+                |i, out| {
+                    if out {
+                        quote!(#i.as_mut_slice())
+                    } else {
+                        quote!(#i.as_slice())
+                    }
+                },
+            );
+        let run_on = cpu::call(kname, &sig, &t.f, &fname, |i, out| {
+            let n = super::signature::param_name(i);
+            if out {
+                quote!(#i.host_for_mut(#kname, #n)?)
+            } else {
+                quote!(#i.host_for(#kname, #n)?)
+            }
+        });
+        let g = guard(t);
+        cpu_run = quote!(if #g { #run } else { #cpu_run });
+        cpu_run_on = quote!(if #g { #run_on } else { #cpu_run_on });
+        tuned_cpu_fn = f;
+    }
+    for (t, backend, items, run, run_on) in [
+        (&lowered.tuned.opencl, Backend::OpenCl, &mut opencl_items, &mut opencl_run, &mut opencl_run_on),
+        (&lowered.tuned.cuda, Backend::Cuda, &mut cuda_items, &mut cuda_run, &mut cuda_run_on),
+    ] {
+        let Some(t) = t else { continue };
+        let v = GpuTarget::variant(Some(&t.f), backend, "_tuned");
+        if !v.is_built() {
+            continue;
+        }
+        let (g, (r, ro)) = (guard(t), (v.run_arm(&sig), v.run_on_arm(kname, &sig)));
+        *run = quote!(if #g { #r } else { #run });
+        *run_on = quote!(if #g { #ro } else { #run_on });
+        items.extend(v.items());
+    }
+    let tuned_rows = [("cpu", &lowered.tuned.cpu), ("cuda", &lowered.tuned.cuda), ("opencl", &lowered.tuned.opencl)]
+        .into_iter()
+        .filter_map(|(target, t)| {
+            let t = t.as_ref()?;
+            let (device, winner) = (&t.device, &t.winner);
+            let dims: Vec<String> = t.dims.iter().map(|(k, v)| format!("{}={v}", sig.dims[*k])).collect();
+            let dims = dims.join(",");
+            Some(quote!((#target, #device, #dims, #winner)))
+        });
+    let record_dep = lowered.tuned.record.as_ref().map(|p| {
+        let p = p.to_string_lossy();
+        quote!(
+            const _: &[u8] = ::core::include_bytes!(#p);
+        )
+    });
     let cuda_binaries = cuda.binaries_value();
 
     // The static cost of one call per target, for `profile` and `TVM_PROFILE=1`.
@@ -185,6 +253,12 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
                 ::core::result::Result::Ok(#ret_val)
             }
 
+            /// The winners of the kernel's tuning record (`tvm-tuning/NAME.json`) compiled
+            /// into this build, one per target whose record applies: `(target, device,
+            /// dims, knob values)`. A call on that device with those dims runs the winner
+            /// (unless `TVM_TUNING=off`); every other call runs the schedule as written.
+            pub const TUNED: &[(&str, &str, &str, &str)] = &[#(#tuned_rows),*];
+
             /// The generated code for `"cpu"`, `"cuda"` or `"opencl"` (`Err` for a backend
             /// whose `tvm` feature is off).
             pub fn source(target: &str) -> #result_t<&'static str, #error_t> {
@@ -244,6 +318,9 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
 
             #(#cost_fns)*
             #cpu_fn
+            #tuned_cpu_fn
+            // The kernel's tuning record: a change to it rebuilds this crate.
+            #record_dep
             #opencl_items
             #cuda_items
         }

@@ -391,6 +391,14 @@ pub enum SExpr {
         items: Vec<SExpr>,
         loc: Loc,
     },
+    /// A knob of the search space, `tune!(8, 16, 32)` or `tune!(tile: 8, 16, 32)`: one
+    /// of `values`, the first unless a tuning record picks another ([`crate::tune`]).
+    Knob {
+        /// The name written before `:`, if any (else the knob is named by its place).
+        name: Option<Name>,
+        values: Vec<SExpr>,
+        loc: Loc,
+    },
 }
 
 impl SExpr {
@@ -402,7 +410,8 @@ impl SExpr {
             | SExpr::Field { loc, .. }
             | SExpr::Method { loc, .. }
             | SExpr::Index { loc, .. }
-            | SExpr::List { loc, .. } => *loc,
+            | SExpr::List { loc, .. }
+            | SExpr::Knob { loc, .. } => *loc,
         }
     }
 }
@@ -423,6 +432,14 @@ impl fmt::Display for SExpr {
                 f.write_str("[")?;
                 comma_list(f, items)?;
                 f.write_str("]")
+            }
+            SExpr::Knob { name, values, .. } => {
+                f.write_str("tune!(")?;
+                if let Some(n) = name {
+                    write!(f, "{}: ", n.name)?;
+                }
+                comma_list(f, values)?;
+                f.write_str(")")
             }
         }
     }

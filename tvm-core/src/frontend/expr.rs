@@ -207,6 +207,15 @@ fn parse_primary(input: ParseStream, cx: &mut Cx) -> syn::Result<ExprAst> {
     if input.peek(syn::Ident) {
         let id: syn::Ident = input.parse()?;
         let name = cx.name(&id);
+        if input.peek(Token![!]) && !input.peek(Token![!=]) {
+            let what = if id == "tune" {
+                "`tune!` is a knob of a `schedule!` block (`c.split(c.i, tune!(8, 16))`), not a value of the algorithm"
+                    .to_string()
+            } else {
+                format!("`{id}!`: macros are not part of the kernel language")
+            };
+            return Err(syn::Error::new(id.span(), what));
+        }
         if input.peek(Token![::]) {
             return parse_constant(input, cx, name);
         }

@@ -121,7 +121,8 @@ pub fn parse_kernel(tokens: TokenStream) -> Result<Kernel, Vec<FrontendError>> {
         vis: ast.vis.clone(),
         graph: checked.graph,
         dim_bindings: checked.dim_bindings,
-        schedules: ast.schedules.clone(),
+        // The schedules as written: every knob at its first value.
+        schedules: ast.schedules.iter().map(|b| crate::tune::resolve(b, &[])).collect(),
         source_map,
         ast,
     })
@@ -217,6 +218,22 @@ pub fn check_schedules(kernel: &Kernel) -> Vec<ScheduleError> {
     schedule::check_all(kernel)
 }
 
+/// The block that schedules a target of `kind` (its own, or one borrowed from another
+/// GPU kind), and whether it was borrowed.
+pub fn select_schedule_block(schedules: &[ScheduleBlock], kind: crate::TargetKind) -> Option<(&ScheduleBlock, bool)> {
+    schedule::select_block(schedules, kind)
+}
+
+/// Applies one knob-free schedule block to `graph` for `target` (then the defaults for
+/// untouched stages) and validates it: the schedule, or every error.
+pub fn schedule_apply(
+    graph: &crate::te::Graph,
+    block: &ScheduleBlock,
+    target: Target,
+) -> Result<crate::schedule::Schedule, Vec<ScheduleError>> {
+    schedule::apply_block(graph, block, target)
+}
+
 /// Lowers `kernel` for `target` with the block that applies to it. A GPU target without
 /// a block of its own borrows the other GPU kind's; where that does not lower on this
 /// target, it gets its default schedule (the errors belong to the other target).
@@ -266,6 +283,18 @@ pub fn lower_explained(
     trace: &mut dyn FnMut(crate::lower::PassEvent<'_>),
 ) -> (Option<Schedule>, ScheduleSource, Result<crate::tir::PrimFunc, Vec<ScheduleError>>) {
     lower_explained_in(&kernel.graph, &kernel.schedules, target, trace)
+}
+
+/// Lowers `graph` for `target` with the block `schedules` give it, and nothing else: no
+/// fallback to the default schedule where a borrowed block does not lower. How the
+/// tuner judges a candidate, and how the macro lowers a record's winner.
+pub fn lower_exact(
+    graph: &crate::te::Graph,
+    schedules: &[ScheduleBlock],
+    target: &Target,
+) -> Result<crate::tir::PrimFunc, Vec<ScheduleError>> {
+    let (sch, _) = schedule_in(graph, schedules, target);
+    crate::lower::lower_traced(&sch?, &mut |_| {})
 }
 
 /// [`lower_explained`] of the algorithm `graph` with the blocks `schedules`.

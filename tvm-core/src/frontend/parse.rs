@@ -459,11 +459,52 @@ fn parse_sprimary(input: ParseStream, cx: &mut Cx) -> syn::Result<SExpr> {
         }
         return Ok(items.remove(0));
     }
+    if input.peek(syn::Ident) && input.peek2(Token![!]) {
+        let fork = input.fork();
+        let id: syn::Ident = fork.parse()?;
+        if id == "tune" {
+            return parse_knob(input, cx);
+        }
+    }
     if input.peek(syn::Ident) {
         let id: syn::Ident = input.parse()?;
         return Ok(SExpr::Name(cx.name(&id)));
     }
     Err(input.error("expected a schedule expression"))
+}
+
+/// `tune!(v, ..)` or `tune!(name: v, ..)`: a knob of the search space (`crate::tune`).
+fn parse_knob(input: ParseStream, cx: &mut Cx) -> syn::Result<SExpr> {
+    let id: syn::Ident = input.parse()?;
+    let start = cx.loc(id.span());
+    input.parse::<Token![!]>()?;
+    if !input.peek(syn::token::Paren) {
+        return Err(input.error("expected `(` and the knob's values, as in `tune!(8, 16, 32)`"));
+    }
+    let g: Group = input.parse()?;
+    let end = cx.loc(g.span());
+    let loc = cx.join(start, end);
+    let (name, values) = parse_group(&g, cx, |input, cx| {
+        let name = if input.peek(syn::Ident) && input.peek2(Token![:]) && !input.peek2(Token![::]) {
+            let n: syn::Ident = input.parse()?;
+            input.parse::<Token![:]>()?;
+            Some(cx.name(&n))
+        } else {
+            None
+        };
+        let mut values = Vec::new();
+        while !input.is_empty() {
+            values.push(parse_sexpr(input, cx)?);
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+        }
+        Ok((name, values))
+    })?;
+    // A knob without values, or with a knob among them, is reported by the knob checks
+    // (`tune::check`), at its token.
+    Ok(SExpr::Knob { name, values, loc })
 }
 
 fn lit_text(lit: &syn::Lit) -> String {

@@ -92,7 +92,7 @@ fn target_reason(e: &TargetError) -> String {
 pub(crate) fn check_all(kernel: &Kernel) -> Vec<ScheduleError> {
     let mut errors = Vec::new();
     let mut seen: Vec<TargetKind> = Vec::new();
-    for b in &kernel.schedules {
+    for (i, b) in kernel.schedules.iter().enumerate() {
         let target = match Target::parse(&b.target) {
             Ok(t) => t,
             Err(e) => {
@@ -107,8 +107,18 @@ pub(crate) fn check_all(kernel: &Kernel) -> Vec<ScheduleError> {
             errors.push(ScheduleError::new(b.target_loc, K::DuplicateSchedule { target: b.target.clone() }));
         }
         seen.push(target.kind);
-        if let Err(es) = apply_block(&kernel.graph, b, target) {
-            errors.extend(es);
+        // The knobs as written (`b` has their first values): a block whose knobs are
+        // malformed is not applied; one whose first values are legal has every value
+        // checked against the others.
+        let raw = kernel.ast.schedules.get(i).unwrap_or(b);
+        let knob_errors = crate::tune::space::check_syntax(raw);
+        if !knob_errors.is_empty() {
+            errors.extend(knob_errors);
+            continue;
+        }
+        match apply_block(&kernel.graph, b, target.clone()) {
+            Err(es) => errors.extend(es),
+            Ok(_) => errors.extend(crate::tune::space::check_values(&kernel.graph, raw, &target)),
         }
     }
     errors

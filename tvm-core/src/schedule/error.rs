@@ -133,6 +133,20 @@ pub enum ScheduleErrorKind {
     PatternArity { expected: usize, got: usize },
     /// A name that is bound to something else (a stage where an axis is needed).
     WrongKindOfName { name: String, expected: &'static str },
+    /// `tune!()`.
+    KnobWithoutValues,
+    /// `tune!(8, tune!(16, 32))`.
+    KnobInKnob,
+    /// Two knobs of one block with the same name.
+    KnobNameTaken { name: String },
+    /// A value written twice in one knob.
+    KnobValueRepeated { knob: String, value: String },
+    /// A block whose knobs make more candidates than the tuner measures.
+    KnobSpaceTooLarge { count: u128, limit: usize },
+    /// A knob value with which no candidate of the block is a legal schedule.
+    KnobValueNeverLegal { knob: String, value: String, why: String },
+    /// A knob in a block for a target that cannot be tuned (one not parsed).
+    KnobOutsideSchedule,
 }
 
 impl ScheduleError {
@@ -273,6 +287,17 @@ impl ScheduleError {
                 format!("this primitive returns {expected} value(s), but the pattern binds {got}")
             }
             WrongKindOfName { name, expected } => format!("`{name}` is not {expected}"),
+            KnobWithoutValues => "a knob needs at least one value".into(),
+            KnobInKnob => "a knob's value cannot be another knob".into(),
+            KnobNameTaken { name } => format!("a knob named `{name}` is already in this schedule"),
+            KnobValueRepeated { knob, value } => format!("knob `{knob}` has the value `{value}` twice"),
+            KnobSpaceTooLarge { count, limit } => {
+                format!("the knobs of this schedule make {count} candidates, more than the {limit} a tuner measures")
+            }
+            KnobValueNeverLegal { knob, value, why } => {
+                format!("value `{value}` of knob `{knob}` is illegal in every candidate: {why}")
+            }
+            KnobOutsideSchedule => "`tune!` is a knob of a schedule block, not an expression".into(),
         }
     }
 
@@ -363,7 +388,15 @@ impl ScheduleError {
             BadStatement { .. } => {
                 "a statement calls a primitive on a stage, `STAGE.PRIMITIVE(ARGS);`, or names what it returns with `let`".into()
             }
-            AxisIndexOutOfRange { .. } | PatternArity { .. } | WrongKindOfName { .. } => return None,
+            KnobWithoutValues => "list the values to try, the first being the default: `tune!(8, 16, 32)`".into(),
+            KnobInKnob => "list every value in one knob: `tune!(8, 16, 32)`".into(),
+            KnobNameTaken { .. } => "give each knob its own name, `tune!(NAME: v1, v2, ..)`".into(),
+            KnobValueRepeated { .. } => "list each value once".into(),
+            KnobSpaceTooLarge { .. } => "fewer values per knob, or fewer knobs".into(),
+            KnobValueNeverLegal { .. } => "remove the value, or change the schedule so it is legal".into(),
+            AxisIndexOutOfRange { .. } | PatternArity { .. } | WrongKindOfName { .. } | KnobOutsideSchedule => {
+                return None
+            }
         })
     }
 }

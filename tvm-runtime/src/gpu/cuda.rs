@@ -181,6 +181,14 @@ impl CudaRuntime {
 
     /// `Ok` if device `n` exists and its context and stream can be made; else
     /// `Err(DeviceUnavailable)` saying why.
+    /// Waits until everything queued on device `n`'s stream has finished.
+    pub fn synchronize(&self, n: usize) -> Result<(), Error> {
+        let s = self.state(n)?;
+        s.stream
+            .synchronize()
+            .map_err(|e| Error::LaunchFailed { kernel: "(synchronize)".into(), reason: e.to_string() })
+    }
+
     pub fn check_device(&self, n: usize) -> Result<(), Error> {
         self.state(n).map(|_| ())
     }

@@ -34,6 +34,10 @@ impl CudaRuntime {
         self.state(n).map(|_| ())
     }
 
+    pub fn synchronize(&self, n: usize) -> Result<(), Error> {
+        self.state(n).map(|s| match s.0 {})
+    }
+
     pub fn caps(&self, n: usize) -> Result<CudaCaps, Error> {
         self.state(n).map(|s| match s.0 {})
     }

@@ -138,6 +138,12 @@ impl OpenClRuntime {
     }
 
     /// `Ok` if device `n` exists and its context and queue can be made.
+    /// Waits until everything queued on device `n` has finished.
+    pub fn synchronize(&self, n: usize) -> Result<(), Error> {
+        let s = self.state(n)?;
+        s.queue.finish().map_err(|e| Error::LaunchFailed { kernel: "(synchronize)".into(), reason: e.to_string() })
+    }
+
     pub fn check_device(&self, n: usize) -> Result<(), Error> {
         self.state(n).map(|_| ())
     }

@@ -33,6 +33,10 @@ impl OpenClRuntime {
         })
     }
 
+    pub fn synchronize(&self, n: usize) -> Result<(), Error> {
+        self.state(n).map(|s| match s.0 {})
+    }
+
     pub fn caps(&self, n: usize) -> Result<Caps, Error> {
         self.state(n).map(|s| match s.0 {})
     }

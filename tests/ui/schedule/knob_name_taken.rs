@@ -1,0 +1,14 @@
+use tvm::compute;
+
+compute! {
+    pub fn matmul(a: f32[64, 64], b: f32[64, 64]) -> c: f32[64, 64] {
+        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..64);
+    }
+
+    schedule!(cpu) {
+        let (io, ii) = c.split(c.i, tune!(t: 4, 8));
+        let (jo, ji) = c.split(c.j, tune!(t: 16, 32));
+    }
+}
+
+fn main() {}

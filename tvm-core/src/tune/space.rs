@@ -1,0 +1,340 @@
+//! The search space of a schedule block: its knobs (`tune!(..)`), the candidates they
+//! make, and the block with one candidate's values put in.
+//!
+//! A knob is named by what is written before its `:` (`tune!(tile: 8, 16)`), else by its
+//! place among the block's unnamed knobs: `k0`, `k1`, .. . A candidate is one value per
+//! knob; candidate 0 takes every knob's first value, which is the schedule as written.
+//! Candidates are numbered like an odometer whose last knob turns fastest.
+
+use crate::frontend::ast::{SExpr, SchedStmt, ScheduleBlock};
+use crate::loc::Loc;
+use crate::schedule::{ScheduleError, ScheduleErrorKind as K};
+use crate::target::Target;
+use proc_macro2::{Delimiter, Group, TokenStream, TokenTree};
+use std::collections::BTreeMap;
+
+/// The most candidates one block may make (every one is checked while the macro expands).
+pub const MAX_CANDIDATES: usize = 4096;
+
+/// One knob of a block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Knob {
+    pub name: String,
+    /// The values as written (`16`, `c.i`), in order.
+    pub values: Vec<String>,
+    /// Where each value is.
+    pub value_locs: Vec<Loc>,
+    /// The whole `tune!(..)`; or the name, when one is written.
+    pub loc: Loc,
+}
+
+/// The knobs of `block`, in the order written.
+pub fn knobs(block: &ScheduleBlock) -> Vec<Knob> {
+    let mut out = Vec::new();
+    let mut unnamed = 0;
+    for st in &block.stmts {
+        if let SchedStmt::Call { call, .. } = st {
+            walk(call, &mut |e| {
+                if let SExpr::Knob { name, values, loc } = e {
+                    let (name, loc) = match name {
+                        Some(n) => (n.name.clone(), n.loc),
+                        None => {
+                            unnamed += 1;
+                            (format!("k{}", unnamed - 1), *loc)
+                        }
+                    };
+                    let texts = values.iter().map(|v| v.to_string()).collect();
+                    let value_locs = values.iter().map(|v| v.loc()).collect();
+                    out.push(Knob { name, values: texts, value_locs, loc });
+                }
+            });
+        }
+    }
+    out
+}
+
+fn walk(e: &SExpr, f: &mut impl FnMut(&SExpr)) {
+    f(e);
+    match e {
+        SExpr::Field { base, .. } => walk(base, f),
+        SExpr::Method { base, args, .. } => {
+            walk(base, f);
+            args.iter().for_each(|a| walk(a, f));
+        }
+        SExpr::Index { base, index, .. } => {
+            walk(base, f);
+            walk(index, f);
+        }
+        SExpr::List { items, .. } | SExpr::Knob { values: items, .. } => items.iter().for_each(|a| walk(a, f)),
+        SExpr::Name(_) | SExpr::Int { .. } | SExpr::Lit { .. } => {}
+    }
+}
+
+/// `block` with knob `k` (in the order of [`knobs`]) replaced by its value `choice[k]`
+/// (its first value where `choice` is short).
+pub fn resolve(block: &ScheduleBlock, choice: &[usize]) -> ScheduleBlock {
+    let mut next = 0usize;
+    let stmts = block
+        .stmts
+        .iter()
+        .map(|st| match st {
+            SchedStmt::Call { pattern, call, loc } => {
+                SchedStmt::Call { pattern: pattern.clone(), call: put(call, choice, &mut next), loc: *loc }
+            }
+            bad => bad.clone(),
+        })
+        .collect();
+    ScheduleBlock { target: block.target.clone(), target_loc: block.target_loc, stmts }
+}
+
+fn put(e: &SExpr, choice: &[usize], next: &mut usize) -> SExpr {
+    let mut rec = |x: &SExpr| put(x, choice, next);
+    match e {
+        SExpr::Knob { values, .. } => {
+            let k = *next;
+            *next += 1;
+            let i = choice.get(k).copied().unwrap_or(0).min(values.len().saturating_sub(1));
+            values.get(i).cloned().unwrap_or_else(|| e.clone())
+        }
+        SExpr::Field { base, field, loc } => {
+            SExpr::Field { base: Box::new(rec(base)), field: field.clone(), loc: *loc }
+        }
+        SExpr::Method { base, method, args, loc } => {
+            let base = Box::new(rec(base));
+            let args = args.iter().map(&mut rec).collect();
+            SExpr::Method { base, method: method.clone(), args, loc: *loc }
+        }
+        SExpr::Index { base, index, loc } => {
+            SExpr::Index { base: Box::new(rec(base)), index: Box::new(rec(index)), loc: *loc }
+        }
+        SExpr::List { items, loc } => SExpr::List { items: items.iter().map(rec).collect(), loc: *loc },
+        other => other.clone(),
+    }
+}
+
+/// How many candidates `knobs` make.
+pub fn space_size(knobs: &[Knob]) -> u128 {
+    knobs.iter().fold(1u128, |n, k| n.saturating_mul(k.values.len() as u128))
+}
+
+/// Candidate number `n`'s value of every knob (the last knob turns fastest).
+pub fn choice_of(knobs: &[Knob], mut n: usize) -> Vec<usize> {
+    let mut out = vec![0; knobs.len()];
+    for (k, knob) in knobs.iter().enumerate().rev() {
+        let len = knob.values.len().max(1);
+        out[k] = n % len;
+        n /= len;
+    }
+    out
+}
+
+/// A candidate as a record writes it: knob name → value as written.
+pub fn assignment(knobs: &[Knob], choice: &[usize]) -> BTreeMap<String, String> {
+    knobs.iter().zip(choice).map(|(k, &i)| (k.name.clone(), k.values[i].clone())).collect()
+}
+
+/// The candidate a record's assignment names, if every knob is in it with a value the
+/// knob still has (extra names make it no candidate of this space).
+pub fn choice_from(knobs: &[Knob], a: &BTreeMap<String, String>) -> Option<Vec<usize>> {
+    if a.len() != knobs.len() {
+        return None;
+    }
+    knobs.iter().map(|k| k.values.iter().position(|v| Some(v) == a.get(&k.name))).collect()
+}
+
+/// The block's knob errors: two knobs of one name, a value written twice, too many
+/// candidates, and a value no legal candidate has (each candidate is applied to `graph`
+/// for `target` by the same rules as any schedule). Candidate 0's own errors are the
+/// block's ordinary errors, reported elsewhere; the never-legal check runs only when
+/// candidate 0 is legal.
+pub fn check(graph: &crate::te::Graph, block: &ScheduleBlock, target: &Target) -> Vec<ScheduleError> {
+    let errors = check_syntax(block);
+    if !errors.is_empty() || crate::frontend::schedule_apply(graph, &resolve(block, &[]), target.clone()).is_err() {
+        return errors;
+    }
+    check_values(graph, block, target)
+}
+
+/// The errors of the knobs as written: no value, a knob inside a knob, two knobs of one
+/// name, a value written twice, too many candidates. A block with any of these is not
+/// applied (its knobs mean nothing yet).
+pub fn check_syntax(block: &ScheduleBlock) -> Vec<ScheduleError> {
+    let mut errors = Vec::new();
+    for st in &block.stmts {
+        if let SchedStmt::Call { call, .. } = st {
+            walk(call, &mut |e| {
+                if let SExpr::Knob { values, loc, .. } = e {
+                    if values.is_empty() {
+                        errors.push(ScheduleError::new(*loc, K::KnobWithoutValues));
+                    }
+                    for v in values {
+                        if let SExpr::Knob { loc, .. } = v {
+                            errors.push(ScheduleError::new(*loc, K::KnobInKnob));
+                        }
+                    }
+                }
+            });
+        }
+    }
+    if !errors.is_empty() {
+        return errors;
+    }
+    let ks = knobs(block);
+    for (i, k) in ks.iter().enumerate() {
+        if ks[..i].iter().any(|o| o.name == k.name) {
+            errors.push(ScheduleError::new(k.loc, K::KnobNameTaken { name: k.name.clone() }));
+        }
+        for (j, v) in k.values.iter().enumerate() {
+            if k.values[..j].contains(v) {
+                errors.push(ScheduleError::new(
+                    k.value_locs[j],
+                    K::KnobValueRepeated { knob: k.name.clone(), value: v.clone() },
+                ));
+            }
+        }
+    }
+    let size = space_size(&ks);
+    if size > MAX_CANDIDATES as u128 {
+        let loc = ks[0].loc;
+        errors.push(ScheduleError::new(loc, K::KnobSpaceTooLarge { count: size, limit: MAX_CANDIDATES }));
+    }
+    errors
+}
+
+/// The values with which no candidate of `block` (whose knobs passed [`check_syntax`]
+/// and whose candidate 0 is legal) is a legal schedule for `target`.
+pub fn check_values(graph: &crate::te::Graph, block: &ScheduleBlock, target: &Target) -> Vec<ScheduleError> {
+    let ks = knobs(block);
+    if ks.is_empty() {
+        return Vec::new();
+    }
+    let size = space_size(&ks);
+    let mut errors = Vec::new();
+    // Which values some legal candidate has; the first error of each value otherwise.
+    let mut legal: Vec<Vec<bool>> = ks.iter().map(|k| vec![false; k.values.len()]).collect();
+    let mut why: Vec<Vec<Option<String>>> = ks.iter().map(|k| vec![None; k.values.len()]).collect();
+    for n in 0..size as usize {
+        let choice = choice_of(&ks, n);
+        // Skip a candidate whose values are all known to be legal already.
+        if choice.iter().enumerate().all(|(k, &i)| legal[k][i]) {
+            continue;
+        }
+        match crate::frontend::schedule_apply(graph, &resolve(block, &choice), target.clone()) {
+            Ok(_) => choice.iter().enumerate().for_each(|(k, &i)| legal[k][i] = true),
+            Err(es) => {
+                let first = es.first().map(|e| e.message()).unwrap_or_default();
+                for (k, &i) in choice.iter().enumerate() {
+                    why[k][i].get_or_insert_with(|| first.clone());
+                }
+            }
+        }
+    }
+    for (k, knob) in ks.iter().enumerate() {
+        for (i, v) in knob.values.iter().enumerate() {
+            if !legal[k][i] {
+                let why = why[k][i].clone().unwrap_or_default();
+                errors.push(ScheduleError::new(
+                    knob.value_locs[i],
+                    K::KnobValueNeverLegal { knob: knob.name.clone(), value: v.clone(), why },
+                ));
+            }
+        }
+    }
+    errors
+}
+
+/// The macro input `tokens` of a kernel as one candidate: the function renamed to
+/// `name`, the knobs of schedule block `block` (index among the blocks) at `choice`,
+/// every other knob at its first value. What the tuner compiles for each candidate.
+pub fn substitute(tokens: &TokenStream, block: Option<usize>, choice: &[usize], name: &str) -> TokenStream {
+    let mut out = Vec::new();
+    let toks: Vec<TokenTree> = tokens.clone().into_iter().collect();
+    let (mut i, mut seen, mut renamed) = (0, 0usize, false);
+    while i < toks.len() {
+        if !renamed {
+            if let (TokenTree::Ident(f), Some(TokenTree::Ident(n))) = (&toks[i], toks.get(i + 1)) {
+                if f == "fn" {
+                    out.push(toks[i].clone());
+                    out.push(TokenTree::Ident(proc_macro2::Ident::new(name, n.span())));
+                    renamed = true;
+                    i += 2;
+                    continue;
+                }
+            }
+        }
+        if let (
+            TokenTree::Ident(id),
+            Some(TokenTree::Punct(bang)),
+            Some(TokenTree::Group(t)),
+            Some(TokenTree::Group(b)),
+        ) = (&toks[i], toks.get(i + 1), toks.get(i + 2), toks.get(i + 3))
+        {
+            if id == "schedule" && bang.as_char() == '!' && b.delimiter() == Delimiter::Brace {
+                let pick: &[usize] = if Some(seen) == block { choice } else { &[] };
+                let body = put_tokens(&b.stream(), pick, &mut 0);
+                out.extend([toks[i].clone(), toks[i + 1].clone(), TokenTree::Group(t.clone())]);
+                let mut g = Group::new(Delimiter::Brace, body);
+                g.set_span(b.span());
+                out.push(TokenTree::Group(g));
+                seen += 1;
+                i += 4;
+                continue;
+            }
+        }
+        out.push(toks[i].clone());
+        i += 1;
+    }
+    out.into_iter().collect()
+}
+
+/// `ts` with every `tune!(..)` replaced by the tokens of its chosen value.
+fn put_tokens(ts: &TokenStream, choice: &[usize], next: &mut usize) -> TokenStream {
+    let toks: Vec<TokenTree> = ts.clone().into_iter().collect();
+    let mut out: Vec<TokenTree> = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        if let (TokenTree::Ident(id), Some(TokenTree::Punct(bang)), Some(TokenTree::Group(g))) =
+            (&toks[i], toks.get(i + 1), toks.get(i + 2))
+        {
+            if id == "tune" && bang.as_char() == '!' && g.delimiter() == Delimiter::Parenthesis {
+                let values = knob_values(&g.stream());
+                let k = choice.get(*next).copied().unwrap_or(0);
+                *next += 1;
+                if let Some(v) = values.get(k).or(values.first()) {
+                    out.extend(v.clone());
+                }
+                i += 3;
+                continue;
+            }
+        }
+        match &toks[i] {
+            TokenTree::Group(g) => {
+                let mut ng = Group::new(g.delimiter(), put_tokens(&g.stream(), choice, next));
+                ng.set_span(g.span());
+                out.push(TokenTree::Group(ng));
+            }
+            t => out.push(t.clone()),
+        }
+        i += 1;
+    }
+    out.into_iter().collect()
+}
+
+/// The values of a knob's group (`name: a, b` or `a, b`), each as its tokens.
+fn knob_values(ts: &TokenStream) -> Vec<TokenStream> {
+    let mut toks: Vec<TokenTree> = ts.clone().into_iter().collect();
+    if let (Some(TokenTree::Ident(_)), Some(TokenTree::Punct(c))) = (toks.first(), toks.get(1)) {
+        let double = matches!(toks.get(2), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+        if c.as_char() == ':' && c.spacing() == proc_macro2::Spacing::Alone && !double {
+            toks.drain(..2);
+        }
+    }
+    let mut values = vec![Vec::new()];
+    for t in toks {
+        match &t {
+            TokenTree::Punct(p) if p.as_char() == ',' => values.push(Vec::new()),
+            _ => values.last_mut().expect("one value at least").push(t),
+        }
+    }
+    values.into_iter().filter(|v| !v.is_empty()).map(|v| v.into_iter().collect()).collect()
+}

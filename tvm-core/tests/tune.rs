@@ -1,0 +1,192 @@
+//! Knobs, candidates and tuning records (`tvm_core::tune`): the space a block declares,
+//! the candidate the tuner compiles against the one the macro applies, the record's JSON
+//! round trip, and what makes a record stale.
+
+use proc_macro2::TokenStream;
+use std::collections::BTreeMap;
+use tvm_core::frontend::{parse_kernel, unwrap_invocation};
+use tvm_core::tune::{self, record, space, Measured, Record, Status, TargetRecord};
+use tvm_core::TargetKind;
+
+const MATMUL: &str = r#"
+    /// c = a · b
+    pub fn mm(a: f32[64, 64], b: f32[64, 64]) -> c: f32[64, 64] {
+        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..64);
+    }
+    schedule!(cpu) {
+        let (io, jo, ii, ji) = c.tile(c.i, c.j, tune!(ti: 4, 8, 16), tune!(16, 32));
+        c.reorder(io, jo, c.k, ii, ji);
+        c.parallel(io);
+        c.unroll(tune!(ii, c.k));
+        c.vectorize(ji);
+    }
+    schedule!(cuda) {
+        let (bi, bj, ti, tj) = c.tile(c.i, c.j, 16, 16);
+        c.bind(bi, block.y);
+        c.bind(bj, block.x);
+        c.bind(ti, thread.y);
+        c.bind(tj, thread.x);
+    }
+"#;
+
+fn tokens(src: &str) -> TokenStream {
+    unwrap_invocation(src.parse().expect("tokens"))
+}
+
+#[test]
+fn knobs_are_named_and_numbered_in_order() {
+    let k = parse_kernel(tokens(MATMUL)).unwrap_or_else(|_| panic!("compiles"));
+    let ks = tune::knobs(&k.ast.schedules[0]);
+    let names: Vec<&str> = ks.iter().map(|k| k.name.as_str()).collect();
+    assert_eq!(names, ["ti", "k0", "k1"]);
+    assert_eq!(ks[0].values, ["4", "8", "16"]);
+    assert_eq!(ks[2].values, ["ii", "c.k"]);
+    assert_eq!(space::space_size(&ks), 12);
+    // Candidate 0 is the schedule as written; the last knob turns fastest.
+    assert_eq!(space::choice_of(&ks, 0), [0, 0, 0]);
+    assert_eq!(space::choice_of(&ks, 1), [0, 0, 1]);
+    assert_eq!(space::choice_of(&ks, 11), [2, 1, 1]);
+    let a = space::assignment(&ks, &[1, 0, 1]);
+    assert_eq!(a.get("ti").map(String::as_str), Some("8"));
+    assert_eq!(space::choice_from(&ks, &a), Some(vec![1, 0, 1]));
+    let mut gone = a.clone();
+    gone.insert("ti".into(), "64".into());
+    assert_eq!(space::choice_from(&ks, &gone), None, "a value the knob no longer has");
+    // The kernel as compiled has every knob at its first value.
+    let written = tune::resolve(&k.ast.schedules[0], &[]);
+    assert_eq!(k.schedules[0], written);
+    assert!(tune::knobs(&written).is_empty());
+}
+
+/// The candidate the tuner compiles (the tokens with the values put in) is the schedule
+/// the macro gets by resolving the knobs, for every candidate.
+#[test]
+fn substituted_tokens_parse_to_the_resolved_schedule() {
+    let ts = tokens(MATMUL);
+    let k = parse_kernel(ts.clone()).unwrap_or_else(|_| panic!("compiles"));
+    let ks = tune::knobs(&k.ast.schedules[0]);
+    for n in 0..space::space_size(&ks) as usize {
+        let choice = space::choice_of(&ks, n);
+        let cand = space::substitute(&ts, Some(0), &choice, "mm_c");
+        let ck = parse_kernel(cand).unwrap_or_else(|_| panic!("candidate {n} parses"));
+        assert_eq!(ck.name, "mm_c");
+        let want = tune::resolve(&k.ast.schedules[0], &choice);
+        assert_eq!(ck.schedules[0].stmts.len(), want.stmts.len());
+        let shown = |b: &tvm_core::frontend::ast::ScheduleBlock| -> Vec<String> {
+            b.stmts
+                .iter()
+                .map(|s| match s {
+                    tvm_core::frontend::ast::SchedStmt::Call { call, .. } => call.to_string(),
+                    other => format!("{other:?}"),
+                })
+                .collect()
+        };
+        assert_eq!(shown(&ck.schedules[0]), shown(&want), "candidate {n}");
+    }
+}
+
+#[test]
+fn the_hash_ignores_knob_values_docs_and_other_blocks() {
+    let base = record::kernel_hash(&tokens(MATMUL), Some(0));
+    // A value added to a knob: same key (only the new candidates are measured).
+    let more = MATMUL.replace("tune!(16, 32)", "tune!(16, 32, 64)");
+    assert_eq!(record::kernel_hash(&tokens(&more), Some(0)), base);
+    // Another target's block, and the doc comment: same key.
+    let other = MATMUL.replace("16, 16);", "8, 32);").replace("/// c = a · b", "/// the product");
+    assert_eq!(record::kernel_hash(&tokens(&other), Some(0)), base);
+    // The algorithm, a statement of the tuned block, or a knob's name: a new key.
+    let algo = MATMUL.replace("a[i, k] * b[k, j]", "a[i, k] * b[k, j] * 2.0");
+    assert_ne!(record::kernel_hash(&tokens(&algo), Some(0)), base);
+    let stmt = MATMUL.replace("c.parallel(io);", "c.parallel(jo);");
+    assert_ne!(stmt, MATMUL);
+    assert_ne!(record::kernel_hash(&tokens(&stmt), Some(0)), base);
+    let renamed = MATMUL.replace("tune!(ti:", "tune!(rows:");
+    assert_ne!(record::kernel_hash(&tokens(&renamed), Some(0)), base);
+    // The CUDA block's key is its own.
+    assert_ne!(record::kernel_hash(&tokens(MATMUL), Some(1)), base);
+}
+
+fn entry(kernel: &tvm_core::frontend::Kernel, ts: &TokenStream, winner: &[(&str, &str)]) -> TargetRecord {
+    let block = record::block_index(&kernel.ast.schedules, TargetKind::Cpu);
+    let key = record::key(kernel, ts, block, BTreeMap::new(), "cpu test");
+    let knobs: BTreeMap<String, String> = winner.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let m = Measured {
+        knobs: knobs.clone(),
+        status: Status::Ok,
+        min_s: Some(1e-3),
+        median_s: Some(1.5e-3),
+        p20_s: Some(1.2e-3),
+        p80_s: Some(1.8e-3),
+        max_error: Some(0.0),
+        message: None,
+    };
+    TargetRecord {
+        key,
+        knobs: vec!["ti".into(), "k0".into(), "k1".into()],
+        candidates: vec![m],
+        winner: Some(knobs),
+        tuning_seconds: 1.0,
+    }
+}
+
+#[test]
+fn a_record_round_trips_and_applies_only_while_its_key_matches() {
+    let ts = tokens(MATMUL);
+    let k = parse_kernel(ts.clone()).unwrap_or_else(|_| panic!("compiles"));
+    let mut rec = Record::new("mm");
+    rec.targets.insert("cpu".into(), entry(&k, &ts, &[("ti", "8"), ("k0", "32"), ("k1", "c.k")]));
+    let json = rec.to_json();
+    assert!(json.contains("\"schema\": 1") && json.contains("\"status\": \"ok\""), "{json}");
+    let back = Record::parse(&json).expect("parses");
+    assert_eq!(back, rec);
+
+    let t = tune::applied(&k, &ts, &back, TargetKind::Cpu).expect("applies");
+    assert_eq!(t.device, "cpu test");
+    let shown = t.schedules[0].stmts.iter().map(|s| format!("{s:?}")).collect::<String>();
+    assert!(shown.contains("value: 8") && shown.contains("value: 32"), "{shown}");
+    // No entry for OpenCL: nothing applies there.
+    assert!(tune::applied(&k, &ts, &back, TargetKind::OpenCl).is_none());
+
+    // A changed algorithm, compiler or schema, or a winner no longer in the space: stale.
+    let algo = tokens(&MATMUL.replace("a[i, k] * b[k, j]", "a[i, k] * b[k, j] * 2.0"));
+    let k2 = parse_kernel(algo.clone()).unwrap_or_else(|_| panic!("compiles"));
+    assert!(tune::applied(&k2, &algo, &back, TargetKind::Cpu).is_none());
+    let mut old = back.clone();
+    old.targets.get_mut("cpu").unwrap().key.compiler = "0.0.1".into();
+    assert!(tune::applied(&k, &ts, &old, TargetKind::Cpu).is_none());
+    let mut schema = back.clone();
+    schema.schema = 0;
+    assert!(tune::applied(&k, &ts, &schema, TargetKind::Cpu).is_none());
+    let fewer = tokens(&MATMUL.replace("tune!(ti: 4, 8, 16)", "tune!(ti: 4, 16)"));
+    let k3 = parse_kernel(fewer.clone()).unwrap_or_else(|_| panic!("compiles"));
+    assert!(tune::applied(&k3, &fewer, &back, TargetKind::Cpu).is_none(), "winner ti=8 is gone");
+    // A value added to a knob keeps the record and its winner.
+    let more = tokens(&MATMUL.replace("tune!(ti: 4, 8, 16)", "tune!(ti: 4, 8, 16, 32)"));
+    let k4 = parse_kernel(more.clone()).unwrap_or_else(|_| panic!("compiles"));
+    assert!(tune::applied(&k4, &more, &back, TargetKind::Cpu).is_some());
+
+    // The device and dims are compared where they are known.
+    let e = &back.targets["cpu"];
+    let mut other = e.key.clone();
+    other.device = "cpu elsewhere".into();
+    assert!(record::mismatch(&e.key, &other, false).is_none());
+    assert!(record::mismatch(&e.key, &other, true).unwrap().contains("tuned on `cpu test`"));
+}
+
+#[test]
+fn knob_errors_point_at_their_tokens() {
+    let cases = [
+        ("tune!(16, 32)", "tune!(16, 16)", "knob `k0` has the value `16` twice"),
+        ("tune!(ti: 4, 8, 16)", "tune!(ti: 4, 0)", "value `0` of knob `ti` is illegal in every candidate"),
+        ("tune!(16, 32)", "tune!(ti: 16, 32)", "a knob named `ti` is already in this schedule"),
+    ];
+    for (from, to, want) in cases {
+        let src = MATMUL.replace(from, to);
+        let k = parse_kernel(tokens(&src)).unwrap_or_else(|_| panic!("parses"));
+        let errs = tvm_core::frontend::check_schedules(&k);
+        let msgs: Vec<String> = errs.iter().map(|e| e.message()).collect();
+        assert!(msgs.iter().any(|m| m.contains(want)), "{to}: {msgs:?}");
+    }
+    let ok = parse_kernel(tokens(MATMUL)).unwrap_or_else(|_| panic!("parses"));
+    assert!(tvm_core::frontend::check_schedules(&ok).is_empty());
+}
