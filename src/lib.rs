@@ -3,7 +3,8 @@
 //! This facade is the crate users depend on. Its API is what a program that runs kernels
 //! calls: the [`compute!`] macro, which compiles kernels while the user's crate compiles,
 //! and the runtime's [`Tensor`], [`DeviceTensor`], [`Device`], [`Error`], [`Element`],
-//! [`DType`], [`f16`](struct@f16), [`bf16`] and [`device_stats`]. A program built on it links the
+//! [`DType`], [`f16`](struct@f16), [`bf16`], [`device_stats`], [`Profile`] and the switch of
+//! [`tuning`] records. A program built on it links the
 //! runtime alone; the compiler is `tvm::compiler` (with `tvm::build` for build scripts),
 //! behind the opt-in feature `compiler`.
 //!
@@ -18,6 +19,14 @@ pub use tvm_macros::compute;
 pub use tvm_runtime::{
     bf16, device_stats, f16, DType, Device, DeviceStats, DeviceTensor, Element, Error, Profile, Speedup, Tensor,
 };
+
+/// Tuning records at run time: a kernel whose crate has `tvm-tuning/NAME.json` (written
+/// by `tvm-tune`) runs the record's winner on the device and dims it was measured with.
+/// These switch that off and on for the whole process (`TVM_TUNING=off` starts it off),
+/// and name the device as records do.
+pub mod tuning {
+    pub use tvm_runtime::tune::{device_identity, set_tuning_enabled, tuning_enabled};
+}
 
 #[cfg(feature = "ndarray")]
 pub use tvm_runtime::ndarray;

@@ -34,8 +34,9 @@ compute! {
         pad.parallel(pc);
         // Tiles of 8 channels x 48 positions, accumulated in registers.
         let el = ext.cache_write(local);
-        let (fo, fi) = ext.split(ext.f, 8);
-        let (po, pi) = ext.split(ext.p, 48);
+        // Knobs: the tile's channels and positions (3264 = 68 x 48 positions).
+        let (fo, fi) = ext.split(ext.f, tune!(channels: 8, 4, 16));
+        let (po, pi) = ext.split(ext.p, tune!(positions: 48, 24, 32, 96));
         ext.reorder(ext.n, fo, po, fi, pi);
         ext.parallel(fo);
         ext.vectorize(pi);
@@ -56,7 +57,7 @@ compute! {
         // Each thread's sum in a register.
         let el = ext.cache_write(local);
         ext.bind(ext.f, block.y);
-        let (pb, pt) = ext.split(ext.p, 64);
+        let (pb, pt) = ext.split(ext.p, tune!(tx: 64, 32, 128));
         ext.bind(pb, block.x);
         ext.bind(pt, thread.x);
         el.compute_at(ext, pt);
@@ -65,7 +66,7 @@ compute! {
         w_s.compute_at(ext, pb);
         let [wf, wc, wr, ws] = w_s.axes();
         let wcrs = w_s.fuse(wc, wr, ws);
-        let (wo, wi) = w_s.split(wcrs, 64);
+        let (wo, wi) = w_s.split(wcrs, tune!(tx));
         w_s.bind(wi, thread.x);
         out.bind(out.f, block.y);
         out.bind(out.y, block.x);

@@ -15,12 +15,12 @@ compute! {
     schedule!(cpu) {
         let [pp, pk, pq] = wp.axes();
         wp.parallel(pp);
-        let (io, jo, ii, ji) = out.tile(out.i, out.j, 8, 16);
+        let (io, jo, ii, ji) = out.tile(out.i, out.j, tune!(rows: 8, 4, 16), 16);
         out.parallel(io);
         out.vectorize(ji);
         d.compute_at(out, jo);
         let [di, dj] = d.axes();
-        let (ko, ki) = d.split(d.k, 4);
+        let (ko, ki) = d.split(d.k, tune!(kc: 4, 2, 8));
         d.reorder(ko, ki, di, dj);
         d.unroll(ki);
         d.unroll(di);
@@ -29,13 +29,14 @@ compute! {
     schedule!(cuda) {
         // The packing is for CPU registers: on the GPU d reads w directly.
         wp.compute_inline();
-        let (bi, bj, ti, tj) = out.tile(out.i, out.j, 16, 16);
+        // Knobs: the block's shape; a slice of k as wide as the block stages x.
+        let (bi, bj, ti, tj) = out.tile(out.i, out.j, tune!(ty: 16, 8, 32), tune!(tx: 16, 32, 8));
         out.bind(bi, block.y);
         out.bind(bj, block.x);
         out.bind(ti, thread.y);
         out.bind(tj, thread.x);
         d.compute_at(out, tj);
-        let (ko, ki) = d.split(d.k, 16);
+        let (ko, ki) = d.split(d.k, tune!(tx));
         let x_s = x.cache_read(shared, [d]);
         x_s.compute_at(d, ko);
         let [xy, xk] = x_s.axes();

@@ -23,12 +23,14 @@ compute! {
         // loads of the panel and 8 broadcasts of a for 16 FMAs (8 x 16 had 9 loads for
         // 8 FMAs, and ran 7.7 ms against 5.8 ms, medians of alternating runs).
         let cl = c.cache_write(local);
-        let (io, jo, ii, ji) = c.tile(c.i, c.j, 8, 32);
+        // Knobs (`tune!`): the tile's rows and columns, and the k unrolling; the first
+        // values are the schedule as written, `tvm-tune` measures the rest.
+        let (io, jo, ii, ji) = c.tile(c.i, c.j, tune!(rows: 8, 4, 16), tune!(cols: 32, 16));
         c.parallel(io);
         c.vectorize(ji);
         cl.compute_at(c, jo);
         let [ci, cj] = cl.axes();
-        let (ko, ki) = cl.split(cl.k, 4);
+        let (ko, ki) = cl.split(cl.k, tune!(kc: 4, 2, 8));
         cl.reorder(ko, ki, ci, cj);
         cl.unroll(ki);
         cl.unroll(ci);
@@ -57,7 +59,7 @@ compute! {
         let [ci, cj] = cl.axes();
         let (ko, ki) = cl.split(cl.k, 8);
         cl.reorder(ko, ki, ci, cj);
-        cl.unroll(ki);
+        cl.unroll(tune!(unrolled: ki, ko));
         cl.unroll(ci);
         cl.unroll(cj);
         // The 128 x 8 slice of a and the 8 x 128 slice of b (as packed panels), 4 floats

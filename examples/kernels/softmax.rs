@@ -18,21 +18,22 @@ compute! {
         // lanes wide: the row max and the row sum as 16 partial results (rfactor) that
         // are then combined, the exponentials into a row buffer, the output.
         y.parallel(y.i);
-        let (jo, ji) = y.split(y.j, 16);
+        // Knobs: the vector width of the element passes and of the two reductions.
+        let (jo, ji) = y.split(y.j, tune!(w: 16, 8, 32));
         y.vectorize(ji);
         m.compute_at(y, y.i);
         e.compute_at(y, y.i);
         s.compute_at(y, y.i);
-        let (eo, ei) = e.split(e.j, 16);
+        let (eo, ei) = e.split(e.j, tune!(w));
         e.vectorize(ei);
-        let (mo, mi) = m.split(m.j, 16);
+        let (mo, mi) = m.split(m.j, tune!(wr: 16, 8, 32));
         let m_rf = m.rfactor(mi);
         m_rf.compute_at(y, y.i);
         let [mk, mr] = m_rf.axes();
         let [mo2] = m_rf.reduce_axes();
         m_rf.reorder(mr, mo2, mk);
         m_rf.vectorize(mk);
-        let (so, si) = s.split(s.j, 16);
+        let (so, si) = s.split(s.j, tune!(wr));
         let s_rf = s.rfactor(si);
         s_rf.compute_at(y, y.i);
         let [sk, sr] = s_rf.axes();
@@ -43,14 +44,14 @@ compute! {
 
     schedule!(cuda) {
         y.bind(y.i, block.x);
-        let (jo, ji) = y.split(y.j, 128);
+        let (jo, ji) = y.split(y.j, tune!(tx: 128, 64, 256));
         y.bind(ji, thread.x);
         e.compute_inline();
         m.compute_at(y, y.i);
-        let (mo, mi) = m.split(m.j, 128);
+        let (mo, mi) = m.split(m.j, tune!(tx));
         m.bind(mi, thread.x);
         s.compute_at(y, y.i);
-        let (so, si) = s.split(s.j, 128);
+        let (so, si) = s.split(s.j, tune!(tx));
         s.bind(si, thread.x);
     }
 }

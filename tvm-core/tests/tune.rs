@@ -190,3 +190,56 @@ fn knob_errors_point_at_their_tokens() {
     let ok = parse_kernel(tokens(MATMUL)).unwrap_or_else(|_| panic!("parses"));
     assert!(tvm_core::frontend::check_schedules(&ok).is_empty());
 }
+
+/// `tune!(NAME)` takes the value of the knob named NAME before it: one knob, whose value
+/// goes to every place (the threads of several splits that must agree).
+#[test]
+fn a_named_knob_is_reused_by_name() {
+    let src = r#"
+        pub fn softmax(x: f32[M, N]) -> y: f32[M, N] {
+            let m[i]: f32[M] = max(x[i, j] for j in 0..N);
+            y[i, j] = x[i, j] - m[i];
+        }
+        schedule!(cuda) {
+            y.bind(y.i, block.x);
+            let (jo, ji) = y.split(y.j, tune!(tx: 128, 64, 256));
+            y.bind(ji, thread.x);
+            m.compute_at(y, y.i);
+            let (mo, mi) = m.split(m.j, tune!(tx));
+            m.bind(mi, thread.x);
+        }
+    "#;
+    let ts = tokens(src);
+    let k = parse_kernel(ts.clone()).unwrap_or_else(|_| panic!("compiles"));
+    let ks = tune::knobs(&k.ast.schedules[0]);
+    assert_eq!(ks.len(), 1, "{ks:?}");
+    assert_eq!(space::space_size(&ks), 3);
+    assert!(tvm_core::frontend::check_schedules(&k).is_empty(), "every candidate agrees on the threads");
+    let resolved = tune::resolve(&k.ast.schedules[0], &[2]);
+    let text: Vec<String> = resolved
+        .stmts
+        .iter()
+        .map(|s| match s {
+            tvm_core::frontend::ast::SchedStmt::Call { call, .. } => call.to_string(),
+            _ => String::new(),
+        })
+        .collect();
+    assert!(
+        text.contains(&"y.split(y.j, 256)".to_string()) && text.contains(&"m.split(m.j, 256)".to_string()),
+        "{text:?}"
+    );
+    let cand = parse_kernel(space::substitute(&ts, Some(0), &[2], "s2")).unwrap_or_else(|_| panic!("parses"));
+    let shown: Vec<String> = cand.schedules[0]
+        .stmts
+        .iter()
+        .map(|s| match s {
+            tvm_core::frontend::ast::SchedStmt::Call { call, .. } => call.to_string(),
+            _ => String::new(),
+        })
+        .collect();
+    assert_eq!(shown, text);
+    // The reference is part of the key like any knob: renaming it is a new key.
+    let base = record::kernel_hash(&ts, Some(0));
+    assert_eq!(record::kernel_hash(&tokens(&src.replace("128, 64, 256", "128, 64")), Some(0)), base);
+    assert_ne!(record::kernel_hash(&tokens(&src.replace("tune!(tx)", "64")), Some(0)), base);
+}

@@ -8,6 +8,7 @@
 
 use crate::Device;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 /// The device as a tuning record names it: `cpu ARCH FEATURES` (the SIMD features the
@@ -63,10 +64,30 @@ fn cpu_identity() -> String {
     format!("cpu {} {}", std::env::consts::ARCH, features.join("+"))
 }
 
-/// Whether records apply at all: not when `TVM_TUNING=off` (read once).
+/// 0: not decided yet; 1: on; 2: off.
+static TUNING: AtomicU8 = AtomicU8::new(0);
+
+/// Whether kernels run the winners of their tuning records where those apply: yes,
+/// unless the environment has `TVM_TUNING=off` (read at the first call) or
+/// [`set_tuning_enabled`] said otherwise.
 pub fn tuning_enabled() -> bool {
-    static ON: OnceLock<bool> = OnceLock::new();
-    *ON.get_or_init(|| std::env::var("TVM_TUNING").map(|v| v.trim() != "off").unwrap_or(true))
+    match TUNING.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => {
+            let on = std::env::var("TVM_TUNING").map(|v| v.trim() != "off").unwrap_or(true);
+            // A concurrent `set_tuning_enabled` wins over the environment.
+            let _ = TUNING.compare_exchange(0, if on { 1 } else { 2 }, Ordering::Relaxed, Ordering::Relaxed);
+            TUNING.load(Ordering::Relaxed) == 1
+        }
+    }
+}
+
+/// Makes every kernel of the process run its tuned winners (`true`) or its schedules as
+/// written (`false`) from now on, whatever `TVM_TUNING` says: to compare the two in one
+/// program.
+pub fn set_tuning_enabled(on: bool) {
+    TUNING.store(if on { 1 } else { 2 }, Ordering::Relaxed);
 }
 
 /// Whether a call on `device` with dims `dims` runs the winner of a record measured on

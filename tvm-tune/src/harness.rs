@@ -7,6 +7,7 @@
 //! BENCH reference 0 cpu DIR 0 0          writes DIR/reference.bin (every output as f64)
 //! BENCH candidate N DEVICE DIR QUICK TOL checks candidate N's outputs against it, then
 //!                                         times it on DEVICE with device-resident tensors
+//! BENCH default 0 DEVICE DIR 0 TOL        the same for the default schedule (three runs)
 //! ```
 //!
 //! A candidate prints `error E`, then `wrong` (E above TOL), or `quick S` (the median of
@@ -228,6 +229,9 @@ fn run(mode: &str, n: usize, dev: tvm::Device, dir: &std::path::Path, quick: f64
             println!("times {{:e}} {{:e}} {{:e}} {{:e}}", p.min(), p.median(), p.p20(), p.p80());
             Ok(())
         }}}};
+    }}
+    if mode == "default" {{
+        return bench!(__tvm_reference);
     }}
     match n {{
 {arms}        _ => {{

@@ -331,17 +331,35 @@ fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found) -> Result<
         results.len() - illegal,
         to_measure.len()
     );
+    let old_default = rec.targets.get(kind).filter(|_| !old.is_empty()).and_then(|e| e.default_s);
+    let mut default_s = old_default;
+    let mut decided = None;
     if !to_measure.is_empty() {
-        let fresh = measure_all(o, kernel, &f.inv.tokens, &dims, &to_measure, &results)?;
-        results.extend(fresh);
+        let (fresh, d, w) = measure_all(o, f, &dims, &to_measure, &results)?;
+        decided = w;
+        // Fresh outcomes, and the confirmation's medians, replace what was known.
+        for (n, m) in fresh {
+            results.retain(|r| r.0 != n);
+            results.push((n, m));
+        }
+        default_s = d.or(default_s);
     }
     results.sort_by_key(|r| r.0);
     let candidates: Vec<Measured> = results.into_iter().map(|r| r.1).collect();
-    let winner = candidates
-        .iter()
-        .filter(|c| c.status == Status::Ok)
-        .min_by(|a, b| a.median_s.unwrap_or(f64::INFINITY).total_cmp(&b.median_s.unwrap_or(f64::INFINITY)))
-        .map(|c| c.knobs.clone());
+    // The head-to-head's decision; else the record's winner (nothing new was measured);
+    // else the fastest correct candidate.
+    let old_winner = rec.targets.get(kind).filter(|_| !old.is_empty()).and_then(|e| e.winner.clone());
+    let winner = decided
+        .map(|n| space::assignment(&f.knobs, &space::choice_of(&f.knobs, n)))
+        .filter(|a| candidates.iter().any(|c| &c.knobs == a && c.status == Status::Ok))
+        .or(old_winner.filter(|a| candidates.iter().any(|c| &c.knobs == a && c.status == Status::Ok)))
+        .or_else(|| {
+            candidates
+                .iter()
+                .filter(|c| c.status == Status::Ok)
+                .min_by(|a, b| a.median_s.unwrap_or(f64::INFINITY).total_cmp(&b.median_s.unwrap_or(f64::INFINITY)))
+                .map(|c| c.knobs.clone())
+        });
     let written = candidates.first().and_then(|c| c.median_s);
     let best = winner.as_ref().and_then(|w| candidates.iter().find(|c| &c.knobs == w)).and_then(|c| c.median_s);
     let entry = TargetRecord {
@@ -350,6 +368,7 @@ fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found) -> Result<
         candidates,
         winner: winner.clone(),
         tuning_seconds: (started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+        default_s,
     };
     rec.targets.insert(kind.to_string(), entry);
     std::fs::create_dir_all(path.parent().expect("a record path has a directory")).map_err(|e| e.to_string())?;
@@ -364,8 +383,9 @@ fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found) -> Result<
     match (winner, best, written) {
         (Some(w), Some(b), Some(a)) => {
             let knobs: Vec<String> = w.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            let default = default_s.map(|d| format!("; default schedule {} ({:.2}x)", measure::ms(d), d / b));
             println!(
-                "{}: {} {} in {:.1} s; winner {} {}, as written {} ({:.2}x)",
+                "{}: {} {} in {:.1} s; winner {} {}, as written {} ({:.2}x){}",
                 kernel.name,
                 kind,
                 path.display(),
@@ -373,7 +393,8 @@ fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found) -> Result<
                 knobs.join(", "),
                 measure::ms(b),
                 measure::ms(a),
-                a / b
+                a / b,
+                default.unwrap_or_default()
             );
         }
         (Some(w), _, _) => println!("{}: {kind} winner {w:?}; written to {}", kernel.name, path.display()),
@@ -397,16 +418,22 @@ fn failed(knobs: BTreeMap<String, String>, status: Status, message: String) -> M
     }
 }
 
-/// Builds the bench of the candidates in `to_measure`, runs the reference, then every
-/// candidate (as written first, which sets the first leader).
+/// Builds the bench of the candidates in `to_measure` (and of the schedule as written and
+/// the best known candidate, for the confirmation), runs the reference, then every
+/// candidate to measure (in order: the schedule as written first, when it is one, which
+/// sets the first leader). When the fastest correct candidate is not the schedule as
+/// written, the two are measured again, alternately, three times each, and the medians
+/// of those runs replace theirs: a winner must beat the schedule as written in a
+/// head-to-head, not by one run's noise. Returns the outcomes (fresh and confirmed) and
+/// the default schedule's time.
 fn measure_all(
     o: &Options,
-    kernel: &Kernel,
-    tokens: &proc_macro2::TokenStream,
+    f: &Found,
     dims: &BTreeMap<String, i64>,
     to_measure: &[(usize, proc_macro2::TokenStream)],
     known: &[(usize, Measured)],
-) -> Result<Vec<(usize, Measured)>, String> {
+) -> Result<Measurements, String> {
+    let kernel = &f.kernel;
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("tvm-tune is in the workspace").to_path_buf();
     let crate_tag = {
         use std::hash::{Hash, Hasher};
@@ -422,10 +449,19 @@ fn measure_all(
         TargetKind::Cuda => &["cuda"],
         _ => &[],
     };
-    let reference = harness::reference_tokens(tokens, "__tvm_reference");
-    harness::write(&dir, &package, &root, features, &root.join("Cargo.lock"), kernel, &reference, to_measure, dims)?;
+    let best_known = best(known);
+    let mut compiled: Vec<(usize, proc_macro2::TokenStream)> = to_measure.to_vec();
+    for n in [Some(0), best_known].into_iter().flatten() {
+        if !compiled.iter().any(|c| c.0 == n) {
+            let choice = space::choice_of(&f.knobs, n);
+            compiled.push((n, space::substitute(&f.inv.tokens, f.block, &choice, &format!("__tvm_c{n}"))));
+        }
+    }
+    compiled.sort_by_key(|c| c.0);
+    let reference = harness::reference_tokens(&f.inv.tokens, "__tvm_reference");
+    harness::write(&dir, &package, &root, features, &root.join("Cargo.lock"), kernel, &reference, &compiled, dims)?;
     let t = Instant::now();
-    eprintln!("tvm-tune: building {} candidates (cargo build --release)", to_measure.len());
+    eprintln!("tvm-tune: building {} candidates (cargo build --release)", compiled.len());
     let exe = measure::build(&dir, &root.join("target/tvm-tune/target"), &package)?;
     eprintln!("tvm-tune: built in {:.1} s", t.elapsed().as_secs_f64());
     let tol = o.tolerance.unwrap_or_else(|| {
@@ -445,12 +481,53 @@ fn measure_all(
         .filter(|(_, m)| m.status == Status::Ok)
         .filter_map(|(_, m)| m.median_s)
         .fold(f64::INFINITY, f64::min);
-    let knobs = tvm_core::tune::knobs(
-        &kernel.ast.schedules[record::block_index(&kernel.ast.schedules, o.target.kind).expect("a block")],
-    );
     let jobs: Vec<(usize, BTreeMap<String, String>)> =
-        to_measure.iter().map(|(n, _)| (*n, space::assignment(&knobs, &space::choice_of(&knobs, *n)))).collect();
-    Ok(measure::candidates(&exe, &dir, &o.device, &jobs, leader, tol, o.timeout))
+        to_measure.iter().map(|(n, _)| (*n, space::assignment(&f.knobs, &space::choice_of(&f.knobs, *n)))).collect();
+    let mut out = measure::candidates(&exe, &dir, &o.device, &jobs, leader, tol, o.timeout);
+    let default = measure::default_time(&exe, &dir, &o.device, tol, o.timeout);
+
+    // The confirmation: the best against the schedule as written, head to head.
+    let all: Vec<(usize, Measured)> =
+        known.iter().filter(|k| !out.iter().any(|x| x.0 == k.0)).cloned().chain(out.iter().cloned()).collect();
+    let first_ok = all.iter().any(|(n, m)| *n == 0 && m.status == Status::Ok);
+    let mut winner = best(&all);
+    if let (Some(b), true) = (winner, first_ok) {
+        if b != 0 {
+            let (t0, tb) = measure::confirm(&exe, &dir, &o.device, 0, b, tol, o.timeout);
+            for (n, t) in [(0, t0), (b, tb)] {
+                let Some(t) = t else { continue };
+                let mut m = all.iter().find(|x| x.0 == n).expect("measured").1.clone();
+                m.median_s = Some(t);
+                out.retain(|x| x.0 != n);
+                out.push((n, m));
+            }
+            // The schedule as written stays unless the other is 2% faster head to head.
+            winner = match (t0, tb) {
+                (Some(a), Some(w)) => {
+                    eprintln!(
+                        "tvm-tune: head to head: as written {}, best {} ({:.2}x)",
+                        measure::ms(a),
+                        measure::ms(w),
+                        a / w
+                    );
+                    Some(if w < 0.98 * a { b } else { 0 })
+                }
+                _ => Some(0),
+            };
+        }
+    }
+    Ok((out, default, winner))
+}
+
+/// Fresh outcomes, the default schedule's time, the winner (a candidate number).
+type Measurements = (Vec<(usize, Measured)>, Option<f64>, Option<usize>);
+
+/// The fastest correct candidate of `ms`.
+fn best(ms: &[(usize, Measured)]) -> Option<usize> {
+    ms.iter()
+        .filter(|(_, m)| m.status == Status::Ok && m.median_s.is_some())
+        .min_by(|a, b| a.1.median_s.unwrap_or(f64::INFINITY).total_cmp(&b.1.median_s.unwrap_or(f64::INFINITY)))
+        .map(|(n, _)| *n)
 }
 
 /// The nearest directory at or above `p` with a `Cargo.toml`.

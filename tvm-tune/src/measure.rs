@@ -96,6 +96,58 @@ pub fn reference(exe: &Path, dir: &Path, timeout: Duration) -> Result<(), String
     }
 }
 
+/// The median of three runs of the default schedule on `device` (`None` when it fails).
+pub fn default_time(exe: &Path, dir: &Path, device: &Device, tol: f64, timeout: Duration) -> Option<f64> {
+    let args = [
+        "default".to_string(),
+        "0".into(),
+        device.to_string(),
+        dir.to_string_lossy().into_owned(),
+        "0".into(),
+        format!("{tol:e}"),
+    ];
+    let o = run_child(exe, &args, timeout).ok()?;
+    let m = parse(&BTreeMap::new(), &o, timeout);
+    m.median_s.filter(|_| o.success == Some(true))
+}
+
+/// Candidates `a` and `b` measured alternately, three processes each; the median of
+/// each one's medians (`None` where a run failed).
+pub fn confirm(
+    exe: &Path,
+    dir: &Path,
+    device: &Device,
+    a: usize,
+    b: usize,
+    tol: f64,
+    timeout: Duration,
+) -> (Option<f64>, Option<f64>) {
+    let (mut ta, mut tb) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        for (n, out) in [(a, &mut ta), (b, &mut tb)] {
+            let args = [
+                "candidate".to_string(),
+                n.to_string(),
+                device.to_string(),
+                dir.to_string_lossy().into_owned(),
+                "inf".into(),
+                format!("{tol:e}"),
+            ];
+            if let Ok(o) = run_child(exe, &args, timeout) {
+                let m = parse(&BTreeMap::new(), &o, timeout);
+                if let (Status::Ok, Some(t)) = (m.status, m.median_s) {
+                    out.push(t);
+                }
+            }
+        }
+    }
+    let med = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (v.len() == 3).then(|| v[1])
+    };
+    (med(ta), med(tb))
+}
+
 /// Measures each of `jobs` (candidate number, knob values) in order; `leader` is the
 /// best median known before (infinite for none).
 pub fn candidates(
@@ -195,6 +247,18 @@ fn parse(knobs: &BTreeMap<String, String>, o: &Outcome, timeout: Duration) -> Me
     m
 }
 
+/// How a status reads in the progress line.
+fn status_name(s: Status) -> &'static str {
+    match s {
+        Status::Ok => "ok",
+        Status::Illegal => "illegal",
+        Status::Wrong => "wrong output",
+        Status::Crashed => "crashed",
+        Status::TimedOut => "timed out",
+        Status::Slow => "dropped (1.5x slower)",
+    }
+}
+
 fn label(knobs: &BTreeMap<String, String>) -> String {
     knobs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
 }
@@ -225,7 +289,7 @@ impl Progress {
             if self.best.0.is_finite() { format!("best {} {}", ms(self.best.0), self.best.1) } else { "best -".into() };
         let this = match (m.status, m.median_s) {
             (Status::Ok, Some(t)) => ms(t),
-            (s, _) => format!("{s:?}").to_lowercase(),
+            (s, _) => status_name(s).to_string(),
         };
         let line = format!("[{bar}] {}/{} {best}, ~{left:.0} s left", self.done, self.total);
         let mut e = std::io::stderr();

@@ -43,6 +43,10 @@ pub struct TargetRecord {
     pub winner: Option<BTreeMap<String, String>>,
     /// Wall time the tuner spent on this kernel and target, in seconds.
     pub tuning_seconds: f64,
+    /// The median of three runs of the kernel's default schedule (no `schedule!` block),
+    /// measured in the same run, for comparison.
+    #[serde(default)]
+    pub default_s: Option<f64>,
 }
 
 /// What must match for a record to apply.
@@ -175,9 +179,9 @@ pub fn kernel_hash(tokens: &TokenStream, block: Option<usize>) -> String {
             if id == "schedule" && bang.as_char() == '!' && b.delimiter() == Delimiter::Brace {
                 if Some(seen) == block {
                     text.push_str("schedule!");
-                    canonical(&t.stream(), &mut text, &mut 0, false);
+                    canonical(&t.stream(), &mut text, &mut Knobs::default(), false);
                     text.push('{');
-                    canonical(&b.stream(), &mut text, &mut 0, true);
+                    canonical(&b.stream(), &mut text, &mut Knobs::default(), true);
                     text.push('}');
                 }
                 seen += 1;
@@ -185,7 +189,7 @@ pub fn kernel_hash(tokens: &TokenStream, block: Option<usize>) -> String {
                 continue;
             }
         }
-        canonical(&TokenStream::from(toks[i].clone()), &mut text, &mut 0, false);
+        canonical(&TokenStream::from(toks[i].clone()), &mut text, &mut Knobs::default(), false);
         i += 1;
     }
     let digest = Sha256::digest(text.as_bytes());
@@ -195,7 +199,14 @@ pub fn kernel_hash(tokens: &TokenStream, block: Option<usize>) -> String {
 /// Writes `ts` as text that depends on the tokens alone (not on how a proc-macro server
 /// prints them): each token and its spacing. In a schedule body (`knobs`), `tune!(..)`
 /// is written as its name (`tune!(tile)`, `tune!(k0)` for the first unnamed knob).
-fn canonical(ts: &TokenStream, out: &mut String, unnamed: &mut usize, knobs: bool) {
+/// The knobs seen so far by [`canonical`]: how many unnamed, and the names written.
+#[derive(Default)]
+struct Knobs {
+    unnamed: usize,
+    named: Vec<String>,
+}
+
+fn canonical(ts: &TokenStream, out: &mut String, seen: &mut Knobs, knobs: bool) {
     let toks: Vec<TokenTree> = ts.clone().into_iter().collect();
     let mut i = 0;
     while i < toks.len() {
@@ -205,19 +216,20 @@ fn canonical(ts: &TokenStream, out: &mut String, unnamed: &mut usize, knobs: boo
             {
                 if id == "tune" && bang.as_char() == '!' && g.delimiter() == Delimiter::Parenthesis {
                     let inner: Vec<TokenTree> = g.stream().into_iter().collect();
-                    let named = match (inner.first(), inner.get(1), inner.get(2)) {
-                        (Some(TokenTree::Ident(n)), Some(TokenTree::Punct(c)), next)
-                            if c.as_char() == ':'
-                                && !matches!(next, Some(TokenTree::Punct(p)) if p.as_char() == ':') =>
-                        {
-                            Some(n.to_string())
-                        }
-                        _ => None,
+                    let name = match inner.as_slice() {
+                        // `tune!(NAME)` of a knob named before: the same name.
+                        [TokenTree::Ident(r)] if seen.named.contains(&r.to_string()) => r.to_string(),
+                        _ => match crate::tune::space::knob_values(&g.stream()).0 {
+                            Some(n) => {
+                                seen.named.push(n.clone());
+                                n
+                            }
+                            None => {
+                                seen.unnamed += 1;
+                                format!("k{}", seen.unnamed - 1)
+                            }
+                        },
                     };
-                    let name = named.unwrap_or_else(|| {
-                        *unnamed += 1;
-                        format!("k{}", *unnamed - 1)
-                    });
                     out.push_str(&format!("tune!({name}) "));
                     i += 3;
                     continue;
@@ -247,7 +259,7 @@ fn canonical(ts: &TokenStream, out: &mut String, unnamed: &mut usize, knobs: boo
                     Delimiter::None => (' ', ' '),
                 };
                 out.push(open);
-                canonical(&g.stream(), out, unnamed, knobs);
+                canonical(&g.stream(), out, seen, knobs);
                 out.push(close);
                 out.push(' ');
             }

@@ -26,31 +26,49 @@ pub struct Knob {
     pub value_locs: Vec<Loc>,
     /// The whole `tune!(..)`; or the name, when one is written.
     pub loc: Loc,
+    /// Whether the name was written (`tune!(NAME: ..)`), so later `tune!(NAME)` take
+    /// its value.
+    pub named: bool,
 }
 
 /// The knobs of `block`, in the order written.
 pub fn knobs(block: &ScheduleBlock) -> Vec<Knob> {
-    let mut out = Vec::new();
+    let mut out: Vec<Knob> = Vec::new();
     let mut unnamed = 0;
     for st in &block.stmts {
         if let SchedStmt::Call { call, .. } = st {
             walk(call, &mut |e| {
                 if let SExpr::Knob { name, values, loc } = e {
-                    let (name, loc) = match name {
-                        Some(n) => (n.name.clone(), n.loc),
+                    if reference(e, |n| out.iter().any(|k| k.named && k.name == n)).is_some() {
+                        return;
+                    }
+                    let (name, loc, named) = match name {
+                        Some(n) => (n.name.clone(), n.loc, true),
                         None => {
                             unnamed += 1;
-                            (format!("k{}", unnamed - 1), *loc)
+                            (format!("k{}", unnamed - 1), *loc, false)
                         }
                     };
                     let texts = values.iter().map(|v| v.to_string()).collect();
                     let value_locs = values.iter().map(|v| v.loc()).collect();
-                    out.push(Knob { name, values: texts, value_locs, loc });
+                    out.push(Knob { name, values: texts, value_locs, loc, named });
                 }
             });
         }
     }
     out
+}
+
+/// The knob `e` refers to, when it is `tune!(NAME)` and `defined(NAME)`: a named knob
+/// written earlier, whose value it takes (`tune!(tx: 64, 128)` .. `tune!(tx)`).
+fn reference(e: &SExpr, defined: impl Fn(&str) -> bool) -> Option<String> {
+    match e {
+        SExpr::Knob { name: None, values, .. } => match values.as_slice() {
+            [SExpr::Name(n)] if defined(&n.name) => Some(n.name.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
 }
 
 fn walk(e: &SExpr, f: &mut impl FnMut(&SExpr)) {
@@ -73,13 +91,13 @@ fn walk(e: &SExpr, f: &mut impl FnMut(&SExpr)) {
 /// `block` with knob `k` (in the order of [`knobs`]) replaced by its value `choice[k]`
 /// (its first value where `choice` is short).
 pub fn resolve(block: &ScheduleBlock, choice: &[usize]) -> ScheduleBlock {
-    let mut next = 0usize;
+    let mut st = Put { choice, next: 0, chosen: BTreeMap::new() };
     let stmts = block
         .stmts
         .iter()
-        .map(|st| match st {
+        .map(|s| match s {
             SchedStmt::Call { pattern, call, loc } => {
-                SchedStmt::Call { pattern: pattern.clone(), call: put(call, choice, &mut next), loc: *loc }
+                SchedStmt::Call { pattern: pattern.clone(), call: st.put(call), loc: *loc }
             }
             bad => bad.clone(),
         })
@@ -87,28 +105,43 @@ pub fn resolve(block: &ScheduleBlock, choice: &[usize]) -> ScheduleBlock {
     ScheduleBlock { target: block.target.clone(), target_loc: block.target_loc, stmts }
 }
 
-fn put(e: &SExpr, choice: &[usize], next: &mut usize) -> SExpr {
-    let mut rec = |x: &SExpr| put(x, choice, next);
-    match e {
-        SExpr::Knob { values, .. } => {
-            let k = *next;
-            *next += 1;
-            let i = choice.get(k).copied().unwrap_or(0).min(values.len().saturating_sub(1));
-            values.get(i).cloned().unwrap_or_else(|| e.clone())
+/// The state of [`resolve`]: the next knob's number, and the values named knobs took.
+struct Put<'c> {
+    choice: &'c [usize],
+    next: usize,
+    chosen: BTreeMap<String, SExpr>,
+}
+
+impl Put<'_> {
+    fn put(&mut self, e: &SExpr) -> SExpr {
+        match e {
+            SExpr::Knob { name, values, .. } => {
+                if let Some(r) = reference(e, |n| self.chosen.contains_key(n)) {
+                    return self.chosen[&r].clone();
+                }
+                let k = self.next;
+                self.next += 1;
+                let i = self.choice.get(k).copied().unwrap_or(0).min(values.len().saturating_sub(1));
+                let v = values.get(i).cloned().unwrap_or_else(|| e.clone());
+                if let Some(n) = name {
+                    self.chosen.insert(n.name.clone(), v.clone());
+                }
+                v
+            }
+            SExpr::Field { base, field, loc } => {
+                SExpr::Field { base: Box::new(self.put(base)), field: field.clone(), loc: *loc }
+            }
+            SExpr::Method { base, method, args, loc } => {
+                let base = Box::new(self.put(base));
+                let args = args.iter().map(|a| self.put(a)).collect();
+                SExpr::Method { base, method: method.clone(), args, loc: *loc }
+            }
+            SExpr::Index { base, index, loc } => {
+                SExpr::Index { base: Box::new(self.put(base)), index: Box::new(self.put(index)), loc: *loc }
+            }
+            SExpr::List { items, loc } => SExpr::List { items: items.iter().map(|i| self.put(i)).collect(), loc: *loc },
+            other => other.clone(),
         }
-        SExpr::Field { base, field, loc } => {
-            SExpr::Field { base: Box::new(rec(base)), field: field.clone(), loc: *loc }
-        }
-        SExpr::Method { base, method, args, loc } => {
-            let base = Box::new(rec(base));
-            let args = args.iter().map(&mut rec).collect();
-            SExpr::Method { base, method: method.clone(), args, loc: *loc }
-        }
-        SExpr::Index { base, index, loc } => {
-            SExpr::Index { base: Box::new(rec(base)), index: Box::new(rec(index)), loc: *loc }
-        }
-        SExpr::List { items, loc } => SExpr::List { items: items.iter().map(rec).collect(), loc: *loc },
-        other => other.clone(),
     }
 }
 
@@ -271,7 +304,7 @@ pub fn substitute(tokens: &TokenStream, block: Option<usize>, choice: &[usize], 
         {
             if id == "schedule" && bang.as_char() == '!' && b.delimiter() == Delimiter::Brace {
                 let pick: &[usize] = if Some(seen) == block { choice } else { &[] };
-                let body = put_tokens(&b.stream(), pick, &mut 0);
+                let body = put_tokens(&b.stream(), pick, &mut 0, &mut BTreeMap::new());
                 out.extend([toks[i].clone(), toks[i + 1].clone(), TokenTree::Group(t.clone())]);
                 let mut g = Group::new(Delimiter::Brace, body);
                 g.set_span(b.span());
@@ -287,8 +320,14 @@ pub fn substitute(tokens: &TokenStream, block: Option<usize>, choice: &[usize], 
     out.into_iter().collect()
 }
 
-/// `ts` with every `tune!(..)` replaced by the tokens of its chosen value.
-fn put_tokens(ts: &TokenStream, choice: &[usize], next: &mut usize) -> TokenStream {
+/// `ts` with every `tune!(..)` replaced by the tokens of its chosen value (`chosen`: the
+/// values named knobs took, for the `tune!(NAME)` that refer to them).
+fn put_tokens(
+    ts: &TokenStream,
+    choice: &[usize],
+    next: &mut usize,
+    chosen: &mut BTreeMap<String, TokenStream>,
+) -> TokenStream {
     let toks: Vec<TokenTree> = ts.clone().into_iter().collect();
     let mut out: Vec<TokenTree> = Vec::new();
     let mut i = 0;
@@ -297,10 +336,21 @@ fn put_tokens(ts: &TokenStream, choice: &[usize], next: &mut usize) -> TokenStre
             (&toks[i], toks.get(i + 1), toks.get(i + 2))
         {
             if id == "tune" && bang.as_char() == '!' && g.delimiter() == Delimiter::Parenthesis {
-                let values = knob_values(&g.stream());
+                let inner: Vec<TokenTree> = g.stream().into_iter().collect();
+                if let [TokenTree::Ident(r)] = inner.as_slice() {
+                    if let Some(v) = chosen.get(&r.to_string()) {
+                        out.extend(v.clone());
+                        i += 3;
+                        continue;
+                    }
+                }
+                let (name, values) = knob_values(&g.stream());
                 let k = choice.get(*next).copied().unwrap_or(0);
                 *next += 1;
                 if let Some(v) = values.get(k).or(values.first()) {
+                    if let Some(n) = name {
+                        chosen.insert(n, v.clone());
+                    }
                     out.extend(v.clone());
                 }
                 i += 3;
@@ -309,7 +359,7 @@ fn put_tokens(ts: &TokenStream, choice: &[usize], next: &mut usize) -> TokenStre
         }
         match &toks[i] {
             TokenTree::Group(g) => {
-                let mut ng = Group::new(g.delimiter(), put_tokens(&g.stream(), choice, next));
+                let mut ng = Group::new(g.delimiter(), put_tokens(&g.stream(), choice, next, chosen));
                 ng.set_span(g.span());
                 out.push(TokenTree::Group(ng));
             }
@@ -320,12 +370,15 @@ fn put_tokens(ts: &TokenStream, choice: &[usize], next: &mut usize) -> TokenStre
     out.into_iter().collect()
 }
 
-/// The values of a knob's group (`name: a, b` or `a, b`), each as its tokens.
-fn knob_values(ts: &TokenStream) -> Vec<TokenStream> {
+/// The name and values of a knob's group (`name: a, b` or `a, b`), each value as its
+/// tokens.
+pub(crate) fn knob_values(ts: &TokenStream) -> (Option<String>, Vec<TokenStream>) {
     let mut toks: Vec<TokenTree> = ts.clone().into_iter().collect();
-    if let (Some(TokenTree::Ident(_)), Some(TokenTree::Punct(c))) = (toks.first(), toks.get(1)) {
+    let mut name = None;
+    if let (Some(TokenTree::Ident(n)), Some(TokenTree::Punct(c))) = (toks.first(), toks.get(1)) {
         let double = matches!(toks.get(2), Some(TokenTree::Punct(p)) if p.as_char() == ':');
         if c.as_char() == ':' && c.spacing() == proc_macro2::Spacing::Alone && !double {
+            name = Some(n.to_string());
             toks.drain(..2);
         }
     }
@@ -336,5 +389,5 @@ fn knob_values(ts: &TokenStream) -> Vec<TokenStream> {
             _ => values.last_mut().expect("one value at least").push(t),
         }
     }
-    values.into_iter().filter(|v| !v.is_empty()).map(|v| v.into_iter().collect()).collect()
+    (name, values.into_iter().filter(|v| !v.is_empty()).map(|v| v.into_iter().collect()).collect())
 }
