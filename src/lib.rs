@@ -17,7 +17,7 @@
 pub use tvm_macros::compute;
 
 pub use tvm_runtime::{
-    bf16, device_stats, f16, DType, Device, DeviceStats, DeviceTensor, Element, Error, Profile, Speedup, Tensor,
+    bf16, device_stats, f16, Clock, DType, Device, DeviceStats, DeviceTensor, Element, Error, Profile, Speedup, Tensor,
 };
 
 /// Tuning records at run time: a kernel whose crate has `tvm-tuning/NAME.json` (written

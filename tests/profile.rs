@@ -106,4 +106,11 @@ fn profile_on_opencl() {
     assert_eq!(p.flops, Some(n as f64));
     assert_eq!(p.bytes, Some(12.0 * n as f64));
     assert!(p.device.starts_with("opencl") && p.median() > 0.0, "{p}");
+    // Timed by the device's event timestamps (the kernel alone, without `run`'s copies).
+    assert_eq!(p.clock, tvm::Clock::Device, "{p}");
+    assert!(p.to_string().contains("device timestamps"), "{p}");
+    // The CPU has no device clock.
+    let c = vector_add::profile(&Device::Cpu, &a, &a).unwrap();
+    assert_eq!(c.clock, tvm::Clock::Host, "{c}");
+    assert!(!c.to_string().contains("device timestamps"), "{c}");
 }

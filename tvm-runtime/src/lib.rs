@@ -40,7 +40,7 @@ pub use dtype::DType;
 pub use element::Element;
 pub use error::Error;
 pub use half::{self, bf16, f16};
-pub use profile::{Profile, Speedup};
+pub use profile::{Clock, Profile, Speedup};
 pub use stats::{device_stats, DeviceStats};
 pub use tensor::Tensor;
 

@@ -4,8 +4,11 @@
 //! A profile runs the kernel once to warm up (programs built, buffers pooled), then again
 //! and again: at least 10 runs and 0.2 s (at least 3 runs when one takes over 0.1 s), then
 //! until the median of all runs moves by less than 3% over the last 10, at most 2 s past the
-//! minimum or 10 000 runs. Each run is timed by the host's monotonic clock around the whole
-//! launch, copies between host and device included on GPU devices (`run` on host tensors).
+//! minimum or 10 000 runs. On the CPU each run is timed by the host's monotonic clock; on
+//! OpenCL and CUDA devices by the device: the execution of the run's kernels between their
+//! start and end timestamps (OpenCL events of a profiling queue, CUDA events), added up, so
+//! the copies between host and device of `run` on host tensors are not in it. `clock`
+//! says which (the host clock where a device's timestamps could not be read).
 //! FLOPs and bytes are counted statically from the lowered code at the bound dims: the
 //! floating-point operations it executes and the bytes it loads from and stores to global
 //! buffers (re-reads included, so on the CPU a figure of cache traffic, not of DRAM).
@@ -25,6 +28,21 @@ pub struct Profile {
     pub flops: Option<f64>,
     /// Bytes of global memory one run loads and stores, where the compiler could count them.
     pub bytes: Option<f64>,
+    /// What timed the runs.
+    pub clock: Clock,
+    /// The device's peak GFLOP/s and GB/s, where it is known (CUDA devices, from the
+    /// driver's figures; not the CPU or OpenCL devices).
+    pub peak: Option<(f64, f64)>,
+}
+
+/// What timed a profile's runs.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Clock {
+    /// The host's monotonic clock around each run (the CPU; a GPU whose timestamps could
+    /// not be read; `TVM_PROFILE=1`'s single runs, copies included).
+    Host,
+    /// The device's timestamps of the run's kernels (OpenCL events, CUDA events).
+    Device,
 }
 
 impl Profile {
@@ -55,6 +73,13 @@ impl Profile {
 
     /// Times `baseline` (one run of what the kernel replaces) by the same rules and
     /// compares medians: `ratio` > 1 means the kernel is faster.
+    /// The fractions of the device's peak FLOP/s and bandwidth the median run reached,
+    /// where the peak is known (`None` otherwise).
+    pub fn peak_fraction(&self) -> Option<(Option<f64>, Option<f64>)> {
+        let (pf, pb) = self.peak?;
+        Some((self.gflops().map(|g| g / pf), self.gbps().map(|g| g / pb)))
+    }
+
     pub fn against<E>(&self, baseline: impl FnMut() -> Result<(), E>) -> Result<Speedup, E> {
         let times = measure(baseline)?;
         let base = quantile(&times, 0.5);
@@ -104,20 +129,25 @@ impl fmt::Display for Profile {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{} on {}: {} median ({}-{} p20-p80, {} min; {} runs)",
+            "{} on {}: {} median ({}-{} p20-p80, {} min; {} runs{})",
             self.kernel,
             self.device,
             duration(self.median()),
             duration(self.p20()),
             duration(self.p80()),
             duration(self.min()),
-            self.times.len()
+            self.times.len(),
+            if self.clock == Clock::Device { ", device timestamps" } else { "" }
         )?;
         if let Some(g) = self.gflops() {
             write!(f, ", {g:.2} GFLOP/s")?;
         }
         if let Some(g) = self.gbps() {
             write!(f, ", {g:.2} GB/s")?;
+        }
+        if let Some((flops, bytes)) = self.peak_fraction() {
+            let pct = |x: Option<f64>| x.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or("-".into());
+            write!(f, "; {} of peak FLOP/s, {} of peak bandwidth", pct(flops), pct(bytes))?;
         }
         Ok(())
     }
@@ -143,17 +173,32 @@ fn quantile(v: &[f64], q: f64) -> f64 {
     v[lo] + (v[hi] - v[lo]) * (x - lo as f64)
 }
 
+/// The peak of `device` where its backend knows it (CUDA).
+fn peak_of(device: &crate::Device) -> Option<(f64, f64)> {
+    match *device {
+        crate::Device::Cuda(n) => crate::gpu::cuda::CudaRuntime::global().caps(n).ok()?.peak(),
+        _ => None,
+    }
+}
+
 /// Runs `f` by the rules of the module's documentation; the times, sorted.
 pub fn measure<E>(mut f: impl FnMut() -> Result<(), E>) -> Result<Vec<f64>, E> {
+    measure_timed(|| {
+        let t = Instant::now();
+        f()?;
+        Ok(t.elapsed().as_secs_f64())
+    })
+}
+
+/// [`measure`] of `f`, which runs once and returns how long that took (seconds).
+pub fn measure_timed<E>(mut f: impl FnMut() -> Result<f64, E>) -> Result<Vec<f64>, E> {
     // A warm-up run; then `times` in run order (the first run decides the minimum count)
     // and `sorted`, kept sorted by insertion for the running median.
     f()?;
     let (mut times, mut sorted): (Vec<f64>, Vec<f64>) = (Vec::new(), Vec::new());
     let (mut total, mut medians) = (0.0f64, Vec::<f64>::new());
     loop {
-        let t = Instant::now();
-        f()?;
-        let dt = t.elapsed().as_secs_f64();
+        let dt = f()?;
         times.push(dt);
         sorted.insert(sorted.partition_point(|&x| x < dt), dt);
         total += dt;
@@ -185,15 +230,36 @@ pub fn profile(
     kernel: &str,
     device: &crate::Device,
     cost: Option<(f64, f64)>,
-    f: impl FnMut() -> Result<(), Error>,
+    mut f: impl FnMut() -> Result<(), Error>,
 ) -> Result<Profile, Error> {
-    let times = measure(f)?;
+    let gpu = *device != crate::Device::Cpu;
+    let (mut device_runs, mut runs) = (0usize, 0usize);
+    let times = measure_timed(|| {
+        if gpu {
+            crate::gpu::begin_timing();
+        }
+        let t = Instant::now();
+        let r = f();
+        let host = t.elapsed().as_secs_f64();
+        let on_device = if gpu { crate::gpu::end_timing() } else { None };
+        r?;
+        runs += 1;
+        Ok(match on_device {
+            Some(d) => {
+                device_runs += 1;
+                d
+            }
+            None => host,
+        })
+    })?;
     Ok(Profile {
         kernel: kernel.into(),
         device: device.to_string(),
         times,
         flops: cost.map(|c| c.0),
         bytes: cost.map(|c| c.1),
+        clock: if gpu && device_runs == runs { Clock::Device } else { Clock::Host },
+        peak: peak_of(device),
     })
 }
 
@@ -219,6 +285,8 @@ pub fn call<R>(
             times: vec![dt],
             flops: c.map(|c| c.0),
             bytes: c.map(|c| c.1),
+            clock: Clock::Host,
+            peak: None,
         };
         eprintln!("tvm profile: {p}");
     }

@@ -250,7 +250,25 @@ fn h100_caps() -> CudaCaps {
         max_block: [1024, 1024, 64],
         max_grid: [i32::MAX as u32, 65535, 65535],
         max_shared_bytes_per_block: 48 * 1024,
+        multiprocessors: 132,
+        clock_khz: 1_980_000,
+        memory_clock_khz: 2_619_000,
+        memory_bus_bits: 5120,
     }
+}
+
+/// The peak a profile reports its fraction of, from the driver's figures: an H100 SXM's
+/// published 66.9 TFLOP/s f32 and 3.35 TB/s.
+#[test]
+fn peak_from_device_attributes() {
+    let caps = h100_caps();
+    let (gflops, gbps) = caps.peak().expect("sm_90 is in the table");
+    assert!((gflops - 66_908.16).abs() < 0.01, "{gflops}");
+    assert!((gbps - 3_352.32).abs() < 0.01, "{gbps}");
+    let unknown = CudaCaps { compute_capability: 35, ..caps.clone() };
+    assert_eq!(unknown.peak(), None);
+    let no_clock = CudaCaps { clock_khz: 0, ..caps };
+    assert_eq!(no_clock.peak(), None);
 }
 
 #[test]

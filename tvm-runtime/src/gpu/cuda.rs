@@ -306,6 +306,10 @@ impl DeviceState {
                 attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_GRID_DIM_Z)?,
             ],
             max_shared_bytes_per_block: attr(Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK)?.into(),
+            multiprocessors: attr(Attr::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            clock_khz: attr(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE).unwrap_or(0),
+            memory_clock_khz: attr(Attr::CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE).unwrap_or(0),
+            memory_bus_bits: attr(Attr::CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH).unwrap_or(0),
         };
         Ok(DeviceState {
             index: n,
@@ -525,6 +529,10 @@ impl DeviceState {
             .collect();
         let mut params: Vec<*mut c_void> = slots.iter_mut().map(|s| s as *mut u64 as *mut c_void).collect();
         self.bind()?;
+        // Events with timing around the launch while `profile` collects device times.
+        let timed = super::timing_active();
+        let event = || self.stream.record_event(Some(cudarc::driver::sys::CUevent_flags::CU_EVENT_DEFAULT)).ok();
+        let start = if timed { event() } else { None };
         // SAFETY: the function belongs to a module of this context, which is bound; each
         // parameter points to a live slot holding a value of the size of the kernel's
         // parameter (device pointers for buffers, which are on this device; the kinds and
@@ -537,7 +545,11 @@ impl DeviceState {
         launched.map_err(|e| Error::LaunchFailed {
             kernel: k.name.to_string(),
             reason: format!("cuLaunchKernel with grid {grid:?} and block {block:?} failed ({})", describe(e)),
-        })
+        })?;
+        if let (Some(start), Some(end)) = (start, if timed { event() } else { None }) {
+            super::record_timing(Box::new(move || start.elapsed_ms(&end).ok().map(|ms| f64::from(ms) * 1e-3)));
+        }
+        Ok(())
     }
 }
 

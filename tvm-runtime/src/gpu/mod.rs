@@ -216,9 +216,36 @@ pub struct CudaCaps {
     pub max_grid: [u32; 3],
     /// Static shared memory per block, in bytes.
     pub max_shared_bytes_per_block: u64,
+    /// Streaming multiprocessors.
+    pub multiprocessors: u32,
+    /// Peak SM clock, kHz.
+    pub clock_khz: u32,
+    /// Peak memory clock, kHz, and the memory bus width in bits.
+    pub memory_clock_khz: u32,
+    pub memory_bus_bits: u32,
 }
 
 impl CudaCaps {
+    /// The device's peak f32 GFLOP/s (FMA as two operations: SMs × FP32 lanes per SM of
+    /// its architecture × 2 × clock) and peak DRAM GB/s (double data rate × bus width × memory
+    /// clock), from what the driver reports; `None` where a figure is 0 or the
+    /// architecture's FP32 lanes per SM are not in the table.
+    pub fn peak(&self) -> Option<(f64, f64)> {
+        let lanes = match self.compute_capability {
+            60 => 64,
+            61 | 62 => 128,
+            70 | 72 | 75 => 64,
+            80 => 64,
+            86 | 87 | 89 => 128,
+            90 => 128,
+            100 | 101 | 103 | 110 | 120 | 121 => 128,
+            _ => return None,
+        };
+        let flops = f64::from(self.multiprocessors) * f64::from(lanes) * 2.0 * f64::from(self.clock_khz) * 1e3;
+        let bytes = 2.0 * f64::from(self.memory_clock_khz) * 1e3 * f64::from(self.memory_bus_bits) / 8.0;
+        (flops > 0.0 && bytes > 0.0).then_some((flops / 1e9, bytes / 1e9))
+    }
+
     /// `Ok` if a kernel declaring `bytes` of shared memory fits a block of the device;
     /// else `Err(DeviceUnsupported)`.
     pub fn check_shared_memory(&self, kernel: &str, bytes: u64) -> Result<(), Error> {
@@ -850,3 +877,52 @@ impl<M> ModuleCache<M> {
         self.cells.lock().unwrap_or_else(|p| p.into_inner()).contains_key(&Self::key(program))
     }
 }
+
+/// Device-side timing of kernel launches, for `profile`: while [`begin_timing`] is active
+/// on this thread, every launch records its execution on the device (an OpenCL event's
+/// start and end timestamps; a pair of CUDA events around it), and [`end_timing`] adds
+/// them up.
+mod timing {
+    use std::cell::RefCell;
+
+    /// A launch's device time in seconds, once it has finished (waits for it).
+    pub(crate) type Pending = Box<dyn FnOnce() -> Option<f64>>;
+
+    thread_local! {
+        static TIMED: RefCell<Option<Vec<Pending>>> = const { RefCell::new(None) };
+    }
+
+    /// Starts collecting the launches of this thread.
+    pub fn begin_timing() {
+        TIMED.with(|t| *t.borrow_mut() = Some(Vec::new()));
+    }
+
+    /// Whether launches are being collected (launch code asks before it records events).
+    #[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
+    pub(crate) fn active() -> bool {
+        TIMED.with(|t| t.borrow().is_some())
+    }
+
+    /// Records one launch's timing.
+    #[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
+    pub(crate) fn record(p: Pending) {
+        TIMED.with(|t| {
+            if let Some(v) = t.borrow_mut().as_mut() {
+                v.push(p);
+            }
+        });
+    }
+
+    /// Stops collecting; the device time of the launches since [`begin_timing`], in
+    /// seconds, once they finished: `None` when there was none or one could not be read.
+    pub fn end_timing() -> Option<f64> {
+        let pending = TIMED.with(|t| t.borrow_mut().take())?;
+        if pending.is_empty() {
+            return None;
+        }
+        pending.into_iter().map(|p| p()).sum()
+    }
+}
+#[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused_imports))]
+pub(crate) use timing::{active as timing_active, record as record_timing};
+pub use timing::{begin_timing, end_timing};

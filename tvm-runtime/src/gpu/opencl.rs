@@ -157,8 +157,8 @@ impl OpenClRuntime {
                     |what: &str, e: ClError| Self::unavailable(n, format!("{what} failed on `{}`: {e}", slot.name));
                 let context = Context::from_device(&dev).map_err(|e| fail("creating a context", e))?;
                 #[allow(deprecated)]
-                let queue =
-                    CommandQueue::create_default(&context, 0).map_err(|e| fail("creating a command queue", e))?;
+                let queue = CommandQueue::create_default(&context, opencl3::command_queue::CL_QUEUE_PROFILING_ENABLE)
+                    .map_err(|e| fail("creating a command queue", e))?;
                 let max_work_group_size = dev.max_work_group_size().map_err(|e| fail("querying the device", e))?;
                 let max_work_item_sizes = dev.max_work_item_sizes().unwrap_or_default();
                 let extensions = dev.extensions().unwrap_or_default();
@@ -385,7 +385,15 @@ impl DeviceState {
         // The enqueued launch keeps its own copy of the arguments: the object can serve
         // the next launch now.
         loaded.objects.lock().unwrap_or_else(|p| p.into_inner()).push(object);
-        enqueued.map_err(|e| fail(format!("enqueueing with grid {grid:?} and block {block:?}: {e}")))?;
+        let event = enqueued.map_err(|e| fail(format!("enqueueing with grid {grid:?} and block {block:?}: {e}")))?;
+        if super::timing_active() {
+            // The queue profiles every command: the kernel's start and end on the device.
+            super::record_timing(Box::new(move || {
+                event.wait().ok()?;
+                let (start, end) = (event.profiling_command_start().ok()?, event.profiling_command_end().ok()?);
+                Some(end.saturating_sub(start) as f64 * 1e-9)
+            }));
+        }
         Ok(())
     }
 }
