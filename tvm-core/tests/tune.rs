@@ -126,6 +126,8 @@ fn entry(kernel: &tvm_core::frontend::Kernel, ts: &TokenStream, winner: &[(&str,
         candidates: vec![m],
         winner: Some(knobs),
         tuning_seconds: 1.0,
+        default_s: None,
+        space: tune::Space::Written,
     }
 }
 
@@ -242,4 +244,40 @@ fn a_named_knob_is_reused_by_name() {
     let base = record::kernel_hash(&ts, Some(0));
     assert_eq!(record::kernel_hash(&tokens(&src.replace("128, 64, 256", "128, 64")), Some(0)), base);
     assert_ne!(record::kernel_hash(&tokens(&src.replace("tune!(tx)", "64")), Some(0)), base);
+}
+
+/// The space the compiler derives for kernels without a block: every form it covers
+/// checks (no value is illegal everywhere), and what it tunes is named.
+#[test]
+fn the_default_space_checks_for_each_form() {
+    let kernels = [
+        // A reduction at the output: cache_write, tile, unrolled reduction.
+        ("pub fn mm(a: f32[64, 64], b: f32[64, 64]) -> c: f32[64, 64] { c[i, j] = sum(a[i, k] * b[k, j] for k in 0..64); }", 27),
+        // An epilogue over a reduction stage: the stage computed per tile.
+        ("pub fn dense(x: f32[16, 64], w: f32[64, 64], bias: f32[64]) -> out: f32[16, 64] {
+            let d[i, j]: f32[16, 64] = sum(x[i, k] * w[j, k] for k in 0..64);
+            out[i, j] = max(d[i, j] + bias[j], 0.0); }", 27),
+        // Elementwise, rank 1 and rank 3.
+        ("pub fn axpy(x: f32[4096], y: f32[4096]) -> z: f32[4096] { z[i] = 2.0 * x[i] + y[i]; }", 3),
+        ("pub fn scale(x: f32[8, 16, 64]) -> y: f32[8, 16, 64] { y[a, b, c] = x[a, b, c] * 0.5; }", 9),
+        // A row reduction (rank 1 output).
+        ("pub fn rows(x: f32[64, 256]) -> s: f32[64] { s[i] = sum(x[i, j] for j in 0..256); }", 9),
+    ];
+    for (src, size) in kernels {
+        let ts = tokens(src);
+        let k = parse_kernel(ts.clone()).unwrap_or_else(|_| panic!("compiles: {src}"));
+        for kind in [TargetKind::Cpu, TargetKind::OpenCl] {
+            let (aug, dk) = space::with_default_space(&ts, &k, kind).unwrap_or_else(|| panic!("a space for {src}"));
+            let errs: Vec<String> = tvm_core::frontend::check_schedules(&dk).iter().map(|e| e.message()).collect();
+            assert!(errs.is_empty(), "{kind:?} {src}: {errs:?}\n{aug}");
+            let b = record::block_index(&dk.ast.schedules, kind).expect("the derived block");
+            let ks = tune::knobs(&dk.ast.schedules[b]);
+            assert!(!ks.is_empty());
+            if kind == TargetKind::Cpu {
+                assert_eq!(space::space_size(&ks), size, "{src}");
+            } else {
+                assert_eq!(ks[0].name, "threads");
+            }
+        }
+    }
 }

@@ -14,6 +14,9 @@
 //!   --timeout SECS    per candidate (default 60): a hang costs that candidate only
 //!   --tolerance X     largest error against the reference (default 1e-3, 2e-2 for f16/bf16)
 //!   --retune          measure again what the record already has
+//!   --default-space   also tune the kernels without a schedule block for the target,
+//!                     over the space the compiler derives (`tvm_core::tune::space::
+//!                     default_space`: tile sizes, threads, reduction unrolling)
 //!   --check           measure nothing: report kernels whose records are missing or
 //!                     stale, and exit with 1 if there are any (for CI)
 //! ```
@@ -39,7 +42,7 @@ use tvm_core::{Target, TargetKind};
 use tvm_runtime::Device;
 
 const USAGE: &str = "usage: tvm-tune [--target cpu|opencl|cuda] [--device DEVICE] [--kernel NAME].. [--dims N=V,..] \
-                     [--crate DIR] [--timeout SECS] [--tolerance X] [--retune] [--check] PATH..";
+                     [--crate DIR] [--timeout SECS] [--tolerance X] [--retune] [--default-space] [--check] PATH..";
 
 /// The command line.
 pub struct Options {
@@ -53,6 +56,7 @@ pub struct Options {
     tolerance: Option<f64>,
     retune: bool,
     check: bool,
+    default_space: bool,
 }
 
 fn parse_args(args: &[String]) -> Result<Options, String> {
@@ -67,6 +71,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
         tolerance: None,
         retune: false,
         check: false,
+        default_space: false,
     };
     let mut device = None;
     let mut it = args.iter();
@@ -101,6 +106,7 @@ fn parse_args(args: &[String]) -> Result<Options, String> {
             }
             "--retune" => o.retune = true,
             "--check" => o.check = true,
+            "--default-space" => o.default_space = true,
             "-h" | "--help" => return Err(String::new()),
             s if s.starts_with("--") => return Err(format!("unknown option `{s}`")),
             p => o.paths.push(PathBuf::from(p)),
@@ -148,6 +154,8 @@ struct Found {
     kernel: Kernel,
     block: Option<usize>,
     knobs: Vec<space::Knob>,
+    /// The block is the derived default space (`--default-space`), not the user's.
+    derived: bool,
 }
 
 fn run(o: &Options) -> Result<bool, String> {
@@ -185,6 +193,24 @@ fn run(o: &Options) -> Result<bool, String> {
             continue;
         }
         let block = record::block_index(&kernel.ast.schedules, o.target.kind);
+        if block.is_none() && o.default_space {
+            // No block for the target: the space the compiler derives from the compute.
+            match space::with_default_space(&tokens, &kernel, o.target.kind) {
+                Some((aug, k)) => {
+                    let block = record::block_index(&k.ast.schedules, o.target.kind);
+                    let knobs = block.map(|b| tune::knobs(&k.ast.schedules[b])).unwrap_or_default();
+                    found.push(Found {
+                        inv: Invocation { tokens: aug, ..inv },
+                        kernel: k,
+                        block,
+                        knobs,
+                        derived: true,
+                    });
+                }
+                None => eprintln!("tvm-tune: `{}`: no default space for its form; skipped", kernel.name),
+            }
+            continue;
+        }
         let knobs = block.map(|b| tune::knobs(&kernel.ast.schedules[b])).unwrap_or_default();
         if knobs.is_empty() {
             if !o.kernels.is_empty() {
@@ -196,7 +222,7 @@ fn run(o: &Options) -> Result<bool, String> {
             }
             continue;
         }
-        found.push(Found { inv: Invocation { tokens, ..inv }, kernel, block, knobs });
+        found.push(Found { inv: Invocation { tokens, ..inv }, kernel, block, knobs, derived: false });
     }
     for k in &o.kernels {
         if !found.iter().any(|f| &f.kernel.name == k) && !seen.contains(k) {
@@ -360,6 +386,11 @@ fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found) -> Result<
                 .min_by(|a, b| a.median_s.unwrap_or(f64::INFINITY).total_cmp(&b.median_s.unwrap_or(f64::INFINITY)))
                 .map(|c| c.knobs.clone())
         });
+    // A derived space's winner must beat the default schedule it replaces.
+    let winner = winner.filter(|w| {
+        let t = candidates.iter().find(|c| &c.knobs == w).and_then(|c| c.median_s);
+        !f.derived || matches!((t, default_s), (Some(t), Some(d)) if t < d)
+    });
     let written = candidates.first().and_then(|c| c.median_s);
     let best = winner.as_ref().and_then(|w| candidates.iter().find(|c| &c.knobs == w)).and_then(|c| c.median_s);
     let entry = TargetRecord {
@@ -369,6 +400,7 @@ fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found) -> Result<
         winner: winner.clone(),
         tuning_seconds: (started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
         default_s,
+        space: if f.derived { tune::Space::Derived } else { tune::Space::Written },
     };
     rec.targets.insert(kind.to_string(), entry);
     std::fs::create_dir_all(path.parent().expect("a record path has a directory")).map_err(|e| e.to_string())?;

@@ -16,7 +16,7 @@
 pub mod record;
 pub mod space;
 
-pub use record::{Key, Measured, Record, Status, TargetRecord};
+pub use record::{Key, Measured, Record, Space, Status, TargetRecord};
 pub use space::{check, knobs, resolve, Knob, MAX_CANDIDATES};
 
 use crate::frontend::ast::ScheduleBlock;
@@ -73,6 +73,30 @@ pub fn applied(kernel: &Kernel, tokens: &TokenStream, record: &Record, kind: Tar
     }
     let entry = record.targets.get(kind.name())?;
     let winner = entry.winner.clone()?;
+    if entry.space == Space::Derived {
+        // The derived space applies to a kernel that still has no block for the target.
+        if record::block_index(&kernel.ast.schedules, kind).is_some() {
+            return None;
+        }
+        let (aug, k) = space::with_default_space(tokens, kernel, kind)?;
+        let mut t = applied_to(&k, &aug, entry, kind, winner)?;
+        // The kernel's own blocks, and the derived one for this target.
+        t.schedules = k.schedules;
+        let b = record::block_index(&k.ast.schedules, kind)?;
+        let choice = space::choice_from(&knobs(&k.ast.schedules[b]), &t.winner)?;
+        t.schedules[b] = resolve(&k.ast.schedules[b], &choice);
+        return Some(t);
+    }
+    applied_to(kernel, tokens, entry, kind, winner)
+}
+
+fn applied_to(
+    kernel: &Kernel,
+    tokens: &TokenStream,
+    entry: &TargetRecord,
+    kind: TargetKind,
+    winner: BTreeMap<String, String>,
+) -> Option<Tuned> {
     let block = record::block_index(&kernel.ast.schedules, kind);
     let want = record::key(kernel, tokens, block, entry.key.dims.clone(), &entry.key.device);
     if record::mismatch(&entry.key, &want, false).is_some() {

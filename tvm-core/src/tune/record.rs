@@ -47,6 +47,21 @@ pub struct TargetRecord {
     /// measured in the same run, for comparison.
     #[serde(default)]
     pub default_s: Option<f64>,
+    /// Which space was searched: the knobs of the kernel's block, or (for a kernel with no
+    /// block for the target) the one the compiler derives (`space::default_space`).
+    #[serde(default)]
+    pub space: Space,
+}
+
+/// The space a record's candidates come from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Space {
+    /// The knobs (`tune!`) of the kernel's own block.
+    #[default]
+    Written,
+    /// The space the compiler derives for a kernel without a block for the target.
+    Derived,
 }
 
 /// What must match for a record to apply.
