@@ -1,7 +1,10 @@
 //! What tuning bought, in one run: each tuned example (matmul, dense+bias+relu, conv2d,
 //! softmax) with the compiler's default schedule (the same algorithm without a
-//! `schedule!` block), with its hand-written schedule (`tvm::tuning` off), with the
-//! winner of its record in `tvm-tuning/` (on), and against the alternative its bench
+//! `schedule!` block, `tvm::tuning` off), with the winner of that kernel's derived space
+//! (`tvm-tune --default-space`, tuning on), with its hand-written schedule (off), with the
+//! winner of its record in `tvm-tuning/` (on; where the winner is the schedule as
+//! written the two are the same code, so their ratio shows the noise), and against the
+//! alternative its bench
 //! uses on the CPU (`matrixmultiply`; plain loops for softmax); on the CPU, and on the
 //! first OpenCL device when there is one. Medians of `tvm::Profile`-style adaptive
 //! repeats, tensors already on the device, the device synchronized after each run.
@@ -26,7 +29,9 @@ use conv2d_kernel::conv2d;
 mod softmax_kernel;
 use softmax_kernel::softmax;
 
-/// The four algorithms again, without schedules: what the compiler does by default.
+/// The four algorithms again, without schedules: what the compiler does by default, and
+/// (their records in `tvm-tuning/`, from `tvm-tune benches/tuning.rs --crate .
+/// --default-space`) the winners of the space it derives for them.
 mod defaults {
     tvm::compute! {
         pub fn matmul_default(a: f32[1024, 1024], b: f32[1024, 1024]) -> c: f32[1024, 1024] {
@@ -70,11 +75,14 @@ fn median(device: &Device, mut f: impl FnMut() -> Result<(), Error>) -> Result<f
     Ok(p.median())
 }
 
-/// One row: default, hand-written, tuned (seconds) and the alternative's, if any.
+/// One row: default, derived space tuned, hand-written, tuned (seconds) and the
+/// alternative's, if any.
 struct Row {
     kernel: &'static str,
     device: String,
     default: f64,
+    derived: f64,
+    derived_winner: String,
     written: f64,
     tuned: f64,
     winner: String,
@@ -92,16 +100,25 @@ fn winner(tuned: &[(&str, &str, &str, &str)], device: &Device) -> String {
         .iter()
         .find(|(t, d, _, _)| *t == device.kind() && *d == id)
         .map(|t| t.3.to_string())
-        .unwrap_or_else(|| "no record for this device".into())
+        .unwrap_or_else(|| "no winner".into())
 }
 
-/// Times `run` with the winner and with the schedule as written.
+/// Times `run` with the schedule as written and with the winner, alternately, three
+/// times each (the order of two measurements moves a median by more than a good winner
+/// gains here); the median of each one's medians.
 fn both(device: &Device, mut run: impl FnMut() -> Result<(), Error>) -> Result<(f64, f64), Error> {
-    tvm::tuning::set_tuning_enabled(false);
-    let written = median(device, &mut run)?;
-    tvm::tuning::set_tuning_enabled(true);
-    let tuned = median(device, &mut run)?;
-    Ok((written, tuned))
+    let (mut written, mut tuned) = (Vec::new(), Vec::new());
+    for _ in 0..3 {
+        tvm::tuning::set_tuning_enabled(false);
+        written.push(median(device, &mut run)?);
+        tvm::tuning::set_tuning_enabled(true);
+        tuned.push(median(device, &mut run)?);
+    }
+    let mid = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[1]
+    };
+    Ok((mid(written), mid(tuned)))
 }
 
 fn on(t: &Tensor<f32, 1>, d: &Device) -> DeviceTensor<f32, 1> {
@@ -120,7 +137,8 @@ fn rows(device: &Device) -> Result<Vec<Row>, Error> {
     let mut dc = matmul::call_on(device, &da, &db)?;
     let (written, tuned) = both(device, || matmul::run_on(device, &da, &db, &mut dc))?;
     let mut dd = matmul_default::call_on(device, &da, &db)?;
-    let default = median(device, || matmul_default::run_on(device, &da, &db, &mut dd))?;
+    let (default, derived) = both(device, || matmul_default::run_on(device, &da, &db, &mut dd))?;
+    let derived_winner = winner(matmul_default::TUNED, device);
     let alternative = if cpu {
         let mut c = vec![0f32; n * n];
         let t = median(device, || {
@@ -153,6 +171,8 @@ fn rows(device: &Device) -> Result<Vec<Row>, Error> {
         kernel: "matmul 1024³",
         device: dev.clone(),
         default,
+        derived,
+        derived_winner,
         written,
         tuned,
         winner: winner(matmul::TUNED, device),
@@ -168,7 +188,8 @@ fn rows(device: &Device) -> Result<Vec<Row>, Error> {
     let mut dout = dense_bias_relu::call_on(device, &dx, &dw, &dbias)?;
     let (written, tuned) = both(device, || dense_bias_relu::run_on(device, &dx, &dw, &dbias, &mut dout))?;
     let mut ddef = dense_default::call_on(device, &dx, &dw, &dbias)?;
-    let default = median(device, || dense_default::run_on(device, &dx, &dw, &dbias, &mut ddef))?;
+    let (default, derived) = both(device, || dense_default::run_on(device, &dx, &dw, &dbias, &mut ddef))?;
+    let derived_winner = winner(dense_default::TUNED, device);
     let alternative = if cpu {
         let mut o = vec![0f32; m * k];
         let t = median(device, || {
@@ -207,6 +228,8 @@ fn rows(device: &Device) -> Result<Vec<Row>, Error> {
         kernel: "dense+bias+relu 256×1024×1024",
         device: dev.clone(),
         default,
+        derived,
+        derived_winner,
         written,
         tuned,
         winner: winner(dense_bias_relu::TUNED, device),
@@ -220,7 +243,8 @@ fn rows(device: &Device) -> Result<Vec<Row>, Error> {
     let mut dconv = conv2d::call_on(device, &ddata, &dwc)?;
     let (written, tuned) = both(device, || conv2d::run_on(device, &ddata, &dwc, &mut dconv))?;
     let mut dcdef = conv2d_default::call_on(device, &ddata, &dwc)?;
-    let default = median(device, || conv2d_default::run_on(device, &ddata, &dwc, &mut dcdef))?;
+    let (default, derived) = both(device, || conv2d_default::run_on(device, &ddata, &dwc, &mut dcdef))?;
+    let derived_winner = winner(conv2d_default::TUNED, device);
     let alternative = if cpu {
         // im2col (9 x 64 rows of 56 x 56) then one sgemm: 64 x 576 by 576 x 3136.
         let (mut cols, mut o) = (vec![0f32; 576 * 3136], vec![0f32; 64 * 3136]);
@@ -272,6 +296,8 @@ fn rows(device: &Device) -> Result<Vec<Row>, Error> {
         kernel: "conv2d 3×3 64→64 56×56",
         device: dev.clone(),
         default,
+        derived,
+        derived_winner,
         written,
         tuned,
         winner: winner(conv2d::TUNED, device),
@@ -285,7 +311,8 @@ fn rows(device: &Device) -> Result<Vec<Row>, Error> {
     let mut dy = softmax::call_on(device, &dxs)?;
     let (written, tuned) = both(device, || softmax::run_on(device, &dxs, &mut dy))?;
     let mut dydef = softmax_default::call_on(device, &dxs)?;
-    let default = median(device, || softmax_default::run_on(device, &dxs, &mut dydef))?;
+    let (default, derived) = both(device, || softmax_default::run_on(device, &dxs, &mut dydef))?;
+    let derived_winner = winner(softmax_default::TUNED, device);
     let alternative = if cpu {
         let mut y = vec![0f32; rows_ * cols_];
         let t = median(device, || {
@@ -309,6 +336,8 @@ fn rows(device: &Device) -> Result<Vec<Row>, Error> {
         kernel: "softmax 4096×1024",
         device: dev,
         default,
+        derived,
+        derived_winner,
         written,
         tuned,
         winner: winner(softmax::TUNED, device),
@@ -323,7 +352,7 @@ fn main() {
     if Device::OpenCl(0).is_available() {
         devices.push(Device::OpenCl(0));
     }
-    println!("| kernel | device | default schedule | hand-written | tuned (winner) | tuned vs default | tuned vs hand-written | alternative |");
+    println!("| kernel | device | default schedule | default space, tuned (winner) | hand-written | hand-written, tuned (winner) | tuned vs default | alternative |");
     println!("|---|---|---|---|---|---|---|---|");
     for d in devices {
         match rows(&d) {
@@ -331,18 +360,19 @@ fn main() {
                 for r in rs {
                     let alt = r
                         .alternative
-                        .map(|(n, t)| format!("{n}: {} ({:.2}x)", ms(t), t / r.tuned))
+                        .map(|(n, t)| format!("{n}: {} ({:.2}x)", ms(t), t / r.tuned.min(r.derived)))
                         .unwrap_or("—".into());
                     println!(
-                        "| {} | {} | {} | {} | {} ({}) | {:.1}x | {:.2}x | {} |",
+                        "| {} | {} | {} | {} ({}) | {} | {} ({}) | {:.1}x |  {} |",
                         r.kernel,
                         r.device,
                         ms(r.default),
+                        ms(r.derived),
+                        r.derived_winner,
                         ms(r.written),
                         ms(r.tuned),
                         r.winner,
-                        r.default / r.tuned,
-                        r.written / r.tuned,
+                        r.default / r.tuned.min(r.derived),
                         alt
                     );
                 }

@@ -56,6 +56,12 @@ if [ "${TVM_REQUIRE_TOOLS:-}" = 1 ] || { command -v clinfo >/dev/null && clinfo 
 else
   echo "note: no OpenCL device, so the reference's programs are not rerun on OpenCL" >&2
 fi
+# The tuning records in tvm-tuning/ match their kernels (for the CPU and OpenCL): the
+# examples' knobs, and the derived spaces of benches/tuning.rs's schedule-less kernels.
+for target in cpu opencl; do
+  cargo run -q -p tvm-tune -- . --check --target "$target" 2>&1
+  cargo run -q -p tvm-tune -- benches/tuning.rs --crate . --default-space --check --target "$target" 2>&1
+done
 # A user's crate with tvm's GPU features off (examples/debug-build/kernels), built on its
 # own so no other crate turns them on: compute! lowers for the CPU only, and the kernels
 # say so for CUDA and OpenCL.

@@ -31,6 +31,7 @@
 mod harness;
 mod measure;
 
+use measure::Run;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -375,17 +376,18 @@ fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found) -> Result<
     // The head-to-head's decision; else the record's winner (nothing new was measured);
     // else the fastest correct candidate.
     let old_winner = rec.targets.get(kind).filter(|_| !old.is_empty()).and_then(|e| e.winner.clone());
-    let winner = decided
-        .map(|n| space::assignment(&f.knobs, &space::choice_of(&f.knobs, n)))
-        .filter(|a| candidates.iter().any(|c| &c.knobs == a && c.status == Status::Ok))
-        .or(old_winner.filter(|a| candidates.iter().any(|c| &c.knobs == a && c.status == Status::Ok)))
-        .or_else(|| {
+    let ok = |a: &BTreeMap<String, String>| candidates.iter().any(|c| &c.knobs == a && c.status == Status::Ok);
+    let candidates_ok = candidates.iter().any(|c| c.status == Status::Ok);
+    let winner = match decided {
+        Some(d) => d.map(|n| space::assignment(&f.knobs, &space::choice_of(&f.knobs, n))).filter(|a| ok(a)),
+        None => old_winner.filter(|a| ok(a)).or_else(|| {
             candidates
                 .iter()
                 .filter(|c| c.status == Status::Ok)
                 .min_by(|a, b| a.median_s.unwrap_or(f64::INFINITY).total_cmp(&b.median_s.unwrap_or(f64::INFINITY)))
                 .map(|c| c.knobs.clone())
-        });
+        }),
+    };
     // A derived space's winner must beat the default schedule it replaces.
     let winner = winner.filter(|w| {
         let t = candidates.iter().find(|c| &c.knobs == w).and_then(|c| c.median_s);
@@ -417,19 +419,25 @@ fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found) -> Result<
             let knobs: Vec<String> = w.iter().map(|(k, v)| format!("{k}={v}")).collect();
             let default = default_s.map(|d| format!("; default schedule {} ({:.2}x)", measure::ms(d), d / b));
             println!(
-                "{}: {} {} in {:.1} s; winner {} {}, as written {} ({:.2}x){}",
+                "{}: {} {} in {:.1} s; winner {} {}, {} {} ({:.2}x){}",
                 kernel.name,
                 kind,
                 path.display(),
                 started.elapsed().as_secs_f64(),
                 knobs.join(", "),
                 measure::ms(b),
+                if f.derived { "the space's first candidate" } else { "as written" },
                 measure::ms(a),
                 a / b,
                 default.unwrap_or_default()
             );
         }
         (Some(w), _, _) => println!("{}: {kind} winner {w:?}; written to {}", kernel.name, path.display()),
+        (None, _, _) if f.derived && candidates_ok => println!(
+            "{}: {kind}: no candidate of the derived space beat the default schedule; {} keeps no winner",
+            kernel.name,
+            path.display()
+        ),
         (None, _, _) => {
             println!("{}: {kind}: no candidate ran correctly; {} keeps no winner", kernel.name, path.display())
         }
@@ -516,16 +524,43 @@ fn measure_all(
     let jobs: Vec<(usize, BTreeMap<String, String>)> =
         to_measure.iter().map(|(n, _)| (*n, space::assignment(&f.knobs, &space::choice_of(&f.knobs, *n)))).collect();
     let mut out = measure::candidates(&exe, &dir, &o.device, &jobs, leader, tol, o.timeout);
-    let default = measure::default_time(&exe, &dir, &o.device, tol, o.timeout);
+    let mut default = measure::default_time(&exe, &dir, &o.device, tol, o.timeout);
 
-    // The confirmation: the best against the schedule as written, head to head.
+    // The confirmation: the best against the schedule as written, head to head; in a
+    // derived space, against the default schedule it would replace.
     let all: Vec<(usize, Measured)> =
         known.iter().filter(|k| !out.iter().any(|x| x.0 == k.0)).cloned().chain(out.iter().cloned()).collect();
     let first_ok = all.iter().any(|(n, m)| *n == 0 && m.status == Status::Ok);
-    let mut winner = best(&all);
-    if let (Some(b), true) = (winner, first_ok) {
+    let mut winner = best(&all).map(Some);
+    if f.derived {
+        if let Some(Some(b)) = winner {
+            let (td, tb) = measure::confirm(&exe, &dir, &o.device, Run::Default, Run::Candidate(b), tol, o.timeout);
+            if let Some(t) = tb {
+                let mut m = all.iter().find(|x| x.0 == b).expect("measured").1.clone();
+                m.median_s = Some(t);
+                out.retain(|x| x.0 != b);
+                out.push((b, m));
+            }
+            default = td.or(default);
+            winner = Some(match (td, tb) {
+                (Some(d), Some(w)) => {
+                    eprintln!(
+                        "tvm-tune: head to head: default schedule {}, best {} ({:.2}x)",
+                        measure::ms(d),
+                        measure::ms(w),
+                        d / w
+                    );
+                    (w < 0.98 * d).then_some(b)
+                }
+                _ => None,
+            });
+        }
+        return Ok((out, default, winner));
+    }
+    if let (Some(Some(b)), true) = (winner, first_ok) {
         if b != 0 {
-            let (t0, tb) = measure::confirm(&exe, &dir, &o.device, 0, b, tol, o.timeout);
+            let (t0, tb) =
+                measure::confirm(&exe, &dir, &o.device, Run::Candidate(0), Run::Candidate(b), tol, o.timeout);
             for (n, t) in [(0, t0), (b, tb)] {
                 let Some(t) = t else { continue };
                 let mut m = all.iter().find(|x| x.0 == n).expect("measured").1.clone();
@@ -542,17 +577,19 @@ fn measure_all(
                         measure::ms(w),
                         a / w
                     );
-                    Some(if w < 0.98 * a { b } else { 0 })
+                    Some(Some(if w < 0.98 * a { b } else { 0 }))
                 }
-                _ => Some(0),
+                _ => Some(Some(0)),
             };
         }
     }
     Ok((out, default, winner))
 }
 
-/// Fresh outcomes, the default schedule's time, the winner (a candidate number).
-type Measurements = (Vec<(usize, Measured)>, Option<f64>, Option<usize>);
+/// Fresh outcomes, the default schedule's time, and the decision: `Some(Some(n))`
+/// candidate `n` wins, `Some(None)` none does (a derived space that does not beat the
+/// default schedule), `None` undecided (nothing ran correctly).
+type Measurements = (Vec<(usize, Measured)>, Option<f64>, Option<Option<usize>>);
 
 /// The fastest correct candidate of `ms`.
 fn best(ms: &[(usize, Measured)]) -> Option<usize> {

@@ -96,37 +96,49 @@ pub fn reference(exe: &Path, dir: &Path, timeout: Duration) -> Result<(), String
     }
 }
 
-/// The median of three runs of the default schedule on `device` (`None` when it fails).
+/// The median time of the default schedule on `device`, timed as the candidates are
+/// (`None` when it fails).
 pub fn default_time(exe: &Path, dir: &Path, device: &Device, tol: f64, timeout: Duration) -> Option<f64> {
     let args = [
         "default".to_string(),
         "0".into(),
         device.to_string(),
         dir.to_string_lossy().into_owned(),
-        "0".into(),
+        "inf".into(),
         format!("{tol:e}"),
     ];
     let o = run_child(exe, &args, timeout).ok()?;
     let m = parse(&BTreeMap::new(), &o, timeout);
-    m.median_s.filter(|_| o.success == Some(true))
+    m.median_s.filter(|_| o.success == Some(true) && m.status == Status::Ok)
 }
 
-/// Candidates `a` and `b` measured alternately, three processes each; the median of
-/// each one's medians (`None` where a run failed).
+/// What the bench runs: a candidate by number, or the default schedule.
+#[derive(Clone, Copy)]
+pub enum Run {
+    Candidate(usize),
+    Default,
+}
+
+/// `a` and `b` measured alternately, three processes each; the median of each one's
+/// medians (`None` where a run failed).
 pub fn confirm(
     exe: &Path,
     dir: &Path,
     device: &Device,
-    a: usize,
-    b: usize,
+    a: Run,
+    b: Run,
     tol: f64,
     timeout: Duration,
 ) -> (Option<f64>, Option<f64>) {
     let (mut ta, mut tb) = (Vec::new(), Vec::new());
     for _ in 0..3 {
-        for (n, out) in [(a, &mut ta), (b, &mut tb)] {
+        for (r, out) in [(a, &mut ta), (b, &mut tb)] {
+            let (mode, n) = match r {
+                Run::Candidate(n) => ("candidate", n),
+                Run::Default => ("default", 0),
+            };
             let args = [
-                "candidate".to_string(),
+                mode.to_string(),
                 n.to_string(),
                 device.to_string(),
                 dir.to_string_lossy().into_owned(),

@@ -140,7 +140,8 @@ pub struct TunedLowered {
 
 /// A target's winner: its lowered function, and the device and dims it runs on.
 pub struct TunedFunc {
-    pub f: PrimFunc,
+    /// `None` when the winner is the schedule as written (no second variant is built).
+    pub f: Option<PrimFunc>,
     /// `tvm_runtime::tune::device_identity` of the device the record was measured on.
     pub device: String,
     /// The dims it was measured with: each one's index in the kernel's dims, and value.
@@ -160,10 +161,14 @@ fn with_tuned(mut lowered: Lowered, kernel: &Kernel, tokens: &TokenStream, backe
         let Some(t) = crate::tune::applied(kernel, tokens, &record, target.kind) else { continue };
         let dims: Option<Vec<(usize, i64)>> =
             t.dims.iter().map(|(n, v)| dim_names.iter().position(|d| d == n).map(|k| (k, *v))).collect();
-        let (Some(dims), Ok(mut f)) = (dims, crate::frontend::lower_exact(&kernel.graph, &t.schedules, &target)) else {
-            continue;
+        let Some(dims) = dims else { continue };
+        let f = if t.schedules == kernel.schedules {
+            None
+        } else {
+            let Ok(mut f) = crate::frontend::lower_exact(&kernel.graph, &t.schedules, &target) else { continue };
+            f.name = format!("{}_tuned", f.name);
+            Some(f)
         };
-        f.name = format!("{}_tuned", f.name);
         let winner: Vec<String> = t.winner.iter().map(|(k, v)| format!("{k}={v}")).collect();
         let tf = Some(TunedFunc { f, device: t.device, dims, winner: winner.join(",") });
         match target.kind {

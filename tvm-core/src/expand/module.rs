@@ -129,13 +129,13 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     };
     let mut tuned_cpu_fn = TokenStream::new();
     let (mut cpu_run, mut cpu_run_on) = (cpu_run, cpu_run_on);
-    if let Some(t) = &lowered.tuned.cpu {
-        let (f, fname) = cpu::function(&t.f, sig.name.span())?;
+    if let Some((t, tf)) = lowered.tuned.cpu.as_ref().and_then(|t| Some((t, t.f.as_ref()?))) {
+        let (f, fname) = cpu::function(tf, sig.name.span())?;
         let run =
             cpu::call(
                 kname,
                 &sig,
-                &t.f,
+                tf,
                 &fname,
                 |i, out| {
                     if out {
@@ -145,7 +145,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
                     }
                 },
             );
-        let run_on = cpu::call(kname, &sig, &t.f, &fname, |i, out| {
+        let run_on = cpu::call(kname, &sig, tf, &fname, |i, out| {
             let n = super::signature::param_name(i);
             if out {
                 quote!(#i.host_for_mut(#kname, #n)?)
@@ -162,8 +162,8 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
         (&lowered.tuned.opencl, Backend::OpenCl, &mut opencl_items, &mut opencl_run, &mut opencl_run_on),
         (&lowered.tuned.cuda, Backend::Cuda, &mut cuda_items, &mut cuda_run, &mut cuda_run_on),
     ] {
-        let Some(t) = t else { continue };
-        let v = GpuTarget::variant(Some(&t.f), backend, "_tuned");
+        let Some((t, tf)) = t.as_ref().and_then(|t| Some((t, t.f.as_ref()?))) else { continue };
+        let v = GpuTarget::variant(Some(tf), backend, "_tuned");
         if !v.is_built() {
             continue;
         }
