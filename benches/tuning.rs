@@ -347,7 +347,12 @@ fn rows(device: &Device) -> Result<Vec<Row>, Error> {
 }
 
 fn main() {
-    // `cargo bench` passes `--bench`; nothing to filter here.
+    // `cargo bench` passes `--bench`; `cargo test --all-targets` runs this without it,
+    // in a debug build, where the default schedules alone would take many minutes.
+    if !std::env::args().any(|a| a == "--bench") {
+        println!("benches/tuning.rs: run it with `cargo bench --bench tuning`");
+        return;
+    }
     let mut devices = vec![Device::Cpu];
     if Device::OpenCl(0).is_available() {
         devices.push(Device::OpenCl(0));
