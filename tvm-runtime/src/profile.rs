@@ -140,10 +140,10 @@ impl fmt::Display for Profile {
             if self.clock == Clock::Device { ", device timestamps" } else { "" }
         )?;
         if let Some(g) = self.gflops() {
-            write!(f, ", {g:.2} GFLOP/s")?;
+            write!(f, ", {} GFLOP/s", significant(g))?;
         }
         if let Some(g) = self.gbps() {
-            write!(f, ", {g:.2} GB/s")?;
+            write!(f, ", {} GB/s", significant(g))?;
         }
         if let Some((flops, bytes)) = self.peak_fraction() {
             let pct = |x: Option<f64>| x.map(|v| format!("{:.1}%", v * 100.0)).unwrap_or("-".into());
@@ -151,6 +151,16 @@ impl fmt::Display for Profile {
         }
         Ok(())
     }
+}
+
+/// `x` with three significant digits (at least none after the point, at most six):
+/// `1234`, `12.3`, `0.0123`.
+fn significant(x: f64) -> String {
+    if !x.is_finite() || x == 0.0 {
+        return format!("{x}");
+    }
+    let digits = (2 - x.abs().log10().floor() as i32).clamp(0, 6) as usize;
+    format!("{x:.digits$}")
 }
 
 fn duration(s: f64) -> String {

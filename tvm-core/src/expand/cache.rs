@@ -128,14 +128,10 @@ fn prune(dir: &Path) {
 /// made the hygienic one.
 pub fn restore(text: &str, names: &HashMap<String, Span>) -> Option<TokenStream> {
     let ts: TokenStream = text.parse().ok()?;
-    Some(restore_tokens(ts, names))
+    Some(respan(ts, names))
 }
 
-/// [`restore`] on tokens: the user's spans on `names`, the hygienic `device`.
-pub fn restore_tokens(ts: TokenStream, names: &HashMap<String, Span>) -> TokenStream {
-    respan(ts, names)
-}
-
+/// The user's spans on `names`, and the hygienic `device`, throughout `ts`.
 fn respan(ts: TokenStream, names: &HashMap<String, Span>) -> TokenStream {
     ts.into_iter()
         .map(|tt| match tt {
