@@ -15,8 +15,7 @@ use std::sync::{Mutex, OnceLock};
 /// CPU has, `+`-joined), `opencl PLATFORM: NAME`, `cuda NAME sm_XY`; `None` for a GPU
 /// that is not there.
 pub fn device_identity(device: &Device) -> Option<String> {
-    static CACHE: OnceLock<Mutex<HashMap<Device, Option<String>>>> = OnceLock::new();
-    let cache = CACHE.get_or_init(|| Mutex::new(HashMap::new()));
+    let cache = cache();
     if let Some(v) = cache.lock().ok().and_then(|c| c.get(device).cloned()) {
         return v;
     }
@@ -35,6 +34,12 @@ pub fn device_identity(device: &Device) -> Option<String> {
         c.insert(*device, v.clone());
     }
     v
+}
+
+/// Each device's identity, found once.
+fn cache() -> &'static Mutex<HashMap<Device, Option<String>>> {
+    static CACHE: OnceLock<Mutex<HashMap<Device, Option<String>>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
 /// `cpu ARCH FEATURES`: the features that decide which vector code is fast.
@@ -93,7 +98,14 @@ pub fn set_tuning_enabled(on: bool) {
 /// Whether a call on `device` with dims `dims` runs the winner of a record measured on
 /// `want_device` with `want_dims` (each the index of a dim in `dims` and its value).
 pub fn tuned_applies(device: &Device, want_device: &str, want_dims: &[(usize, i64)], dims: &[i64]) -> bool {
-    tuning_enabled()
-        && want_dims.iter().all(|&(k, v)| dims.get(k) == Some(&v))
-        && device_identity(device).as_deref() == Some(want_device)
+    tuning_enabled() && want_dims.iter().all(|&(k, v)| dims.get(k) == Some(&v)) && identity_is(device, want_device)
+}
+
+/// Whether `device`'s identity is `want`: compared in the cache, without a copy (every
+/// call of a kernel with a record asks).
+fn identity_is(device: &Device, want: &str) -> bool {
+    if let Some(hit) = cache().lock().ok().and_then(|c| c.get(device).map(|v| v.as_deref() == Some(want))) {
+        return hit;
+    }
+    device_identity(device).as_deref() == Some(want)
 }

@@ -168,7 +168,7 @@ fn run(o: &Options) -> Result<bool, String> {
     for p in &o.paths {
         if p.is_dir() {
             for sub in ["src", "examples"] {
-                rust_files(&p.join(sub), &mut files);
+                tvm_core::build::scan::rust_files(&p.join(sub), &mut files);
             }
         } else {
             files.push(p.clone());
@@ -347,7 +347,7 @@ fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found) -> Result<
             Err(es) => {
                 illegal += 1;
                 let why = es.first().map(|e| e.message()).unwrap_or_default();
-                results.push((n, failed(a, Status::Illegal, why)));
+                results.push((n, measure::outcome(&a, Status::Illegal, Some(why))));
             }
         }
     }
@@ -443,19 +443,6 @@ fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found) -> Result<
         }
     }
     Ok(())
-}
-
-fn failed(knobs: BTreeMap<String, String>, status: Status, message: String) -> Measured {
-    Measured {
-        knobs,
-        status,
-        min_s: None,
-        median_s: None,
-        p20_s: None,
-        p80_s: None,
-        max_error: None,
-        message: Some(message),
-    }
 }
 
 /// Builds the bench of the candidates in `to_measure` (and of the schedule as written and
@@ -610,17 +597,4 @@ fn crate_of(p: &Path) -> Option<PathBuf> {
         d = dir.parent();
     }
     None
-}
-
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        if p.is_dir() {
-            rust_files(&p, out);
-        } else if p.extension().is_some_and(|e| e == "rs") {
-            out.push(p);
-        }
-    }
 }

@@ -202,7 +202,8 @@ pub fn candidates(
     out
 }
 
-fn outcome(knobs: &BTreeMap<String, String>, status: Status, message: Option<String>) -> Measured {
+/// An outcome without timings.
+pub fn outcome(knobs: &BTreeMap<String, String>, status: Status, message: Option<String>) -> Measured {
     Measured {
         knobs: knobs.clone(),
         status,

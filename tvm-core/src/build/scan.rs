@@ -109,7 +109,7 @@ pub fn scan_files(files: Vec<PathBuf>) -> Scan {
 }
 
 /// Every `*.rs` file under `dir`, recursively, in sorted order (nothing if it is absent).
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+pub fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
     let Ok(entries) = std::fs::read_dir(dir) else { return };
     let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
     paths.sort();
