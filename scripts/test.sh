@@ -10,6 +10,10 @@
 # failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# A clean run writes about N GB (target/ and the CUDA venv); say so up front when the disk
+# is short rather than failing half-way through a build.
+free_kb=$(df -Pk . | awk 'NR == 2 { print $4 }')
+echo "disk: $((free_kb / 1024)) MB free here; target/ holds $(du -sm target 2>/dev/null | cut -f1 || echo 0) MB"
 
 if ! dpkg -s pocl-opencl-icd ocl-icd-opencl-dev chromium >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
@@ -30,7 +34,7 @@ site() { "$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["p
 nv="$(site || true)/nvidia"
 if [ ! -x "$nv/cu13/bin/nvcc" ] || [ ! -e "$nv/cuda_nvrtc/lib/libnvrtc.so.12" ] || [ ! -x "$nv/cu13/bin/cuobjdump" ]; then
   if { [ -x "$venv/bin/pip" ] || python3 -m venv "$venv"; } &&
-    "$venv/bin/pip" install -q nvidia-cuda-nvrtc-cu12==12.9.86 nvidia-cuda-nvcc-cu12==12.9.86 \
+    "$venv/bin/pip" install -q --no-cache-dir nvidia-cuda-nvrtc-cu12==12.9.86 nvidia-cuda-nvcc-cu12==12.9.86 \
       nvidia-cuda-runtime-cu12==12.9.79 nvidia-cuda-nvcc==13.0.88 nvidia-cuda-crt==13.0.88 \
       nvidia-nvvm==13.0.88 nvidia-cuda-runtime==13.0.96 nvidia-cuda-cuobjdump==13.5.37 nvidia-cuda-nvdisasm==13.5.37 2>&1; then
     nv="$(site || true)/nvidia"
@@ -71,3 +75,4 @@ cargo test -p tvm-example-kernels 2>&1
 RUSTFLAGS="-D warnings" cargo check -p tvm-runtime --no-default-features --target-dir target/no-gpu 2>&1
 # The API docs must build without warnings.
 RUSTDOCFLAGS="-D warnings" cargo doc -p tvm -p tvm-runtime -p tvm-core --no-deps --all-features 2>&1
+echo "disk: target/ holds $(du -sm target | cut -f1) MB after the run"
