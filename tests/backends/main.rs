@@ -17,6 +17,7 @@
 
 mod bad_input;
 mod fuzz;
+mod language;
 
 use std::sync::OnceLock;
 use tvm::{Device, Tensor};
@@ -562,6 +563,15 @@ type Source = fn(&str) -> Result<&'static str, tvm::Error>;
 
 /// Every kernel of the suite, by name, with its `source` function.
 fn every_source() -> &'static [(&'static str, Source)] {
+    static ALL: OnceLock<Vec<(&'static str, Source)>> = OnceLock::new();
+    ALL.get_or_init(|| {
+        let mut all = own_sources().to_vec();
+        all.extend(language::sources());
+        all
+    })
+}
+
+fn own_sources() -> &'static [(&'static str, Source)] {
     &[
         ("vector_add", corpus::vector_add::vector_add::source),
         ("vector_add_1024", corpus::vector_add_1024::vector_add::source),

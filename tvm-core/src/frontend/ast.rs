@@ -83,6 +83,58 @@ pub struct StageAst {
     pub body: ExprAst,
 }
 
+/// What a boundary view reads outside its tensor (Halide's `BoundaryConditions`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Boundary {
+    /// `constant_exterior(x, v)`: `v`.
+    Constant,
+    /// `repeat_edge(x)`: the nearest element (the index clamped into the tensor).
+    RepeatEdge,
+    /// `repeat_image(x)`: the tensor tiled (the index modulo the dim).
+    RepeatImage,
+    /// `mirror_image(x)`: the tensor reflected, edge included (`-1` reads `0`).
+    MirrorImage,
+    /// `mirror_interior(x)`: the tensor reflected about its edge (`-1` reads `1`).
+    MirrorInterior,
+}
+
+impl Boundary {
+    pub const ALL: [Boundary; 5] = [
+        Boundary::Constant,
+        Boundary::RepeatEdge,
+        Boundary::RepeatImage,
+        Boundary::MirrorImage,
+        Boundary::MirrorInterior,
+    ];
+    pub fn name(self) -> &'static str {
+        match self {
+            Boundary::Constant => "constant_exterior",
+            Boundary::RepeatEdge => "repeat_edge",
+            Boundary::RepeatImage => "repeat_image",
+            Boundary::MirrorImage => "mirror_image",
+            Boundary::MirrorInterior => "mirror_interior",
+        }
+    }
+    pub fn from_name(name: &str) -> Option<Boundary> {
+        Boundary::ALL.into_iter().find(|b| b.name() == name)
+    }
+}
+
+/// `let xb = repeat_edge(x);`: a name that reads `x` at any index, the boundary rule
+/// deciding what lies outside it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ViewAst {
+    pub name: Name,
+    pub boundary: Boundary,
+    /// Where the boundary function is named.
+    pub func_loc: Loc,
+    pub tensor: Name,
+    /// The value outside (`constant_exterior` only).
+    pub value: Option<ExprAst>,
+    /// How many stages come before it: it may be read from the next stage on.
+    pub before_stage: usize,
+}
+
 /// Unary operators.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum UnOp {
@@ -453,5 +505,7 @@ pub struct KernelAst {
     pub vis: syn::Visibility,
     pub sig: Signature,
     pub stages: Vec<StageAst>,
+    /// Boundary views (`let xb = repeat_edge(x);`), in order.
+    pub views: Vec<ViewAst>,
     pub schedules: Vec<ScheduleBlock>,
 }

@@ -143,7 +143,27 @@ fn parse_unary(input: ParseStream, cx: &mut Cx) -> syn::Result<ExprAst> {
 }
 
 fn parse_postfix(input: ParseStream, cx: &mut Cx) -> syn::Result<ExprAst> {
-    let e = parse_primary(input, cx)?;
+    let mut e = parse_primary(input, cx)?;
+    // Method calls, as Rust writes the intrinsics: `x.exp()`, `x.max(0.0)`, `x.mul_add(a, b)`.
+    while input.peek(Token![.]) && !input.peek(Token![..]) {
+        input.parse::<Token![.]>()?;
+        if input.peek(syn::LitInt) || input.peek(syn::LitFloat) {
+            return Err(input.error("fields are not supported in kernel expressions (values are scalars)"));
+        }
+        let id = ident(input, "expected a method name after `.`")?;
+        let method = cx.name(&id);
+        if !input.peek(syn::token::Paren) {
+            return Err(syn::Error::new(
+                id.span(),
+                format!("fields are not supported in kernel expressions; `.{id}` is not a method call"),
+            ));
+        }
+        let g: Group = input.parse()?;
+        let args = expr_list(&g, cx)?;
+        let gl = cx.loc(g.span());
+        let loc = cx.join(e.loc, gl);
+        e = method_call(e, method, id.span(), args, loc, g.span())?;
+    }
     if input.peek(syn::token::Bracket) {
         let msg = match &e.kind {
             ExprKind::Index { tensor, .. } => {
@@ -153,15 +173,102 @@ fn parse_postfix(input: ParseStream, cx: &mut Cx) -> syn::Result<ExprAst> {
         };
         return Err(input.error(msg));
     }
-    if input.peek(Token![.]) && !input.peek(Token![..]) {
-        return Err(
-            input.error("methods and fields are not supported in kernel expressions; call `exp(x)`, not `x.exp()`")
-        );
-    }
     if input.peek(Token![?]) {
         return Err(input.error("`?` is not supported in kernel expressions"));
     }
     Ok(e)
+}
+
+/// The methods of the float (and integer) types that the kernel language has, by their
+/// Rust names: each is one of the language's functions with the receiver as its first
+/// argument (`x.ln()` is `log(x)`, `x.mul_add(a, b)` is `fma(x, a, b)`), or `clamp`.
+const METHODS: &[(&str, &str, usize)] = &[
+    ("exp", "exp", 0),
+    ("ln", "log", 0),
+    ("sqrt", "sqrt", 0),
+    ("tanh", "tanh", 0),
+    ("abs", "abs", 0),
+    ("floor", "floor", 0),
+    ("ceil", "ceil", 0),
+    ("sin", "sin", 0),
+    ("cos", "cos", 0),
+    ("powf", "pow", 1),
+    ("mul_add", "fma", 2),
+    ("max", "max", 1),
+    ("min", "min", 1),
+    ("clamp", "clamp", 2),
+    ("recip", "recip", 0),
+    // Not Rust's, but the language's own functions read the same way.
+    ("rsqrt", "rsqrt", 0),
+    ("sigmoid", "sigmoid", 0),
+    ("erf", "erf", 0),
+];
+
+/// `recv.method(args)` as the call of a language function (`recv` first).
+fn method_call(
+    recv: ExprAst,
+    method: Name,
+    method_span: Span,
+    mut args: Vec<ExprAst>,
+    loc: Loc,
+    span: Span,
+) -> syn::Result<ExprAst> {
+    let m = method.name.as_str();
+    let Some(&(_, func, arity)) = METHODS.iter().find(|(name, ..)| *name == m) else {
+        let hint = match m {
+            "log" => "; Rust's `log` takes a base: write `x.ln()` for the natural logarithm".to_string(),
+            "powi" => "; write `x.powf(y)` with a float exponent".to_string(),
+            _ => String::new(),
+        };
+        let names: Vec<&str> = METHODS.iter().map(|(n, ..)| *n).collect();
+        return Err(syn::Error::new(
+            method_span,
+            format!("`.{m}()` is not a method of the kernel language{hint}; the methods are `{}`", names.join("`, `")),
+        ));
+    };
+    if args.len() != arity {
+        let usage = match arity {
+            0 => format!("x.{m}()"),
+            1 => format!("x.{m}(y)"),
+            _ => format!("x.{m}(a, b)"),
+        };
+        return Err(syn::Error::new(
+            span,
+            format!(
+                "`.{m}` takes {arity} argument{} besides its receiver; write `{usage}`",
+                if arity == 1 { "" } else { "s" }
+            ),
+        ));
+    }
+    let call = |func: &str, args: Vec<ExprAst>, loc: Loc| ExprAst {
+        kind: ExprKind::Call { func: Name { name: func.to_string(), loc: method.loc }, args },
+        loc,
+    };
+    Ok(match func {
+        // `x.clamp(lo, hi)` is `min(max(x, lo), hi)`.
+        "clamp" => match <[ExprAst; 2]>::try_from(args) {
+            Ok([lo, hi]) => call("min", vec![call("max", vec![recv, lo], loc), hi], loc),
+            Err(_) => return Err(syn::Error::new(span, "`.clamp` takes two arguments")),
+        },
+        // `x.recip()` is `1.0 / x` (the literal takes `x`'s float type).
+        "recip" => {
+            let one =
+                ExprAst { kind: ExprKind::Float { value: 1.0, text: "1.0".into(), suffix: None }, loc: method.loc };
+            ExprAst {
+                kind: ExprKind::Binary {
+                    op: BinOpAst::Div,
+                    op_loc: method.loc,
+                    lhs: Box::new(one),
+                    rhs: Box::new(recv),
+                },
+                loc,
+            }
+        }
+        _ => {
+            args.insert(0, recv);
+            call(func, args, loc)
+        }
+    })
 }
 
 /// A comma-separated list of expressions inside a group.
@@ -217,6 +324,16 @@ fn parse_primary(input: ParseStream, cx: &mut Cx) -> syn::Result<ExprAst> {
             return Err(syn::Error::new(id.span(), what));
         }
         if input.peek(Token![::]) {
+            // `std::f32::consts::PI` and `core::..` name the same constants as `f32::..`.
+            if id == "std" || id == "core" {
+                input.parse::<Token![::]>()?;
+                let ty: syn::Ident = ident(input, "expected a type name, as in `std::f32::consts::PI`")?;
+                let ty = cx.name(&ty);
+                if !input.peek(Token![::]) {
+                    return Err(input.error("expected `::` and a constant, as in `std::f32::consts::PI`"));
+                }
+                return parse_constant(input, cx, ty);
+            }
             return parse_constant(input, cx, name);
         }
         if input.peek(syn::token::Paren) {
@@ -272,11 +389,70 @@ fn parse_literal(input: ParseStream, cx: &mut Cx) -> syn::Result<ExprAst> {
 /// `f32::INFINITY`, `f64::MAX`, `i32::MIN`, ...
 fn parse_constant(input: ParseStream, cx: &mut Cx, ty: Name) -> syn::Result<ExprAst> {
     input.parse::<Token![::]>()?;
-    let c: syn::Ident = input.parse()?;
+    let mut c: syn::Ident = input.parse()?;
+    // `f32::max(a, b)`, `f64::exp(x)`: the method called with its receiver first.
+    if input.peek(syn::token::Paren) {
+        let g: Group = input.parse()?;
+        let mut args = expr_list(&g, cx)?;
+        let method = cx.name(&c);
+        let gl = cx.loc(g.span());
+        let loc = cx.join(ty.loc, gl);
+        if args.is_empty() {
+            return Err(syn::Error::new(
+                g.span(),
+                format!("`{}::{c}` needs its receiver as the first argument", ty.name),
+            ));
+        }
+        let recv = args.remove(0);
+        return method_call(recv, method, c.span(), args, loc, g.span());
+    }
+    let mut text = format!("{}::{c}", ty.name);
+    if c == "consts" && input.peek(Token![::]) {
+        input.parse::<Token![::]>()?;
+        c = ident(input, "expected a constant name, as in `f32::consts::PI`")?;
+        text = format!("{}::consts::{c}", ty.name);
+        let cl = cx.loc(c.span());
+        let loc = cx.join(ty.loc, cl);
+        let cname = c.to_string();
+        let value = |v32: f32, v64: f64| match ty.name.as_str() {
+            "f32" => Some(v32 as f64),
+            "f64" => Some(v64),
+            _ => None,
+        };
+        use std::{f32::consts as c32, f64::consts as c64};
+        let v = match cname.as_str() {
+            "PI" => value(c32::PI, c64::PI),
+            "TAU" => value(c32::TAU, c64::TAU),
+            "E" => value(c32::E, c64::E),
+            "SQRT_2" => value(c32::SQRT_2, c64::SQRT_2),
+            "FRAC_1_SQRT_2" => value(c32::FRAC_1_SQRT_2, c64::FRAC_1_SQRT_2),
+            "LN_2" => value(c32::LN_2, c64::LN_2),
+            "LN_10" => value(c32::LN_10, c64::LN_10),
+            "LOG2_E" => value(c32::LOG2_E, c64::LOG2_E),
+            "LOG10_E" => value(c32::LOG10_E, c64::LOG10_E),
+            "LOG2_10" => value(c32::LOG2_10, c64::LOG2_10),
+            "LOG10_2" => value(c32::LOG10_2, c64::LOG10_2),
+            "FRAC_PI_2" => value(c32::FRAC_PI_2, c64::FRAC_PI_2),
+            "FRAC_PI_3" => value(c32::FRAC_PI_3, c64::FRAC_PI_3),
+            "FRAC_PI_4" => value(c32::FRAC_PI_4, c64::FRAC_PI_4),
+            "FRAC_PI_6" => value(c32::FRAC_PI_6, c64::FRAC_PI_6),
+            "FRAC_PI_8" => value(c32::FRAC_PI_8, c64::FRAC_PI_8),
+            "FRAC_1_PI" => value(c32::FRAC_1_PI, c64::FRAC_1_PI),
+            "FRAC_2_PI" => value(c32::FRAC_2_PI, c64::FRAC_2_PI),
+            "FRAC_2_SQRT_PI" => value(c32::FRAC_2_SQRT_PI, c64::FRAC_2_SQRT_PI),
+            _ => None,
+        };
+        return match v {
+            Some(value) => Ok(ExprAst { kind: ExprKind::Float { value, text, suffix: Some(ty) }, loc }),
+            None => Err(syn::Error::new(
+                c.span(),
+                format!("unknown constant `{text}`; the constants of `f32::consts` and `f64::consts` are `PI`, `TAU`, `E`, `SQRT_2`, `FRAC_1_SQRT_2`, `LN_2`, `LN_10`, `LOG2_E`, `LOG10_E`, `LOG2_10`, `LOG10_2`, `FRAC_PI_2`, `FRAC_PI_3`, `FRAC_PI_4`, `FRAC_PI_6`, `FRAC_PI_8`, `FRAC_1_PI`, `FRAC_2_PI`, `FRAC_2_SQRT_PI`"),
+            )),
+        };
+    }
     let cl = cx.loc(c.span());
     let loc = cx.join(ty.loc, cl);
     let cname = c.to_string();
-    let text = format!("{}::{cname}", ty.name);
     let float = |v32: f32, v64: f64| match ty.name.as_str() {
         "f32" => Some(v32 as f64),
         "f64" => Some(v64),

@@ -89,12 +89,12 @@ fn parse_top(input: ParseStream, cx: &mut Cx) -> syn::Result<KernelAst> {
         outputs.push(parse_output(input, cx)?);
     }
     let body = group(input, Delimiter::Brace, "`{` and the stages of the kernel")?;
-    let stages = parse_stages(body, cx);
+    let (stages, views) = parse_stages(body, cx);
     let mut schedules = Vec::new();
     while !input.is_empty() {
         schedules.push(parse_schedule_block(input, cx)?);
     }
-    Ok(KernelAst { attrs, vis, sig: Signature { name, params, outputs, tuple_outputs }, stages, schedules })
+    Ok(KernelAst { attrs, vis, sig: Signature { name, params, outputs, tuple_outputs }, stages, views, schedules })
 }
 
 fn parse_tensor_type(input: ParseStream, cx: &mut Cx) -> syn::Result<TensorType> {
@@ -157,8 +157,15 @@ fn parse_output(input: ParseStream, cx: &mut Cx) -> syn::Result<OutputAst> {
     Ok(OutputAst { name, ty })
 }
 
-fn parse_stages(body: Group, cx: &mut Cx) -> Vec<StageAst> {
+/// One `;`-terminated item of the kernel's body.
+enum BodyItem {
+    Stage(StageAst),
+    View(ViewAst),
+}
+
+fn parse_stages(body: Group, cx: &mut Cx) -> (Vec<StageAst>, Vec<ViewAst>) {
     let mut stages = Vec::new();
+    let mut views = Vec::new();
     for p in split_top(body.stream(), ';') {
         if p.tokens.is_empty() {
             continue;
@@ -167,8 +174,13 @@ fn parse_stages(body: Group, cx: &mut Cx) -> Vec<StageAst> {
             let span = p.last.unwrap_or_else(|| body.span());
             cx.errors.push(FrontendError::at_span(span, "expected `;` after the stage"));
         }
-        if let Some(s) = cx.parse_piece(p.tokens, parse_stage) {
-            stages.push(s);
+        match cx.parse_piece(p.tokens, parse_stage) {
+            Some(BodyItem::Stage(s)) => stages.push(s),
+            Some(BodyItem::View(mut v)) => {
+                v.before_stage = stages.len();
+                views.push(v);
+            }
+            None => {}
         }
     }
     if stages.is_empty() && cx.errors.is_empty() {
@@ -177,16 +189,65 @@ fn parse_stages(body: Group, cx: &mut Cx) -> Vec<StageAst> {
                 .with_help("write a stage such as `c[i] = a[i] + b[i];`"),
         );
     }
-    stages
+    (stages, views)
 }
 
-fn parse_stage(input: ParseStream, cx: &mut Cx) -> syn::Result<StageAst> {
+/// `let xb = repeat_edge(x);`, after `let xb`.
+fn parse_view(input: ParseStream, cx: &mut Cx, name: Name) -> syn::Result<ViewAst> {
+    input.parse::<Token![=]>()?;
+    let names: Vec<&str> = Boundary::ALL.iter().map(|b| b.name()).collect();
+    let expected = format!(
+        "expected a boundary condition, `{}`, as in `let {} = repeat_edge(x);` (a stage is `let {}[i]: f32[n] = ...;`)",
+        names.join("`, `"),
+        name.name,
+        name.name
+    );
+    if !input.peek(syn::Ident) {
+        return Err(input.error(expected));
+    }
+    let f: syn::Ident = input.parse()?;
+    let Some(boundary) = Boundary::from_name(&f.to_string()) else {
+        return Err(syn::Error::new(f.span(), expected));
+    };
+    let func_loc = cx.loc(f.span());
+    let g = group(input, Delimiter::Parenthesis, "`(` and the tensor, as in `repeat_edge(x)`")?;
+    let (tensor, value) = parse_group(&g, cx, |input, cx| {
+        let t = ident(input, "expected the name of a tensor")?;
+        let tensor = cx.name(&t);
+        let value = if boundary == Boundary::Constant {
+            if !input.peek(Token![,]) {
+                return Err(input.error("expected `,` and the value outside, as in `constant_exterior(x, 0.0)`"));
+            }
+            input.parse::<Token![,]>()?;
+            Some(crate::frontend::expr::parse_expr(input, cx)?)
+        } else {
+            None
+        };
+        if !input.is_empty() {
+            return Err(input.error(if boundary == Boundary::Constant {
+                "expected `)`: `constant_exterior(x, value)`".to_string()
+            } else {
+                format!("expected `)`: `{}` takes only the tensor", boundary.name())
+            }));
+        }
+        Ok((tensor, value))
+    })?;
+    if !input.is_empty() {
+        return Err(input.error("expected `;` after the boundary condition"));
+    }
+    Ok(ViewAst { name, boundary, func_loc, tensor, value, before_stage: 0 })
+}
+
+fn parse_stage(input: ParseStream, cx: &mut Cx) -> syn::Result<BodyItem> {
     let is_let = input.peek(Token![let]);
     if is_let {
         input.parse::<Token![let]>()?;
     }
     let id = ident(input, "expected a stage: `c[i] = ...;` or `let d[i]: f32[n] = ...;`")?;
     let name = cx.name(&id);
+    if is_let && input.peek(Token![=]) && !input.peek(Token![==]) {
+        return parse_view(input, cx, name).map(BodyItem::View);
+    }
     let g = group(input, Delimiter::Bracket, "`[` and the stage's axes, as in `c[i, j]`")?;
     let axes = parse_group(&g, cx, |input, cx| {
         let mut axes = Vec::new();
@@ -229,7 +290,7 @@ fn parse_stage(input: ParseStream, cx: &mut Cx) -> syn::Result<StageAst> {
     if !input.is_empty() {
         return Err(input.error("expected `;` after the stage's expression"));
     }
-    Ok(StageAst { is_let, name, axes, ty, body })
+    Ok(BodyItem::Stage(StageAst { is_let, name, axes, ty, body }))
 }
 
 fn parse_schedule_block(input: ParseStream, cx: &mut Cx) -> syn::Result<ScheduleBlock> {

@@ -381,6 +381,14 @@ impl Checker<'_> {
                 }
                 Err(Poisoned)
             }
+            Some(Sym::View(v)) => {
+                self.error_help(
+                    loc,
+                    format!("`{n}` is a boundary view of `{}`; it has no value without indices", v.tensor),
+                    format!("read an element, e.g. `{n}[i - 1]`"),
+                );
+                Err(Poisoned)
+            }
             None if self.all_reduce_axes.contains(n) => {
                 self.error_help(
                     loc,
@@ -406,7 +414,79 @@ impl Checker<'_> {
         }
     }
 
+    /// A read of a boundary view: `if (every index inside) { x[idx] } else { outside }`,
+    /// where outside is the constant or a read of `x` at the index the rule maps into
+    /// it. The inside read's checks are discharged by its guard, and loop partitioning
+    /// later cuts the test out of the interior of a loop.
+    fn view_read(&mut self, view: &Name, v: &ViewSym, indices: &[ExprAst], loc: Loc) -> R<Expr> {
+        let base = Name { name: v.tensor.clone(), loc: view.loc };
+        let inside = self.read(&base, indices, loc)?;
+        let Expr::ProducerLoad { tensor, indices: checked, dtype } = &inside else {
+            return Err(Poisoned);
+        };
+        let Some(Sym::Tensor(t)) = self.syms.get(&v.tensor).cloned() else {
+            return Err(Poisoned);
+        };
+        let raw: Vec<Expr> = checked
+            .iter()
+            .map(|x| match x {
+                Expr::Check { value, .. } => (**value).clone(),
+                x => x.clone(),
+            })
+            .collect();
+        let mut cond: Option<Expr> = None;
+        for (x, n) in raw.iter().zip(&t.shape) {
+            let c = Expr::and(Expr::ge(x.clone(), Expr::int(0)), Expr::lt(x.clone(), n.clone()));
+            cond = Some(match cond {
+                None => c,
+                Some(p) => Expr::and(p, c),
+            });
+        }
+        let Some(cond) = cond else {
+            return Ok(inside);
+        };
+        let outside = match v.boundary {
+            Boundary::Constant => v.value.clone().ok_or(Poisoned)?,
+            rule => {
+                let mut idx = Vec::new();
+                for (dim, ((x, n), ast)) in raw.iter().zip(&t.shape).zip(indices).enumerate() {
+                    let (x, n) = (x.clone(), n.clone());
+                    // `((x % p) + p) % p` is `x` modulo `p` in `0..p`; `p` is at least 1, so
+                    // nothing divides by zero (an empty dim is caught by the read's check).
+                    let modulo = |x: Expr, p: Expr| ((x % p.clone()) + p.clone()) % p;
+                    let mapped = match rule {
+                        Boundary::RepeatEdge => Expr::min(Expr::max(x, Expr::int(0)), n - 1),
+                        Boundary::RepeatImage => modulo(x, Expr::max(n, Expr::int(1))),
+                        Boundary::MirrorImage => {
+                            let p = Expr::max(n.clone() * 2, Expr::int(1));
+                            let m = modulo(x, p.clone());
+                            Expr::select(Expr::lt(m.clone(), n), m.clone(), p - 1 - m)
+                        }
+                        Boundary::MirrorInterior => {
+                            let p = Expr::max(n.clone() * 2 - 2, Expr::int(1));
+                            let m = modulo(x, p.clone());
+                            Expr::select(Expr::lt(m.clone(), n), m.clone(), p - m)
+                        }
+                        Boundary::Constant => x,
+                    };
+                    let site = CheckSite::Index { tensor: v.tensor.clone(), dim, index: ast.to_string() };
+                    idx.push(self.check(
+                        mapped,
+                        CheckKind::Index { extent: Box::new(t.shape[dim].clone()) },
+                        site,
+                        ast.loc,
+                    ));
+                }
+                Expr::ProducerLoad { tensor: *tensor, indices: idx, dtype: *dtype }
+            }
+        };
+        Ok(Expr::select(cond, inside, outside))
+    }
+
     fn read(&mut self, tensor: &Name, indices: &[ExprAst], loc: Loc) -> R<Expr> {
+        if let Some(Sym::View(v)) = self.syms.get(&tensor.name).cloned() {
+            return self.view_read(tensor, &v, indices, loc);
+        }
         let mut idx = Vec::new();
         let mut ok = true;
         for i in indices {

@@ -79,6 +79,16 @@ enum Sym {
     Tensor(TensorSym),
     Scalar(Var),
     Dim(Var),
+    /// A boundary view of a tensor (`let xb = repeat_edge(x);`).
+    View(ViewSym),
+}
+
+#[derive(Clone, Debug)]
+struct ViewSym {
+    tensor: String,
+    boundary: Boundary,
+    /// The value outside (`constant_exterior`), of the tensor's type.
+    value: Option<Expr>,
 }
 
 const TYPES: &str =
@@ -135,8 +145,18 @@ pub(crate) fn check_kernel(ast: &KernelAst, sm: &SourceMap) -> Result<Checked, V
     }
     c.params(&ast.sig.params);
     c.outputs(&ast.sig.outputs);
-    for st in &ast.stages {
+    for (k, st) in ast.stages.iter().enumerate() {
+        for v in ast.views.iter().filter(|v| v.before_stage == k) {
+            c.view(v);
+        }
         c.stage(st);
+    }
+    for v in ast.views.iter().filter(|v| v.before_stage >= ast.stages.len()) {
+        c.error_help(
+            v.name.loc,
+            format!("`{}` is declared after the last stage, so nothing reads it", v.name.name),
+            "declare it before the stages that read it",
+        );
     }
     c.finish(&ast.sig.outputs)
 }
@@ -228,6 +248,7 @@ impl<'a> Checker<'a> {
             },
             Some(Sym::Scalar(_)) => "a scalar parameter",
             Some(Sym::Dim(_)) => "a dim",
+            Some(Sym::View(_)) => "a boundary view",
             None => "a name",
         }
     }
@@ -299,7 +320,7 @@ impl<'a> Checker<'a> {
                     );
                     Err(Poisoned)
                 }
-                Some(Sym::Tensor(_)) => {
+                Some(Sym::Tensor(_) | Sym::View(_)) => {
                     self.error(n.loc, format!("`{}` is a tensor, not a dim", n.name));
                     Err(Poisoned)
                 }
@@ -493,7 +514,7 @@ impl<'a> Checker<'a> {
                     self.error(name.loc, format!("intermediate `{}` is already defined", name.name));
                     None
                 }
-                Some(Sym::Scalar(_)) | Some(Sym::Dim(_)) => {
+                Some(Sym::Scalar(_)) | Some(Sym::Dim(_)) | Some(Sym::View(_)) => {
                     let what = self.what_is(&name.name);
                     self.error(name.loc, format!("cannot write to `{}`: it is {what}", name.name));
                     None
@@ -531,6 +552,83 @@ impl<'a> Checker<'a> {
                 }
             }
         }
+    }
+
+    /// `let xb = repeat_edge(x);`: `xb` reads `x` anywhere.
+    fn view(&mut self, v: &ViewAst) {
+        if self.reserved(&v.name) || !self.check_new_name(&v.name) {
+            return;
+        }
+        match self.view_sym(v) {
+            Some(sym) => {
+                self.syms.insert(v.name.name.clone(), Sym::View(sym));
+            }
+            // Reads of a view that had an error report nothing more.
+            None => self.poison_tensor(&v.name, Role::Intermediate),
+        }
+    }
+
+    fn view_sym(&mut self, v: &ViewAst) -> Option<ViewSym> {
+        let t = match self.syms.get(&v.tensor.name).cloned() {
+            Some(Sym::Tensor(t)) => t,
+            Some(Sym::View(_)) => {
+                self.error_help(
+                    v.tensor.loc,
+                    format!("`{}` is already a boundary view", v.tensor.name),
+                    "a view takes a tensor: give the boundary condition the tensor itself",
+                );
+                return None;
+            }
+            Some(_) => {
+                let what = self.what_is(&v.tensor.name);
+                self.error(v.tensor.loc, format!("`{}` is {what}, not a tensor", v.tensor.name));
+                return None;
+            }
+            None if self.stage_names.contains(&v.tensor.name) => {
+                self.error_help(
+                    v.tensor.loc,
+                    format!("`{}` is used before it is defined", v.tensor.name),
+                    format!("declare the view after the stage that defines `{}`", v.tensor.name),
+                );
+                return None;
+            }
+            None => {
+                self.error(v.tensor.loc, format!("unknown tensor `{}`", v.tensor.name));
+                return None;
+            }
+        };
+        if t.poisoned {
+            return None;
+        }
+        if t.id.is_none() {
+            self.error_help(
+                v.tensor.loc,
+                format!("`{}` is used before it is defined", v.tensor.name),
+                format!("declare the view after the stage that defines `{}`", v.tensor.name),
+            );
+            return None;
+        }
+        let value = match &v.value {
+            Some(e) => match self.expr(e, Some(t.dtype)) {
+                Ok(x) if x.dtype() == t.dtype => Some(x),
+                Ok(x) => {
+                    self.error_help(
+                        e.loc,
+                        format!(
+                            "mismatched types: `{}` is `{}`, but the value outside it, `{e}`, is `{}`",
+                            v.tensor.name,
+                            t.dtype,
+                            x.dtype()
+                        ),
+                        format!("cast it: `{} as {}`", castable(e), t.dtype),
+                    );
+                    return None;
+                }
+                Err(_) => return None,
+            },
+            None => None,
+        };
+        Some(ViewSym { tensor: v.tensor.name.clone(), boundary: v.boundary, value })
     }
 
     fn stage(&mut self, st: &StageAst) {

@@ -1,0 +1,232 @@
+//! The language forms of issue 15 on the interpreter (and, for GPU schedules, on every
+//! OpenCL device): Rust method syntax and `consts`, and boundary views
+//! (`repeat_edge`, `repeat_image`, `mirror_image`, `mirror_interior`,
+//! `constant_exterior`) against plain references, under default and hand-written CPU and
+//! GPU schedules.
+
+mod common;
+use common::*;
+
+const METHODS: &str = r#"
+pub fn methods(x: f32[n], b: f32[n], a: f32) -> y: f32[n] {
+    y[i] = x[i].max(0.0).exp().mul_add(a, b[i])
+        + (x[i].abs() + 1.0).sqrt().ln() * f32::consts::PI
+        + x[i].clamp(-0.5, 0.5) * std::f32::consts::E
+        + (x[i].abs() + 1.0).recip()
+        + f32::max(x[i], b[i]).powf(2.0)
+        - x[i].tanh().min(b[i].sin().abs().floor());
+}
+schedule!(cpu) {
+    let (o, v) = y.split(y.i, 8);
+    y.parallel(o);
+    y.vectorize(v);
+}
+schedule!(cuda) {
+    let (bx, tx) = y.split(y.i, 32);
+    y.bind(bx, block.x);
+    y.bind(tx, thread.x);
+}
+"#;
+
+fn methods_ref(x: &[f32], b: &[f32], a: f32) -> Vec<f32> {
+    x.iter()
+        .zip(b)
+        .map(|(&x, &b)| {
+            x.max(0.0).exp().mul_add(a, b)
+                + (x.abs() + 1.0).sqrt().ln() * std::f32::consts::PI
+                + x.clamp(-0.5, 0.5) * std::f32::consts::E
+                + (x.abs() + 1.0).recip()
+                + f32::max(x, b).powf(2.0)
+                - x.tanh().min(b.sin().abs().floor())
+        })
+        .collect()
+}
+
+#[test]
+fn method_syntax_and_consts_are_the_functions() {
+    for n in [1usize, 29, 64] {
+        let (x, b) = (rand_vec(n, 1), rand_vec(n, 2));
+        let want = methods_ref(&x, &b, 0.75);
+        for v in Variant::CPU_GPU {
+            let inputs = vec![t(&[n], &x), t(&[n], &b)];
+            check(METHODS, v, inputs, vec![scalar_f32(0.75)], &[n], &want, &format!("methods n={n}"));
+        }
+    }
+}
+
+/// A 1-D five-tap blur of `x` under boundary rule `rule`, reading as far as 7 outside.
+fn blur_1d(rule: &str) -> String {
+    let view = if rule == "constant_exterior" { format!("{rule}(x, 0.5)") } else { format!("{rule}(x)") };
+    format!(
+        r#"
+pub fn blur(x: f32[n]) -> y: f32[n] {{
+    let xb = {view};
+    y[i] = xb[i - 2] + xb[i - 1] * 2.0 + xb[i] * 3.0 + xb[i + 1] * 2.0 + xb[i + 7];
+}}
+schedule!(cpu) {{
+    let (o, v) = y.split(y.i, 8);
+    y.parallel(o);
+    y.vectorize(v);
+}}
+schedule!(cuda) {{
+    let (bx, tx) = y.split(y.i, 16);
+    y.bind(bx, block.x);
+    y.bind(tx, thread.x);
+}}
+"#
+    )
+}
+
+/// The element of `x` that boundary rule `rule` reads at index `i` (`None`: the constant).
+pub fn boundary_index(rule: &str, i: i64, n: i64) -> Option<usize> {
+    if (0..n).contains(&i) {
+        return Some(i as usize);
+    }
+    Some(match rule {
+        "constant_exterior" => return None,
+        "repeat_edge" => i.clamp(0, n - 1),
+        "repeat_image" => i.rem_euclid(n),
+        "mirror_image" => {
+            let m = i.rem_euclid(2 * n);
+            if m < n {
+                m
+            } else {
+                2 * n - 1 - m
+            }
+        }
+        "mirror_interior" => {
+            if n == 1 {
+                0
+            } else {
+                let p = 2 * n - 2;
+                let m = i.rem_euclid(p);
+                if m < n {
+                    m
+                } else {
+                    p - m
+                }
+            }
+        }
+        _ => unreachable!("{rule}"),
+    } as usize)
+}
+
+fn blur_ref(rule: &str, x: &[f32]) -> Vec<f32> {
+    let n = x.len() as i64;
+    let at = |i: i64| boundary_index(rule, i, n).map_or(0.5, |k| x[k]);
+    (0..n).map(|i| at(i - 2) + at(i - 1) * 2.0 + at(i) * 3.0 + at(i + 1) * 2.0 + at(i + 7)).collect()
+}
+
+const RULES: [&str; 5] = ["constant_exterior", "repeat_edge", "repeat_image", "mirror_image", "mirror_interior"];
+
+#[test]
+fn every_boundary_rule_reads_what_halide_reads() {
+    // n = 1 and 2 reflect and wrap several times within the taps; 3 and 53 do not divide
+    // the splits.
+    for rule in RULES {
+        let src = blur_1d(rule);
+        for n in [1usize, 2, 3, 53] {
+            let x = rand_vec(n, 3);
+            let want = blur_ref(rule, &x);
+            for v in Variant::CPU_GPU {
+                check(&src, v, vec![t(&[n], &x)], vec![], &[n], &want, &format!("{rule} n={n}"));
+            }
+        }
+    }
+}
+
+const STENCIL_2D: &str = r#"
+pub fn stencil(x: f32[H, W], w: f32[3, 3]) -> y: f32[H, W] {
+    let xb = repeat_edge(x);
+    let t[i, j]: f32[H, W] = sum(xb[i + r - 1, j + s - 1] * w[r, s] for r in 0..3, s in 0..3);
+    let tz = constant_exterior(t, 0.0);
+    y[i, j] = tz[i, j - 1] + tz[i, j + 1] - t[i, j];
+}
+schedule!(cpu) {
+    let (jo, ji) = y.split(y.j, 8);
+    y.parallel(y.i);
+    y.vectorize(ji);
+    t.compute_at(y, y.i);
+}
+schedule!(cuda) {
+    let (bi, ti) = y.split(y.i, 4);
+    let (bj, tj) = y.split(y.j, 8);
+    y.bind(bi, block.y);
+    y.bind(bj, block.x);
+    y.bind(ti, thread.y);
+    y.bind(tj, thread.x);
+}
+"#;
+
+fn stencil_ref(x: &[f32], w: &[f32], h: usize, wd: usize) -> Vec<f32> {
+    let (hi, wi) = (h as i64, wd as i64);
+    let at = |i: i64, j: i64| x[(i.clamp(0, hi - 1) * wi + j.clamp(0, wi - 1)) as usize];
+    let t: Vec<f32> = (0..hi * wi)
+        .map(|k| {
+            let (i, j) = (k / wi, k % wi);
+            let mut acc = 0.0;
+            for r in 0..3 {
+                for s in 0..3 {
+                    acc += at(i + r - 1, j + s - 1) * w[(r * 3 + s) as usize];
+                }
+            }
+            acc
+        })
+        .collect();
+    let tz = |i: i64, j: i64| if (0..wi).contains(&j) { t[(i * wi + j) as usize] } else { 0.0 };
+    (0..hi * wi)
+        .map(|k| {
+            let (i, j) = (k / wi, k % wi);
+            tz(i, j - 1) + tz(i, j + 1) - t[k as usize]
+        })
+        .collect()
+}
+
+#[test]
+fn boundary_views_of_inputs_and_intermediates_in_two_dims() {
+    for (h, wd) in [(1usize, 1usize), (5, 7), (16, 19)] {
+        let (x, w) = (rand_vec(h * wd, 4), rand_vec(9, 5));
+        let want = stencil_ref(&x, &w, h, wd);
+        for v in Variant::CPU_GPU {
+            check(
+                STENCIL_2D,
+                v,
+                vec![t(&[h, wd], &x), t(&[3, 3], &w)],
+                vec![],
+                &[h, wd],
+                &want,
+                &format!("stencil {h}x{wd}"),
+            );
+        }
+    }
+}
+
+/// The interior of a boundary read has no test: on the CPU the loop over `i` is cut at
+/// the borders, and its middle part reads `x` at `i - 1` and `i + 1` directly.
+#[test]
+fn the_interior_of_a_boundary_loop_has_no_test() {
+    let src = r#"
+pub fn blur3(x: f32[n]) -> y: f32[n] {
+    let xb = repeat_edge(x);
+    y[i] = xb[i - 1] + xb[i] + xb[i + 1];
+}
+schedule!(cpu) {
+    let (o, v) = y.split(y.i, 8);
+    y.vectorize(v);
+}
+"#;
+    let f = lower(src, Variant::Cpu);
+    let tir = tvm_core::tir::printer::print_func(&f);
+    // Three loops over the vector chunks: the border before, the interior, the border after.
+    assert_eq!(tir.matches("for o in").count(), 3, "the loop is not partitioned:\n{tir}");
+    let interior: Vec<&str> = tir.lines().filter(|l| l.contains("x[ramp(")).collect();
+    assert_eq!(interior.len(), 1, "one vector statement, the interior's:\n{tir}");
+    let line = interior[0];
+    assert!(
+        line.contains("x[ramp(o * 8 - 1, 1, 8)]") && line.contains("x[ramp(o * 8 + 1, 1, 8)]"),
+        "the interior reads x at i - 1 and i + 1 directly:\n{tir}"
+    );
+    assert!(!line.contains("select") && !line.contains("if "), "the interior tests its index:\n{tir}");
+    // The borders read the edge elements the rule clamps to.
+    assert!(tir.contains("x[0]") && tir.contains("x[n - 1]"), "{tir}");
+}
