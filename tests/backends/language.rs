@@ -162,5 +162,91 @@ pub(super) fn sources() -> Vec<(&'static str, Source)> {
         ("mirror_image", mirror_image::blur::source),
         ("mirror_interior", mirror_interior::blur::source),
         ("constant_exterior", constant_exterior::blur::source),
+        ("axpy f32", generic::axpy::source::<f32>),
+        ("axpy f64", generic::axpy::source::<f64>),
+        ("weighted_rows i32", generic::weighted_rows::source::<i32>),
+        ("weighted_rows i64", generic::weighted_rows::source::<i64>),
     ]
+}
+
+pub mod generic {
+    tvm::compute! {
+        /// `z = a·x + y` for every float type.
+        pub fn axpy<T: Float>(x: T[n], y: T[n], a: T) -> z: T[n] {
+            z[i] = a.mul_add(x[i], y[i]);
+        }
+        schedule!(cpu) {
+            let (o, v) = z.split(z.i, 16);
+            z.parallel(o);
+            z.vectorize(v);
+        }
+    }
+
+    tvm::compute! {
+        /// Row sums of a matrix of `i32` or `i64`, scaled by a per-row weight of a fixed type.
+        pub fn weighted_rows<T: i32 | i64>(x: T[M, N], w: i32[M]) -> (s: T[M], m: T[M]) {
+            let t[i]: T[M] = sum(x[i, j] for j in 0..N);
+            s[i] = t[i] * (w[i] as T);
+            m[i] = max(x[i, j] for j in 0..N);
+        }
+        schedule!(cuda) {
+            let (b, t) = s.split(s.i, 32);
+            s.bind(b, block.x);
+            s.bind(t, thread.x);
+        }
+    }
+}
+
+#[test]
+fn generic_kernels_run_every_instance() {
+    use generic::{axpy, weighted_rows};
+    let n = 1003;
+    let x = rand_vec(n, 43);
+    let y = rand_vec(n, 44);
+    let want: Vec<f32> = x.iter().zip(&y).map(|(x, y)| 1.5f32.mul_add(*x, *y)).collect();
+    let (tx, ty) = (tensor(&x, [n]), tensor(&y, [n]));
+    on_every_backend("axpy::<f32>", [n], &want, RTOL, |d, z| axpy::run(d, &tx, &ty, 1.5, z));
+    // The typed function picks the instance from its arguments.
+    let z = axpy(&tx, &ty, 1.5f32).unwrap();
+    super::reference::assert_close(z.as_slice(), &want, RTOL, "axpy(f32)");
+    // f64 on every backend, exactly (one fused multiply-add per element, or its CPU emulation).
+    let x64: Vec<f64> = x.iter().map(|&v| v as f64 / 3.0).collect();
+    let y64: Vec<f64> = y.iter().map(|&v| v as f64 / 7.0).collect();
+    let want64: Vec<f64> = x64.iter().zip(&y64).map(|(x, y)| 1.25f64.mul_add(*x, *y)).collect();
+    let (tx64, ty64) = (tvm::Tensor::from_vec(x64, [n]).unwrap(), tvm::Tensor::from_vec(y64, [n]).unwrap());
+    for d in super::backends() {
+        let mut z = tvm::Tensor::<f64, 1>::zeros([n]);
+        axpy::run::<f64>(d, &tx64, &ty64, 1.25, &mut z).unwrap_or_else(|e| panic!("{d}: {e}"));
+        for (k, (g, w)) in z.as_slice().iter().zip(&want64).enumerate() {
+            assert!((g - w).abs() <= 1e-12 * w.abs().max(1.0), "axpy::<f64> on {d}: element {k}: {g} vs {w}");
+        }
+    }
+    assert_eq!(<f64 as axpy::Elem>::NAME, "f64");
+    assert!(axpy::source::<f64>("cpu").unwrap().contains("f64"));
+    assert!(axpy::source::<f32>("opencl").unwrap().contains("float"));
+    assert!(axpy::lowered::<f64>("cuda").unwrap().contains("f64"));
+
+    // Integer instances, two outputs, a fixed-type input cast to `T`.
+    let (m, cols) = (37usize, 129usize);
+    let xi: Vec<i64> = (0..m * cols).map(|k| ((k * 7919) % 2001) as i64 - 1000).collect();
+    let w: Vec<i32> = (0..m).map(|r| r as i32 - 18).collect();
+    let want_s: Vec<i64> = (0..m).map(|r| xi[r * cols..(r + 1) * cols].iter().sum::<i64>() * w[r] as i64).collect();
+    let want_m: Vec<i64> = (0..m).map(|r| *xi[r * cols..(r + 1) * cols].iter().max().unwrap()).collect();
+    let tw = tvm::Tensor::from_vec(w, [m]).unwrap();
+    let tx64 = tvm::Tensor::from_vec(xi.clone(), [m, cols]).unwrap();
+    let tx32 = tvm::Tensor::from_vec(xi.iter().map(|&v| v as i32).collect(), [m, cols]).unwrap();
+    for d in super::backends() {
+        let (s, mx) = weighted_rows::call_on(d, &tx64.to_device(d).unwrap(), &tw.to_device(d).unwrap())
+            .and_then(|(s, mx)| Ok((s.to_host()?, mx.to_host()?)))
+            .unwrap_or_else(|e| panic!("{d}: {e}"));
+        assert_eq!(s.as_slice(), &want_s[..], "weighted_rows::<i64> on {d}");
+        assert_eq!(mx.as_slice(), &want_m[..], "weighted_rows::<i64> on {d}");
+        let mut s32 = tvm::Tensor::<i32, 1>::zeros([m]);
+        let mut m32 = tvm::Tensor::<i32, 1>::zeros([m]);
+        weighted_rows::run(d, &tx32, &tw, &mut s32, &mut m32).unwrap_or_else(|e| panic!("{d}: {e}"));
+        let want32: Vec<i32> = want_s.iter().map(|&v| v as i32).collect();
+        assert_eq!(s32.as_slice(), &want32[..], "weighted_rows::<i32> on {d}");
+    }
+    let (s, _) = weighted_rows(&tx32, &tw).unwrap();
+    assert_eq!(s.as_slice()[0], want_s[0] as i32);
 }

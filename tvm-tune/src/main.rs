@@ -182,6 +182,14 @@ fn run(o: &Options) -> Result<bool, String> {
     let mut seen = std::collections::HashSet::new();
     for inv in scan.invocations {
         let tokens = inv.tokens.clone();
+        if matches!(tvm_core::expand::generic::split(&tokens), Ok(Some(_))) {
+            eprintln!(
+                "tvm-tune: {}:{}: a kernel generic over its element type is not tuned (yet); skipped",
+                inv.file.display(),
+                inv.line
+            );
+            continue;
+        }
         let Ok(kernel) = tvm_core::frontend::parse_kernel(tokens.clone()) else {
             eprintln!("tvm-tune: {}:{}: the kernel does not compile; skipped", inv.file.display(), inv.line);
             continue;

@@ -236,20 +236,36 @@ pub fn compile_kernels_with(opts: &Options) -> Report {
     };
     for inv in found.invocations {
         let at = format!("{}:{}", inv.file.display(), inv.line);
-        let (name, source) = match cuda_source(inv.tokens) {
-            Ok((name, source)) => (Some(name), Some(source)),
-            Err((name, why)) => {
-                let what = name.as_deref().map_or(String::new(), |n| format!(" `{n}`"));
-                let why: Vec<&str> = why.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-                let why = why.join("; ");
-                report.warnings.push(format!(
+        // A generic kernel is one kernel per instance type, each with its own CUDA source.
+        let instances = match crate::expand::generic::instances(&inv.tokens) {
+            Ok(i) => i,
+            Err(e) => {
+                report.warnings.push(format!("{at}: a kernel is not compiled for CUDA ahead of time: {e}"));
+                continue;
+            }
+        };
+        for (_, tokens) in instances {
+            let (name, source) = match cuda_source(tokens) {
+                Ok((name, source)) => (Some(name), Some(source)),
+                Err((name, why)) => {
+                    let what = name.as_deref().map_or(String::new(), |n| format!(" `{n}`"));
+                    let why: Vec<&str> = why.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
+                    let why = why.join("; ");
+                    report.warnings.push(format!(
                     "{at}: kernel{what} is not compiled for CUDA ahead of time: {why} (the compiler reports its errors \
                      at the kernel)"
                 ));
-                (name, None)
-            }
-        };
-        report.kernels.push(KernelReport { file: inv.file, line: inv.line, name, source, binaries: Vec::new() });
+                    (name, None)
+                }
+            };
+            report.kernels.push(KernelReport {
+                file: inv.file.clone(),
+                line: inv.line,
+                name,
+                source,
+                binaries: Vec::new(),
+            });
+        }
     }
     let sources: Vec<&str> = report.kernels.iter().filter_map(|k| k.source.as_deref()).collect();
     if sources.is_empty() {

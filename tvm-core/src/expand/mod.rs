@@ -17,6 +17,7 @@
 pub mod cache;
 mod cpu;
 mod dims;
+pub mod generic;
 mod gpu;
 mod module;
 pub mod paths;
@@ -68,20 +69,35 @@ pub fn compute(tokens: TokenStream) -> TokenStream {
 /// The expansion of `compute!` on `tokens` with code for `backends` only. Never panics.
 /// An unchanged kernel's expansion comes from the [`cache`].
 pub fn compute_for(tokens: TokenStream, backends: Backends) -> TokenStream {
+    match generic::split(&tokens) {
+        Err(e) => e.to_compile_error(),
+        Ok(Some((g, rest))) => expand_generic(&g, rest, backends),
+        Ok(None) => match expand_one(tokens, backends) {
+            Ok(ts) => ts,
+            Err((errors, stub)) => {
+                let errors: TokenStream = errors.iter().map(|e| e.to_compile_error()).collect();
+                quote::quote!(#errors #stub)
+            }
+        },
+    }
+}
+
+/// One kernel (without generics): its expansion, or its errors and the stub.
+fn expand_one(tokens: TokenStream, backends: Backends) -> Result<TokenStream, (Vec<syn::Error>, TokenStream)> {
     let key = cache::key(&tokens, backends);
     if let Some(text) = cache::load(&key) {
         let restored = crate::frontend::parse_syntax(tokens.clone())
             .ok()
             .and_then(|(ast, map)| cache::restore(&text, &signature_spans(&ast, &map)));
         if let Some(ts) = restored {
-            return ts;
+            return Ok(ts);
         }
     }
     match crate::frontend::parse_kernel(tokens.clone()) {
         Err(errs) => {
-            let errors: TokenStream = errs.iter().map(|e| e.to_syn_error().to_compile_error()).collect();
+            let errors = errs.iter().map(|e| e.to_syn_error()).collect();
             let stub = crate::frontend::parse_syntax(tokens).map(|(ast, _)| stub::stub(&ast)).unwrap_or_default();
-            quote::quote!(#errors #stub)
+            Err((errors, stub))
         }
         Ok(kernel) => match lower_backends(&kernel, backends)
             .map(|l| with_tuned(l, &kernel, &tokens, backends))
@@ -94,15 +110,58 @@ pub fn compute_for(tokens: TokenStream, backends: Backends) -> TokenStream {
                 if cache::enabled() && !names.contains_key("device") {
                     cache::store(&key, &ts.to_string());
                 }
-                ts
+                Ok(ts)
             }
-            Err(errs) => {
-                let errors: TokenStream = errs.iter().map(|e| e.to_compile_error()).collect();
-                let stub = stub::stub(&kernel.ast);
-                quote::quote!(#errors #stub)
-            }
+            Err(errs) => Err((errs, stub::stub(&kernel.ast))),
         },
     }
+}
+
+/// A generic kernel: every instance in its hidden module, and the generic API around
+/// them. An error every instance reports is reported once, as it is; an error only some
+/// report names the types it is for.
+fn expand_generic(g: &generic::Generics, rest: TokenStream, backends: Backends) -> TokenStream {
+    let ast = match crate::frontend::parse_syntax(rest.clone()) {
+        Ok((ast, _)) => ast,
+        Err(errs) => return errs.iter().map(|e| e.to_syn_error().to_compile_error()).collect(),
+    };
+    let name = ast.sig.name.name.trim_start_matches("r#").to_string();
+    let mut items = TokenStream::new();
+    // Each error (by its place and text), with the types that report it.
+    let mut errors: Vec<(String, syn::Error, Vec<String>)> = Vec::new();
+    for ty in &g.types {
+        let inst = generic::visible_to_parent(generic::instantiate(&rest, &g.param, ty));
+        let body = match expand_one(inst, backends) {
+            Ok(ts) => ts,
+            Err((errs, stub)) => {
+                for e in errs.into_iter().flatten() {
+                    let key = format!("{:?} {e}", e.span());
+                    match errors.iter_mut().find(|(k, ..)| *k == key) {
+                        Some((_, _, tys)) => tys.push(ty.clone()),
+                        None => errors.push((key, e, vec![ty.clone()])),
+                    }
+                }
+                stub
+            }
+        };
+        items.extend(generic::wrap_instance(&ast.vis, &name, ty, body));
+    }
+    let p = &g.param;
+    let errors: TokenStream = errors
+        .into_iter()
+        .map(|(_, e, tys)| {
+            if tys.len() == g.types.len() {
+                return e.to_compile_error();
+            }
+            let with: Vec<String> = tys.iter().map(|t| format!("`{p} = {t}`")).collect();
+            let text = e.to_string();
+            let (first, help) = text.split_once('\n').unwrap_or((&text, ""));
+            let sep = if help.is_empty() { "" } else { "\n" };
+            syn::Error::new(e.span(), format!("{first} (with {}){sep}{help}", with.join(", "))).to_compile_error()
+        })
+        .collect();
+    let facade = generic::facade(&ast, g);
+    quote::quote!(#errors #items #facade)
 }
 
 /// The identifiers of a kernel's signature (its name, parameters and outputs) with the

@@ -85,6 +85,9 @@ pub fn stub(ast: &KernelAst) -> TokenStream {
             pub fn call_on(#dev: &#device, #(#dparams),*) -> #result<#dret, #error> {
                 ::core::unreachable!("the kernel has compile errors")
             }
+            pub fn profile(#dev: &#device, #(#params),*) -> #result<::tvm::__rt::Profile, #error> {
+                ::core::unreachable!("the kernel has compile errors")
+            }
             pub fn source(target: &str) -> #result<&'static str, #error> {
                 ::core::unreachable!("the kernel has compile errors")
             }
