@@ -166,6 +166,9 @@ pub(super) fn sources() -> Vec<(&'static str, Source)> {
         ("axpy f64", generic::axpy::source::<f64>),
         ("weighted_rows i32", generic::weighted_rows::source::<i32>),
         ("weighted_rows i64", generic::weighted_rows::source::<i64>),
+        ("cumsum", scans::cumsum::source),
+        ("running_max", scans::running_max::source),
+        ("iir", scans::iir::source),
     ]
 }
 
@@ -249,4 +252,72 @@ fn generic_kernels_run_every_instance() {
     }
     let (s, _) = weighted_rows(&tx32, &tw).unwrap();
     assert_eq!(s.as_slice()[0], want_s[0] as i32);
+}
+
+#[allow(dead_code)]
+pub mod scans {
+    tvm::compute! {
+        /// Row-wise cumulative sum.
+        pub fn cumsum(x: f32[M, N]) -> y: f32[M, N] {
+            y[i, j] = if j >= 1 { y[i, j - 1] + x[i, j] } else { x[i, j] };
+        }
+        schedule!(cpu) {
+            y.parallel(y.i);
+        }
+    }
+
+    tvm::compute! {
+        /// Column-wise running max, vectorized across the columns (the rows, the scan,
+        /// run in order; parallel chunks of columns would not be contiguous).
+        pub fn running_max(x: f32[M, N]) -> m: f32[M, N] {
+            m[i, j] = if i == 0 { x[i, j] } else { max(m[i - 1, j], x[i, j]) };
+        }
+        schedule!(cpu) {
+            let (jo, jv) = m.split(m.j, 8);
+            m.vectorize(jv);
+        }
+    }
+
+    tvm::compute! {
+        /// A second-order linear recurrence (an IIR filter) as an intermediate.
+        pub fn iir(x: f32[n], a: f32, b: f32) -> y: f32[n] {
+            let h[t]: f32[n] = x[t] + (if t >= 1 { a * h[t - 1] } else { 0.0 }) + (if t >= 2 { b * h[t - 2] } else { 0.0 });
+            y[t] = h[t] * 2.0;
+        }
+    }
+}
+
+#[test]
+fn scans_on_every_backend() {
+    for (m, n) in [(1usize, 1usize), (5, 33), (64, 1000)] {
+        let x = rand_vec(m * n, 45);
+        let mut sum = x.clone();
+        let mut mx = x.clone();
+        for i in 0..m {
+            for j in 0..n {
+                if j >= 1 {
+                    sum[i * n + j] += sum[i * n + j - 1];
+                }
+                if i >= 1 {
+                    mx[i * n + j] = mx[i * n + j].max(mx[(i - 1) * n + j]);
+                }
+            }
+        }
+        let tx = tensor(&x, [m, n]);
+        on_every_backend(&format!("cumsum {m}x{n}"), [m, n], &sum, super::rtol_for_sum(n), |d, y| {
+            scans::cumsum::run(d, &tx, y)
+        });
+        on_every_backend(&format!("running_max {m}x{n}"), [m, n], &mx, RTOL, |d, y| scans::running_max::run(d, &tx, y));
+    }
+    for n in [1usize, 2, 777] {
+        let x = rand_vec(n, 46);
+        let (a, b) = (0.5f32, -0.25f32);
+        let mut h = vec![0.0f32; n];
+        for k in 0..n {
+            h[k] = x[k] + if k >= 1 { a * h[k - 1] } else { 0.0 } + if k >= 2 { b * h[k - 2] } else { 0.0 };
+        }
+        let want: Vec<f32> = h.iter().map(|v| v * 2.0).collect();
+        let tx = tensor(&x, [n]);
+        on_every_backend(&format!("iir n={n}"), [n], &want, 1e-4, |d, y| scans::iir::run(d, &tx, a, b, y));
+    }
 }

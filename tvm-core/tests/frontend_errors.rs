@@ -273,8 +273,31 @@ fn read_before_defined() {
 
 #[test]
 fn stage_reads_itself() {
-    let e = one_error("fn f(x: f32[n]) -> out: f32[n] { out[i] = out[i] + 1.0; }", &["`out` is read before"]);
-    assert!(e.help.unwrap().contains("cannot read the tensor it defines"));
+    // A recurrence reads earlier elements along one axis; these reads are not that.
+    let e =
+        one_error("fn f(x: f32[n]) -> out: f32[n] { out[i] = out[i] + 1.0; }", &["`out` reads the element it defines"]);
+    assert!(e.help.unwrap().contains("`out[i - 1]`"));
+    one_error(
+        "fn f(x: f32[n]) -> out: f32[n] { out[i] = if i + 1 < n { out[i + 1] } else { x[i] }; }",
+        &["`out` reads itself at `i + 1`, which is not an earlier element along its own axis `i`"],
+    );
+    one_error(
+        "fn f(x: f32[n, m]) -> out: f32[n, m] { out[i, j] = if i >= 1 && j >= 1 { out[i - 1, j - 1] } else { x[i, j] }; }",
+        &["`out` steps back along two axes"],
+    );
+    one_error(
+        "fn f(x: f32[n, m]) -> out: f32[n, m] { out[i, j] = if i >= 1 && j >= 1 { out[i - 1, j] + out[i, j - 1] } else { x[i, j] }; }",
+        &["`out` steps back along `j` here and along `i` in another read"],
+    );
+    one_error(
+        "fn f(x: f32[n, m]) -> out: f32[n] { out[i] = sum(if i >= 1 { out[i - 1] } else { x[i, k] } for k in 0..m); }",
+        &["`out` reads itself inside a reduction"],
+    );
+    // Unguarded, the first element's read is outside the tensor: proved, so an error.
+    one_error(
+        "fn f(x: f32[n]) -> out: f32[n] { out[i] = out[i - 1] + x[i]; }",
+        &["index `i - 1` of `out` is out of bounds: it goes down to -1"],
+    );
 }
 
 #[test]

@@ -230,3 +230,88 @@ schedule!(cpu) {
     // The borders read the edge elements the rule clamps to.
     assert!(tir.contains("x[0]") && tir.contains("x[n - 1]"), "{tir}");
 }
+
+const CUMSUM_ROWS: &str = r#"
+pub fn cumsum(x: f32[M, N]) -> y: f32[M, N] {
+    y[i, j] = if j >= 1 { y[i, j - 1] + x[i, j] } else { x[i, j] };
+}
+schedule!(cpu) {
+    y.parallel(y.i);
+    let (jo, ji) = y.split(y.j, 4);
+    y.unroll(ji);
+}
+schedule!(cuda) {
+    let (b, t) = y.split(y.i, 8);
+    y.bind(b, block.x);
+    y.bind(t, thread.x);
+}
+"#;
+
+const RUNNING_MAX_COLS: &str = r#"
+pub fn running_max(x: f32[M, N]) -> m: f32[M, N] {
+    m[i, j] = if i == 0 { x[i, j] } else { max(m[i - 1, j], x[i, j]) };
+}
+schedule!(cpu) {
+    let (jo, jv) = m.split(m.j, 8);
+    m.reorder(jo, m.i, jv);
+    m.parallel(jo);
+    m.vectorize(jv);
+}
+schedule!(cuda) {
+    let (b, t) = m.split(m.j, 16);
+    m.reorder(b, t, m.i);
+    m.bind(b, block.x);
+    m.bind(t, thread.x);
+}
+"#;
+
+const LINEAR_RECURRENCE: &str = r#"
+pub fn iir(x: f32[n], a: f32, b: f32) -> y: f32[n] {
+    let h[t]: f32[n] = x[t] + (if t >= 1 { a * h[t - 1] } else { 0.0 }) + (if t >= 2 { b * h[t - 2] } else { 0.0 });
+    y[t] = h[t] * 2.0;
+}
+"#;
+
+#[test]
+fn scans_cumulative_sum_running_max_and_a_linear_recurrence() {
+    for (m, n) in [(1usize, 1usize), (3, 17), (20, 64)] {
+        let x = rand_vec(m * n, 6);
+        let mut want = x.clone();
+        for i in 0..m {
+            for j in 1..n {
+                want[i * n + j] += want[i * n + j - 1];
+            }
+        }
+        let mut want_max = x.clone();
+        for i in 1..m {
+            for j in 0..n {
+                want_max[i * n + j] = want_max[i * n + j].max(want_max[(i - 1) * n + j]);
+            }
+        }
+        for v in Variant::CPU_GPU {
+            check(CUMSUM_ROWS, v, vec![t(&[m, n], &x)], vec![], &[m, n], &want, &format!("cumsum {m}x{n}"));
+            check(
+                RUNNING_MAX_COLS,
+                v,
+                vec![t(&[m, n], &x)],
+                vec![],
+                &[m, n],
+                &want_max,
+                &format!("running max {m}x{n}"),
+            );
+        }
+    }
+    for n in [1usize, 2, 100] {
+        let x = rand_vec(n, 7);
+        let (a, b) = (0.5f32, -0.25f32);
+        let mut h = vec![0.0f32; n];
+        for k in 0..n {
+            h[k] = x[k] + if k >= 1 { a * h[k - 1] } else { 0.0 } + if k >= 2 { b * h[k - 2] } else { 0.0 };
+        }
+        let want: Vec<f32> = h.iter().map(|v| v * 2.0).collect();
+        for v in [Variant::DefaultCpu, Variant::DefaultGpu] {
+            let scalars = vec![scalar_f32(a), scalar_f32(b)];
+            check(LINEAR_RECURRENCE, v, vec![t(&[n], &x)], scalars, &[n], &want, &format!("iir n={n}"));
+        }
+    }
+}

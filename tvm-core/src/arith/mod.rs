@@ -22,7 +22,7 @@ mod rewrite;
 mod stmt;
 
 use crate::dtype::DType;
-use crate::tir::{Expr, Var};
+use crate::tir::{CmpOp, Expr, Var};
 use poly::{from_poly, parse_poly, Poly};
 use rewrite::Ctx;
 use std::collections::HashMap;
@@ -121,7 +121,24 @@ impl Analyzer {
     /// Assumes `cond` holds from now on (until the scope it was assumed in ends). Parts
     /// of it that read memory are not kept: a store may change them.
     pub fn assume(&mut self, cond: &Expr) {
-        let c = self.simplify(cond);
+        let mut c = self.simplify(cond);
+        // `a != b` between integers, where `a >= b` (or `a <= b`) is known, is `a > b` (or
+        // `a < b`): `if i == 0 { .. } else { x[i - 1] }` with `i >= 0` reads at `i >= 1`.
+        let ne = match &c {
+            Expr::Cmp { op: CmpOp::Ne, a, b } => Some(((**a).clone(), (**b).clone())),
+            Expr::Not(x) => match &**x {
+                Expr::Cmp { op: CmpOp::Eq, a, b } => Some(((**a).clone(), (**b).clone())),
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some((a, b)) = ne.filter(|(a, _)| a.dtype().is_integer()) {
+            if self.can_prove(&Expr::ge(a.clone(), b.clone())) {
+                c = self.simplify(&Expr::cmp(CmpOp::Gt, a, b));
+            } else if self.can_prove(&Expr::le(a.clone(), b.clone())) {
+                c = self.simplify(&Expr::lt(a, b));
+            }
+        }
         let mut facts = Vec::new();
         rewrite::decompose(&c, true, &mut facts);
         self.facts.extend(facts.into_iter().filter(|f| match f {

@@ -90,7 +90,10 @@ impl Mutator for Partition {
 struct Bound {
     conjunct: Expr,
     lower: bool,
+    /// Where the conjunct starts (`lower`) or stops holding, clamped to the loop's range.
     at: Expr,
+    /// The same, clamped only below (at 0).
+    raw: Expr,
 }
 
 /// Conjuncts that mention a variable of `parallel` are not used: the border of a
@@ -119,8 +122,8 @@ fn partition(var: Var, min: Expr, extent: Expr, body: Stmt, parallel: &[Var]) ->
             {
                 continue;
             }
-            if let Some((lower, at)) = linear_bound(&c, &var, &min, &extent) {
-                bounds.push(Bound { conjunct: c, lower, at });
+            if let Some((lower, at, raw)) = linear_bound(&c, &var, &min, &extent) {
+                bounds.push(Bound { conjunct: c, lower, at, raw });
             }
         }
     }
@@ -134,6 +137,17 @@ fn partition(var: Var, min: Expr, extent: Expr, body: Stmt, parallel: &[Var]) ->
     let simplify = Analyzer::new();
     let lo_e = simplify.simplify(&lo_e);
     let hi_e = simplify.simplify(&hi_e);
+    // The interior starts where the lower conjuncts start to hold, not clamped to the
+    // extent: the same start when it is inside the loop, and an interior of no
+    // iterations otherwise. So its variable is known to satisfy them (`j >= 1` in a
+    // recurrence that reads `y[j - 1]` under `if j >= 1`, even where the extent is
+    // symbolic), which a start of `min(1, N)` would not tell the analyzers.
+    let lo_interior = bounds
+        .iter()
+        .filter(|b| b.lower)
+        .map(|b| b.raw.clone())
+        .reduce(Expr::max)
+        .map_or(lo_e.clone(), |e| simplify.simplify(&e));
     let peeled: Vec<Expr> = bounds.into_iter().map(|b| b.conjunct).collect();
     let interior = rewrite_conditions(body.clone(), &mut |c| strip(c, &peeled));
     // The bounds are written out in each loop, not bound by `let`s: the analyzers of
@@ -151,7 +165,7 @@ fn partition(var: Var, min: Expr, extent: Expr, body: Stmt, parallel: &[Var]) ->
         // The interior's extent `hi - lo` is negative when the conjuncts hold nowhere
         // (a loop of no iterations): its variable is then bounded by `hi` itself, which
         // is what proves its accesses in bounds without the peeled test.
-        unswitch(part(lo_e.clone(), hi_e.clone(), interior)),
+        unswitch(part(lo_interior, hi_e.clone(), interior)),
         part(simplify.simplify(&Expr::max(lo_e, hi_e)), extent.clone(), body),
     ])
 }
@@ -216,7 +230,7 @@ fn has_loop(s: &Stmt) -> bool {
 /// Where the conjunct `c` holds, if it is a comparison linear in `var` with a constant
 /// coefficient: `(true, lo)` for `u >= lo`, `(false, hi)` for `u < hi`, where
 /// `u = var - min` and the bound is clamped to `[0, extent]`.
-fn linear_bound(c: &Expr, var: &Var, min: &Expr, extent: &Expr) -> Option<(bool, Expr)> {
+fn linear_bound(c: &Expr, var: &Var, min: &Expr, extent: &Expr) -> Option<(bool, Expr, Expr)> {
     let Expr::Cmp { op, a, b } = c else { return None };
     if !a.dtype().is_integer() || !a.dtype().is_scalar() || a.dtype() != var.dtype() {
         return None;
@@ -249,16 +263,20 @@ fn linear_bound(c: &Expr, var: &Var, min: &Expr, extent: &Expr) -> Option<(bool,
     // >= 0` that is the floor, so the ceiling of `t / |k|`; for a negative numerator the
     // true ceiling is at most -1 and the truncated quotient is at most 0, so both clamp
     // to 0.
+    // Also the bound clamped only below, at 0.
     let ceil_clamped = |t: Expr| {
         let q = (t + Expr::typed_int(k.abs() - 1, dt)) / Expr::typed_int(k.abs(), dt);
-        Expr::min(extent.clone(), Expr::max(Expr::typed_int(0, dt), q))
+        let at_least_0 = Expr::max(Expr::typed_int(0, dt), q);
+        (Expr::min(extent.clone(), at_least_0.clone()), at_least_0)
     };
     if k > 0 {
         // k*u + r < 0  <=>  k*u <= -r - 1  <=>  u < ceil(-r / k).
-        Some((false, ceil_clamped(Expr::typed_int(0, dt) - r)))
+        let (at, raw) = ceil_clamped(Expr::typed_int(0, dt) - r);
+        Some((false, at, raw))
     } else {
         // -|k|*u + r < 0  <=>  |k|*u >= r + 1  <=>  u >= ceil((r + 1) / |k|).
-        Some((true, ceil_clamped(r + Expr::typed_int(1, dt))))
+        let (at, raw) = ceil_clamped(r + Expr::typed_int(1, dt));
+        Some((true, at, raw))
     }
 }
 

@@ -20,13 +20,19 @@ impl Schedule {
             }
             let st = self.stage(sid).clone();
             let t = self.graph.tensor(st.tensor).clone();
-            if !self.graph.is_output(st.tensor) && !t.is_reduction() {
+            let scan = self.scan_axis(sid);
+            if !self.graph.is_output(st.tensor) && !t.is_reduction() && scan.is_none() {
                 self.stage_mut(sid).attach = Attach::Inline;
                 continue;
             }
             let n = Loc::NONE;
             let spatial = self.leaf_axes(sid);
             if spatial.is_empty() {
+                continue;
+            }
+            if let Some(scan) = scan {
+                self.default_scan(sid, scan, &spatial);
+                self.stage_mut(sid).touched = false;
                 continue;
             }
             if self.target.is_gpu() {
@@ -60,6 +66,50 @@ impl Schedule {
                 self.parallel(sid, (outer, n)).expect("default: parallel of a spatial axis");
             }
             self.stage_mut(sid).touched = false;
+        }
+    }
+
+    /// A recurrence: its scan axis a serial loop. On GPUs the other spatial axes, moved
+    /// outside it, fused and bound to blocks and threads (each thread runs one scan; with no
+    /// other axis, one thread runs it); on CPUs the outermost axis parallel and the
+    /// innermost vectorized, unless it is the scan axis.
+    fn default_scan(&mut self, sid: StageId, scan: AxisId, spatial: &[AxisId]) {
+        let n = Loc::NONE;
+        let others: Vec<AxisId> = spatial.iter().copied().filter(|&a| a != scan).collect();
+        if self.target.is_gpu() {
+            let Some((&first, rest)) = others.split_first() else {
+                // A scan alone: one thread of one block runs it.
+                let (one, _) = self.split_nparts(sid, (scan, n), (1, n)).expect("default: split of a leaf axis");
+                self.bind(sid, (one, n), (ThreadTag::BlockX, n)).expect("default: bind on a GPU target");
+                return;
+            };
+            let order: Vec<Arg<AxisId>> = others.iter().chain([&scan]).map(|&a| (a, n)).collect();
+            self.reorder(sid, &order).expect("default: reorder of the leaf axes");
+            let mut f = first;
+            for &a in rest {
+                f = self.fuse(sid, (f, n), (a, n)).expect("default: the other axes are adjacent");
+            }
+            let bs = self.target.preferred_block_size() as i64;
+            let (bx, tx) = self.split(sid, (f, n), (bs, n)).expect("default: split of a leaf axis");
+            self.set_axis_name(bx, "bx");
+            self.set_axis_name(tx, "tx");
+            self.bind(sid, (bx, n), (ThreadTag::BlockX, n)).expect("default: bind on a GPU target");
+            self.bind(sid, (tx, n), (ThreadTag::ThreadX, n)).expect("default: bind on a GPU target");
+        } else {
+            let t = self.graph.tensor(self.stage(sid).tensor).clone();
+            let lanes = self.target.vector_lanes(t.dtype) as i64;
+            let last = *spatial.last().expect("non-empty");
+            let mut outer = spatial[0];
+            if last != scan && lanes > 1 {
+                let (o, v) = self.split(sid, (last, n), (lanes, n)).expect("default: split of a leaf axis");
+                self.vectorize(sid, (v, n)).expect("default: vectorize of a spatial axis");
+                if spatial.len() == 1 {
+                    outer = o;
+                }
+            }
+            if outer != scan {
+                self.parallel(sid, (outer, n)).expect("default: parallel of a spatial axis");
+            }
         }
     }
 

@@ -147,6 +147,12 @@ pub enum ScheduleErrorKind {
     KnobValueNeverLegal { knob: String, value: String, why: String },
     /// A knob in a block for a target that cannot be tuned (one not parsed).
     KnobOutsideSchedule,
+    /// `parallel`, `vectorize` or `bind` on (a part of) a recurrence's scan axis.
+    ScanAxisAnnotated { stage: String, axis: String, scan: String, what: &'static str },
+    /// `compute_inline`, `compute_at` or `cache_write` of a recurrence.
+    ScanStageMoved { stage: String, what: &'static str },
+    /// The parts of a recurrence's scan axis reordered out of their order.
+    ScanAxisReordered { stage: String, outer: String, inner: String, scan: String },
 }
 
 impl ScheduleError {
@@ -159,6 +165,15 @@ impl ScheduleError {
         use ScheduleErrorKind::*;
         match &self.kind {
             UnknownStage { name, .. } => format!("unknown stage `{name}`"),
+            ScanAxisAnnotated { stage, axis, scan, what } => format!(
+                "cannot {what} `{axis}`: it is part of `{scan}`, the axis along which the recurrence `{stage}` reads its earlier elements, which runs in order"
+            ),
+            ScanStageMoved { stage, what } => {
+                format!("cannot {what} `{stage}`: a recurrence is computed whole, at the root, before its consumers")
+            }
+            ScanAxisReordered { stage, outer, inner, scan } => format!(
+                "`{inner}` runs outside `{outer}`: the parts of `{scan}`, the axis along which the recurrence `{stage}` reads its earlier elements, must keep their order"
+            ),
             UnknownAxis { stage, axis, .. } => format!("stage `{stage}` has no axis `{axis}`"),
             AxisOfOtherStage { axis, owner, stage } => {
                 format!("axis `{axis}` belongs to stage `{owner}`, not to `{stage}`")
@@ -344,6 +359,11 @@ impl ScheduleError {
                     .into()
             }
             ParallelOnReduce { .. } => "parallelize a spatial axis, or rfactor the reduction first".into(),
+            ScanAxisAnnotated { .. } => {
+                "annotate another axis of the stage (each of its iterations runs a whole scan); keep the scan axis a serial loop".into()
+            }
+            ScanStageMoved { .. } => "leave it at the root (`compute_root()`), where it is by default".into(),
+            ScanAxisReordered { outer, .. } => format!("keep `{outer}` outside"),
             VectorizeOnReduce { .. } => "vectorize a spatial axis, or rfactor the reduction first".into(),
             VectorizeNotInnermost { .. } => "reorder the axis innermost first".into(),
             VectorizeUnknownExtent { .. } => "split the axis by a constant and vectorize the inner part".into(),

@@ -192,6 +192,100 @@ impl Schedule {
         for (p, a) in positions.into_iter().zip(order) {
             st.leaf[p] = a.0;
         }
+        if let Some((outer, inner)) = self.scan_order_violation(stage) {
+            let loc = order.iter().find(|a| a.0 == inner).map_or(order[0].1, |a| a.1);
+            let scan = self.scan_axis(stage).map(|a| self.axis(a).name.clone()).unwrap_or_default();
+            return err(
+                loc,
+                ScheduleErrorKind::ScanAxisReordered {
+                    stage: self.stage(stage).name.clone(),
+                    outer: self.axis(outer).name.clone(),
+                    inner: self.axis(inner).name.clone(),
+                    scan,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// For a recurrence, the first pair of loops `(outer, inner)` derived from the outer
+    /// and the inner part of a split of its scan axis where `inner` runs outside `outer`
+    /// (the scan would then visit its elements out of order).
+    fn scan_order_violation(&self, sid: StageId) -> Option<(AxisId, AxisId)> {
+        let scan = self.scan_axis(sid)?;
+        let st = self.stage(sid);
+        let lineage = self.derived_axes(sid, scan);
+        let pos = |a: &AxisId| st.leaf.iter().position(|l| l == a);
+        for r in &st.relations {
+            let Relation::Split { parent, outer, inner, .. } = *r else { continue };
+            if !lineage.contains(&parent) {
+                continue;
+            }
+            let (outs, ins) = (self.derived_axes(sid, outer), self.derived_axes(sid, inner));
+            let last_outer = outs.iter().filter_map(pos).max();
+            let first_inner = ins.iter().filter_map(pos).min();
+            if let (Some(o), Some(i)) = (last_outer, first_inner) {
+                if i < o {
+                    return Some((st.leaf[o], st.leaf[i]));
+                }
+            }
+        }
+        None
+    }
+
+    /// The root axis a recurrence (a stage that reads its own earlier elements) runs
+    /// along, if `stage` is one.
+    pub fn scan_axis(&self, stage: StageId) -> Option<AxisId> {
+        let st = self.stage(stage);
+        self.graph.scan_dim(st.tensor).and_then(|d| st.root_axes.get(d).copied())
+    }
+
+    /// `root` and every axis split or fused from it, so far.
+    pub fn derived_axes(&self, stage: StageId, root: AxisId) -> Vec<AxisId> {
+        let mut set = vec![root];
+        for r in &self.stage(stage).relations {
+            match *r {
+                Relation::Split { parent, outer, inner, .. } if set.contains(&parent) => set.extend([outer, inner]),
+                Relation::Fuse { outer, inner, fused } if set.contains(&outer) || set.contains(&inner) => {
+                    set.push(fused)
+                }
+                _ => {}
+            }
+        }
+        set
+    }
+
+    /// An error if `axis` is (part of) the scan axis of a recurrence: it must stay a
+    /// serial loop.
+    fn check_not_scan(&self, stage: StageId, axis: Arg<AxisId>, what: &'static str) -> Result<(), ScheduleError> {
+        let Some(scan) = self.scan_axis(stage) else { return Ok(()) };
+        // The outer part of `split_nparts(scan, 1)` has one iteration: binding it puts the
+        // whole scan in one GPU thread.
+        let single = self
+            .stage(stage)
+            .relations
+            .iter()
+            .any(|r| matches!(r, Relation::Split { outer, by: SplitBy::NParts(1), .. } if *outer == axis.0));
+        if !single && self.derived_axes(stage, scan).contains(&axis.0) {
+            return err(
+                axis.1,
+                ScheduleErrorKind::ScanAxisAnnotated {
+                    stage: self.stage(stage).name.clone(),
+                    axis: self.axis(axis.0).name.clone(),
+                    scan: self.axis(scan).name.clone(),
+                    what,
+                },
+            );
+        }
+        Ok(())
+    }
+
+    /// An error if `stage` is a recurrence: it is computed whole, at the root.
+    fn check_not_scan_stage(&self, stage: Arg<StageId>, what: &'static str) -> Result<(), ScheduleError> {
+        if self.scan_axis(stage.0).is_some() {
+            let name = self.stage(stage.0).name.clone();
+            return err(stage.1, ScheduleErrorKind::ScanStageMoved { stage: name, what });
+        }
         Ok(())
     }
 
@@ -207,6 +301,10 @@ impl Schedule {
         self.check_leaf(stage, axis)?;
         let ax = self.axis(axis.0).clone();
         let st = self.stage(stage);
+        if !self.target.is_gpu() {
+            return err(tag.1, ScheduleErrorKind::BindOnCpu { axis: ax.name });
+        }
+        self.check_not_scan(stage, axis, "bind")?;
         if !self.target.is_gpu() {
             return err(tag.1, ScheduleErrorKind::BindOnCpu { axis: ax.name });
         }
@@ -255,6 +353,7 @@ impl Schedule {
         if self.target.is_gpu() {
             return err(axis.1, ScheduleErrorKind::ParallelOnGpu { axis: ax.name });
         }
+        self.check_not_scan(stage, axis, "parallelize")?;
         self.annotate(stage, axis.0, |a| a.kind = ForKind::Parallel, axis.1);
         Ok(())
     }
@@ -271,6 +370,7 @@ impl Schedule {
                 ScheduleErrorKind::VectorizeOnReduce { stage: self.stage(stage).name.clone(), axis: ax.name },
             );
         }
+        self.check_not_scan(stage, axis, "vectorize")?;
         self.annotate(stage, axis.0, |a| a.kind = ForKind::Vectorized, axis.1);
         Ok(())
     }
@@ -335,6 +435,7 @@ impl Schedule {
     ) -> Result<(), ScheduleError> {
         self.touch(producer.0);
         self.touch(consumer.0);
+        self.check_not_scan_stage(producer, "compute_at")?;
         let (p, c) = (self.stage(producer.0).clone(), self.stage(consumer.0).clone());
         if producer.0 == consumer.0 || self.depends_on(p.tensor, c.tensor) {
             return err(consumer.1, ScheduleErrorKind::ComputeAtCycle { producer: p.name, consumer: c.name });
@@ -366,6 +467,7 @@ impl Schedule {
         if self.graph.tensor(st.tensor).is_reduction() {
             return err(stage.1, ScheduleErrorKind::InlineReduction { stage: st.name.clone() });
         }
+        self.check_not_scan_stage(stage, "compute_inline")?;
         let st = self.stage_mut(stage.0);
         st.attach = Attach::Inline;
         st.attach_loc = stage.1;
@@ -458,6 +560,7 @@ impl Schedule {
         self.touch(stage.0);
         let st = self.stage(stage.0).clone();
         self.check_scope(scope.0, &st.name, scope.1)?;
+        self.check_not_scan_stage(stage, "cache_write")?;
         if !st.relations.is_empty()
             || !st.ann.is_empty()
             || st.attach != Attach::Root

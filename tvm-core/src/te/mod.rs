@@ -105,13 +105,13 @@ impl Graph {
         self.tensors.push(t);
         TensorId(self.tensors.len() as u32 - 1)
     }
-    /// The tensors `id` reads, in first-read order.
+    /// The tensors `id` reads, in first-read order (not itself: see [`Graph::scan_dim`]).
     pub fn inputs_of(&self, id: TensorId) -> Vec<TensorId> {
         let mut out = Vec::new();
         if let Some(body) = self.tensor(id).body() {
             crate::tir::visit::for_each_expr(body, &mut |e| {
                 if let Expr::ProducerLoad { tensor, .. } = e {
-                    if !out.contains(tensor) {
+                    if *tensor != id && !out.contains(tensor) {
                         out.push(*tensor);
                     }
                 }
@@ -119,6 +119,30 @@ impl Graph {
         }
         out
     }
+    /// The dim along which a stage that reads itself (a recurrence, `y[i, j]` reading
+    /// `y[i, j - 1]`) steps back: its scan axis, which must run in order.
+    pub fn scan_dim(&self, id: TensorId) -> Option<usize> {
+        let t = self.tensor(id);
+        let body = t.body()?;
+        let mut dim = None;
+        crate::tir::visit::for_each_expr(body, &mut |e| {
+            if let Expr::ProducerLoad { tensor, indices, .. } = e {
+                if *tensor == id {
+                    for (d, (ix, ax)) in indices.iter().zip(t.axes()).enumerate() {
+                        let ix = match ix {
+                            Expr::Check { value, .. } => value,
+                            ix => ix,
+                        };
+                        if ix.as_var() != Some(&ax.var) {
+                            dim = Some(d);
+                        }
+                    }
+                }
+            }
+        });
+        dim
+    }
+
     /// The compute tensors that read `id`.
     pub fn consumers_of(&self, id: TensorId) -> Vec<TensorId> {
         self.ids().filter(|&c| self.inputs_of(c).contains(&id)).collect()

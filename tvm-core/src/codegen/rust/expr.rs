@@ -74,6 +74,21 @@ impl Emitter<'_> {
             Expr::ProducerLoad { .. } | Expr::Reduce(_) => {
                 return Err(unsupported("tensor-expression nodes (the function was not lowered)"))
             }
+            // Only the taken side is evaluated, knowing the condition (a recurrence's
+            // `if j == 0 { .. } else { y[j - 1] }` reads inside its parallel chunk).
+            Expr::Select { cond, then, otherwise } => {
+                let c = self.expr(cond)?;
+                let snap = self.facts.snapshot();
+                self.facts.assume(cond, true);
+                let t = self.expr(then);
+                self.facts.restore(snap);
+                let snap = self.facts.snapshot();
+                self.facts.assume(cond, false);
+                let o = self.expr(otherwise);
+                self.facts.restore(snap);
+                let (t, o) = (t?, o?);
+                quote!((if #c { #t } else { #o }))
+            }
             // Constants and operators.
             _ => {
                 let xs = operands(e).into_iter().map(|x| self.expr(x)).collect::<R<Vec<_>>>()?;
@@ -305,7 +320,21 @@ impl Emitter<'_> {
                 neg(s, x)?
             }
             Expr::Select { cond, then, otherwise } => {
-                let (c, t, o) = (self.lane(cond)?, self.lane(then)?, self.lane(otherwise)?);
+                // Only the taken side is evaluated, knowing the condition (a recurrence's
+                // `if j == 0 { .. } else { y[j - 1] }` reads inside its parallel chunk).
+                let c = self.lane(cond)?;
+                let scalar_cond = cond.dtype().lanes == 1;
+                let side = |e: &Expr, holds: bool, me: &mut Self| {
+                    let snap = me.facts.snapshot();
+                    if scalar_cond {
+                        me.facts.assume(cond, holds);
+                    }
+                    let r = me.lane(e);
+                    me.facts.restore(snap);
+                    r
+                };
+                let t = side(then, true, self)?;
+                let o = side(otherwise, false, self)?;
                 quote!((if #c { #t } else { #o }))
             }
             Expr::Cast { dtype, value } => {

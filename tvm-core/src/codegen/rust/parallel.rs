@@ -316,7 +316,13 @@ impl Emitter<'_> {
                     .try_symbolic_bounds(&rest, &inner)
                     .0
                     .filter(|lo| !vars_of(lo).iter().any(|x| ch.inner.contains(x) || *x == ch.var));
-                lo.unwrap_or(Expr::int(0))
+                // The bounds over the loops' ranges ignore the guards: a read of the
+                // previous element under `j != 0` reaches -1 by them, not by the guard.
+                let below_0 = |lo: &Expr| m.can_prove(&Expr::lt(lo.clone(), Expr::int(0)));
+                match lo {
+                    Some(lo) if below_0(&lo) && m.can_prove(&Expr::ge(rest.clone(), Expr::int(0))) => Expr::int(0),
+                    lo => lo.unwrap_or(Expr::int(0)),
+                }
             }
         };
         let r = m.simplify(&(rest - offset.clone()));

@@ -483,6 +483,118 @@ impl Checker<'_> {
         Ok(Expr::select(cond, inside, outside))
     }
 
+    /// A stage's read of itself, a recurrence (a scan): `y[i, j - 1]` in the stage of
+    /// `y[i, j]`. Every index is the stage's own axis of that dim, except along one dim,
+    /// the same in every such read, where it is the axis minus a positive constant: an
+    /// element computed before, since that axis runs in order (the schedule keeps it so).
+    /// The read is bounds-checked as any read, so `y[i, j - 1]` needs a guard such as
+    /// `if j >= 1 { .. } else { .. }`.
+    fn scan_read(
+        &mut self,
+        tensor: &Name,
+        t: &TensorSym,
+        indices: &[ExprAst],
+        idx: Vec<Expr>,
+        ok: bool,
+        loc: Loc,
+    ) -> R<Expr> {
+        let n = &tensor.name;
+        let example = || {
+            let axes: Vec<&str> = self.stage_axes.iter().map(|(a, _)| a.as_str()).collect();
+            let mut parts: Vec<String> = axes.iter().map(|a| a.to_string()).collect();
+            if let Some(last) = parts.last_mut() {
+                *last = format!("{last} - 1");
+            }
+            format!("`{n}[{}]`, under a guard such as `if {} >= 1`", parts.join(", "), axes.last().unwrap_or(&"i"))
+        };
+        if !self.reduce_axes.is_empty() {
+            self.error_help(
+                tensor.loc,
+                format!("`{n}` reads itself inside a reduction"),
+                "a recurrence reads earlier elements outside any reduction: compute the reduction in a stage of its own",
+            );
+            return Err(Poisoned);
+        }
+        if indices.len() != self.stage_axes.len() || !ok {
+            if ok {
+                self.error_help(
+                    loc,
+                    format!("`{n}` has {} dims", self.stage_axes.len()),
+                    format!("write {}", example()),
+                );
+            }
+            return Err(Poisoned);
+        }
+        let mut scan = None;
+        for (d, ast) in indices.iter().enumerate() {
+            let axis = &self.stage_axes[d].0;
+            let step = match &ast.strip_parens().kind {
+                ExprKind::Name(a) if a == axis => Some(0),
+                ExprKind::Binary { op: BinOpAst::Sub, lhs, rhs, .. } => {
+                    match (&lhs.strip_parens().kind, &rhs.strip_parens().kind) {
+                        (ExprKind::Name(a), ExprKind::Int { value, .. }) if a == axis && *value >= 1 => Some(*value),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            match step {
+                Some(0) => {}
+                Some(_) if scan.is_some() => {
+                    self.error_help(
+                        ast.loc,
+                        format!("`{n}` steps back along two axes"),
+                        format!("a recurrence steps back along one axis: {}", example()),
+                    );
+                    return Err(Poisoned);
+                }
+                Some(_) => scan = Some(d),
+                None => {
+                    self.error_help(
+                        ast.loc,
+                        format!("`{n}` reads itself at `{ast}`, which is not an earlier element along its own axis `{axis}`"),
+                        format!("a stage reads itself only at its own axes, one of them minus a constant: {}", example()),
+                    );
+                    return Err(Poisoned);
+                }
+            }
+        }
+        let Some(d) = scan else {
+            self.error_help(
+                loc,
+                format!("`{n}` reads the element it defines"),
+                format!("a recurrence reads an earlier element: {}", example()),
+            );
+            return Err(Poisoned);
+        };
+        match self.scan_dim {
+            Some((d0, _)) if d0 != d => {
+                let (a0, a) = (self.stage_axes[d0].0.clone(), self.stage_axes[d].0.clone());
+                self.error_help(
+                    indices[d].loc,
+                    format!("`{n}` steps back along `{a}` here and along `{a0}` in another read"),
+                    "a recurrence runs along one axis",
+                );
+                return Err(Poisoned);
+            }
+            Some(_) => {}
+            None => self.scan_dim = Some((d, indices[d].loc)),
+        }
+        // The stage's tensor is added to the graph when its body is checked: next.
+        let id = TensorId(self.graph.tensors.len() as u32);
+        let idx = idx
+            .into_iter()
+            .zip(indices)
+            .enumerate()
+            .map(|(dim, (x, ast))| {
+                let site = CheckSite::Index { tensor: n.clone(), dim, index: ast.to_string() };
+                let extent = Box::new(t.shape[dim].clone());
+                self.check(x, CheckKind::Index { extent }, site, ast.loc)
+            })
+            .collect();
+        Ok(Expr::ProducerLoad { tensor: id, indices: idx, dtype: t.dtype })
+    }
+
     fn read(&mut self, tensor: &Name, indices: &[ExprAst], loc: Loc) -> R<Expr> {
         if let Some(Sym::View(v)) = self.syms.get(&tensor.name).cloned() {
             return self.view_read(tensor, &v, indices, loc);
@@ -522,6 +634,9 @@ impl Checker<'_> {
         };
         if t.poisoned {
             return Err(Poisoned);
+        }
+        if *n == self.stage && t.id.is_none() {
+            return self.scan_read(tensor, &t, indices, idx, ok, loc);
         }
         let Some(id) = t.id else {
             let help = if *n == self.stage {

@@ -108,6 +108,9 @@ struct Checker<'a> {
     /// The current stage's name and spatial axes.
     stage: String,
     stage_axes: Vec<(String, Var)>,
+    /// The dim a stage that reads itself (a recurrence) steps back along, where its
+    /// first such read is.
+    scan_dim: Option<(usize, Loc)>,
     /// The axes of the reduction being checked.
     reduce_axes: Vec<(String, Var)>,
     /// Checking the bounds of a reduction range: spatial axes are not allowed.
@@ -136,6 +139,7 @@ pub(crate) fn check_kernel(ast: &KernelAst, sm: &SourceMap) -> Result<Checked, V
         stage_names: ast.stages.iter().map(|s| s.name.name.clone()).collect(),
         stage: String::new(),
         stage_axes: Vec::new(),
+        scan_dim: None,
         reduce_axes: Vec::new(),
         in_bounds: false,
         sites: Vec::new(),
@@ -697,6 +701,7 @@ impl<'a> Checker<'a> {
             }),
         };
         self.stage_axes.clear();
+        self.scan_dim = None;
         let body = match (body, axes_ok && st.axes.len() == target.shape.len()) {
             (Ok(b), true) => {
                 let (b, failures) = bounds::discharge(b, &axes, &self.graph.dims, &self.sites);
