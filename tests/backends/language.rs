@@ -3,6 +3,32 @@
 
 use super::{on_every_backend, reference::rand_vec, tensor, Source, RTOL};
 
+#[path = "../../examples/kernels/axpy.rs"]
+mod example_axpy;
+#[path = "../../examples/kernels/cumsum.rs"]
+mod example_cumsum;
+
+#[test]
+fn example_cumsum_and_axpy() {
+    let (m, n) = (300, 1000);
+    let x = rand_vec(m * n, 47);
+    let mut want = x.clone();
+    for row in want.chunks_mut(n) {
+        for j in 1..n {
+            row[j] += row[j - 1];
+        }
+    }
+    let tx = tensor(&x, [m, n]);
+    on_every_backend("example cumsum", [m, n], &want, super::rtol_for_sum(n), |d, y| {
+        example_cumsum::cumsum::run(d, &tx, y)
+    });
+    let n = 100_003;
+    let (x, y) = (rand_vec(n, 48), rand_vec(n, 49));
+    let want: Vec<f32> = x.iter().zip(&y).map(|(x, y)| 0.75 * x + y).collect();
+    let (tx, ty) = (tensor(&x, [n]), tensor(&y, [n]));
+    on_every_backend("example axpy f32", [n], &want, RTOL, |d, z| example_axpy::axpy::run(d, &tx, &ty, 0.75, z));
+}
+
 #[allow(dead_code)]
 pub mod methods {
     tvm::compute! {
@@ -169,6 +195,9 @@ pub(super) fn sources() -> Vec<(&'static str, Source)> {
         ("cumsum", scans::cumsum::source),
         ("running_max", scans::running_max::source),
         ("iir", scans::iir::source),
+        ("example cumsum", example_cumsum::cumsum::source),
+        ("example axpy f32", example_axpy::axpy::source::<f32>),
+        ("example axpy f64", example_axpy::axpy::source::<f64>),
     ]
 }
 
