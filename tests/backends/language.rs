@@ -3,8 +3,60 @@
 
 use super::{on_every_backend, reference::rand_vec, tensor, Source, RTOL};
 
+#[path = "../../examples/kernels/argmax.rs"]
+mod example_argmax;
 #[path = "../../examples/kernels/axpy.rs"]
 mod example_axpy;
+
+#[allow(dead_code)]
+pub mod arg {
+    tvm::compute! {
+        /// The smallest |x| of each row and its first column as an `i32`, default schedules.
+        pub fn nearest_zero(x: f32[M, N]) -> (v: f32[M], at: i32[M]) {
+            (v[i], at[i]) = argmin(x[i, j].abs() for j in 0..N);
+        }
+    }
+}
+
+/// The value and the first index of the best element of each row (`max` or not).
+fn arg_ref(x: &[f32], n: usize, max: bool) -> (Vec<f32>, Vec<i64>) {
+    x.chunks(n)
+        .map(|row| {
+            let mut best = 0;
+            for (j, &v) in row.iter().enumerate() {
+                if (max && v > row[best]) || (!max && v < row[best]) {
+                    best = j;
+                }
+            }
+            (row[best], best as i64)
+        })
+        .unzip()
+}
+
+#[test]
+fn argmax_and_argmin_on_every_backend() {
+    for (m, n) in [(1usize, 1usize), (7, 100), (64, 1030)] {
+        // A coarse grid of values: rows have ties, and the first index must win.
+        let x: Vec<f32> = rand_vec(m * n, 50).iter().map(|v| (v * 8.0).round()).collect();
+        let tx = tensor(&x, [m, n]);
+        let (v, k) = arg_ref(&x, n, true);
+        let ax: Vec<f32> = x.iter().map(|v| v.abs()).collect();
+        let (lv, lk) = arg_ref(&ax, n, false);
+        for d in super::backends() {
+            let mut best = tvm::Tensor::<f32, 1>::full([m], f32::NAN);
+            let mut at = tvm::Tensor::<i64, 1>::full([m], -1);
+            example_argmax::top1::run(d, &tx, &mut best, &mut at).unwrap_or_else(|e| panic!("{d}: {e}"));
+            assert_eq!(best.as_slice(), &v[..], "top1 {m}x{n} on {d}");
+            assert_eq!(at.as_slice(), &k[..], "top1 {m}x{n} on {d}");
+            let mut bv = tvm::Tensor::<f32, 1>::full([m], f32::NAN);
+            let mut bk = tvm::Tensor::<i32, 1>::full([m], -1);
+            arg::nearest_zero::run(d, &tx, &mut bv, &mut bk).unwrap_or_else(|e| panic!("{d}: {e}"));
+            assert_eq!(bv.as_slice(), &lv[..], "nearest_zero {m}x{n} on {d}");
+            let lk32: Vec<i32> = lk.iter().map(|&i| i as i32).collect();
+            assert_eq!(bk.as_slice(), &lk32[..], "nearest_zero {m}x{n} on {d}");
+        }
+    }
+}
 #[path = "../../examples/kernels/cumsum.rs"]
 mod example_cumsum;
 
@@ -196,6 +248,8 @@ pub(super) fn sources() -> Vec<(&'static str, Source)> {
         ("running_max", scans::running_max::source),
         ("iir", scans::iir::source),
         ("example cumsum", example_cumsum::cumsum::source),
+        ("example argmax", example_argmax::top1::source),
+        ("nearest_zero", arg::nearest_zero::source),
         ("example axpy f32", example_axpy::axpy::source::<f32>),
         ("example axpy f64", example_axpy::axpy::source::<f64>),
     ]

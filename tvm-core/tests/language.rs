@@ -315,3 +315,124 @@ fn scans_cumulative_sum_running_max_and_a_linear_recurrence() {
         }
     }
 }
+
+const ARGMAX: &str = r#"
+pub fn top1(x: f32[M, N]) -> (v: f32[M], k: i64[M], lo: f32[M], at: i32[M]) {
+    (v[i], k[i]) = argmax(x[i, j] for j in 0..N);
+    (lo[i], at[i]) = argmin(x[i, j].abs() for j in 0..N);
+}
+schedule!(cpu) {
+    k.parallel(k.i);
+    v.compute_at(k, k.i);
+}
+schedule!(cuda) {
+    k.bind(k.i, block.x);
+    let (ko, kt) = k.split(k.j, 32);
+    k.bind(kt, thread.x);
+    v.bind(v.i, block.x);
+    let (vo, vt) = v.split(v.j, 32);
+    v.bind(vt, thread.x);
+    at.bind(at.i, block.x);
+    let (ao, atx) = at.split(at.j, 32);
+    at.bind(atx, thread.x);
+    lo.bind(lo.i, block.x);
+    let (lo_o, lo_t) = lo.split(lo.j, 32);
+    lo.bind(lo_t, thread.x);
+}
+"#;
+
+/// The value and the first index of the largest (`max`) or smallest element of each row.
+fn arg_ref(x: &[f32], n: usize, max: bool) -> (Vec<f32>, Vec<i64>) {
+    x.chunks(n)
+        .map(|row| {
+            let mut best = 0;
+            for (j, &v) in row.iter().enumerate() {
+                if (max && v > row[best]) || (!max && v < row[best]) {
+                    best = j;
+                }
+            }
+            (row[best], best as i64)
+        })
+        .unzip()
+}
+
+#[test]
+fn argmax_and_argmin_give_the_value_and_the_first_index() {
+    for (m, n) in [(1usize, 1usize), (4, 33), (9, 100)] {
+        // Values on a coarse grid, so rows have ties; the first index must win.
+        let x: Vec<f32> = rand_vec(m * n, 8).iter().map(|v| (v * 4.0).round()).collect();
+        let (v, k) = arg_ref(&x, n, true);
+        let ax: Vec<f32> = x.iter().map(|v| v.abs()).collect();
+        let (lo, at) = arg_ref(&ax, n, false);
+        let k: Vec<f32> = k.iter().map(|&i| i as f32).collect();
+        let at: Vec<f32> = at.iter().map(|&i| i as f32).collect();
+        let k_ = tvm_core::frontend::parse_str(ARGMAX).expect("parses");
+        assert_eq!(k_.graph.outputs.len(), 4);
+        for variant in Variant::CPU_GPU {
+            let what = format!("argmax {m}x{n} {variant:?}");
+            let outs = run_all(ARGMAX, variant, &x, [m, n]);
+            assert_close(&outs[0], &v, &format!("{what}: v"));
+            assert_close(&outs[1], &k, &format!("{what}: k"));
+            assert_close(&outs[2], &lo, &format!("{what}: lo"));
+            assert_close(&outs[3], &at, &format!("{what}: at"));
+        }
+    }
+}
+
+/// Runs the kernel `src` (one f32 input of `shape`, outputs of any type of shape
+/// `[shape[0]]`, starting poisoned) on the interpreter and, for GPU variants, on every
+/// OpenCL device; returns each output as f64s (every backend's must agree).
+fn run_all(src: &str, variant: Variant, x: &[f32], shape: [usize; 2]) -> Vec<Vec<f32>> {
+    use tvm_core::interp::{ArgValue, HostTensor};
+    use tvm_core::tir::Param;
+    let kernel = parse(src);
+    let targets: Vec<tvm_core::Target> = match variant {
+        Variant::DefaultCpu | Variant::Cpu => vec![tvm_core::Target::cpu()],
+        _ => vec![tvm_core::Target::cuda(), tvm_core::Target::opencl()],
+    };
+    let mut results: Vec<Vec<Vec<f32>>> = Vec::new();
+    for (n, target) in targets.into_iter().enumerate() {
+        let s = schedule_for(&kernel, variant, target);
+        let f = tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering: {e:?}"));
+        let args = || -> Vec<ArgValue> {
+            f.params
+                .iter()
+                .map(|p| match p {
+                    Param::Tensor { buffer, is_output: false, .. } if buffer.dtype() == tvm_core::DType::F32 => {
+                        ArgValue::Tensor(HostTensor::f32(shape.to_vec(), x.to_vec()))
+                    }
+                    Param::Tensor { buffer, .. } => {
+                        // Poisoned: an element never written shows.
+                        let poison = vec![if buffer.dtype().is_float() { f64::NAN } else { -7.0 }; shape[0]];
+                        ArgValue::Tensor(HostTensor::from_f64(buffer.dtype(), vec![shape[0]], &poison).unwrap())
+                    }
+                    Param::Scalar(v) => panic!("no scalar expected: {}", v.name()),
+                })
+                .collect()
+        };
+        let outputs = |a: &[ArgValue]| -> Vec<Vec<f32>> {
+            f.params
+                .iter()
+                .zip(a)
+                .filter(|(p, _)| matches!(p, Param::Tensor { is_output: true, .. }))
+                .map(|(_, a)| a.as_tensor().unwrap().to_f64_vec().iter().map(|&v| v as f32).collect())
+                .collect()
+        };
+        if n == 0 {
+            let mut a = args();
+            tvm_core::interp::run(&f, &mut a).unwrap_or_else(|e| panic!("interpreter: {e}"));
+            results.push(outputs(&a));
+        } else {
+            for dev in common::opencl::devices() {
+                let mut a = args();
+                tvm_core::launch::run_on_device(&tvm_runtime::Device::OpenCl(dev), &f, &mut a)
+                    .unwrap_or_else(|e| panic!("opencl:{dev}: {e}"));
+                results.push(outputs(&a));
+            }
+        }
+    }
+    for r in &results[1..] {
+        assert_eq!(r, &results[0], "the interpreter and OpenCL differ");
+    }
+    results.swap_remove(0)
+}

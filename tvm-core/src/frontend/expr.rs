@@ -516,6 +516,11 @@ fn parse_call(input: ParseStream, cx: &mut Cx, func: Name) -> syn::Result<ExprAs
                 if args.len() != 1 {
                     return Err(input.error("a reduction has one expression before `for`"));
                 }
+                if fname == "argmax" || fname == "argmin" {
+                    return Err(input.error(format!(
+                        "`{fname}` gives the value and the index: define both, `(v[i], k[i]) = {fname}(.. for j in 0..N);`"
+                    )));
+                }
                 if reduce_op.is_none() {
                     return Err(input.error(format!(
                         "`{fname}` is not a reduction; the reductions are `sum`, `prod`, `max` and `min`"
@@ -542,7 +547,7 @@ fn parse_call(input: ParseStream, cx: &mut Cx, func: Name) -> syn::Result<ExprAs
 }
 
 /// `for k in lo..hi, r in lo..hi`
-fn parse_reduce_axes(input: ParseStream, cx: &mut Cx) -> syn::Result<Vec<ReduceAxis>> {
+pub(crate) fn parse_reduce_axes(input: ParseStream, cx: &mut Cx) -> syn::Result<Vec<ReduceAxis>> {
     input.parse::<Token![for]>()?;
     let mut axes = Vec::new();
     loop {

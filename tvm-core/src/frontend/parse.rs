@@ -11,6 +11,7 @@ use super::cx::{ident, parse_group, parse_inner, split_top, Cx};
 use super::error::{from_syn, FrontendError};
 use super::expr::parse_expr;
 use crate::loc::{Loc, SourceMap};
+use crate::tir::ReduceOp;
 use proc_macro2::{Delimiter, Group, TokenStream};
 use syn::parse::ParseStream;
 use syn::Token;
@@ -89,7 +90,7 @@ fn parse_top(input: ParseStream, cx: &mut Cx) -> syn::Result<KernelAst> {
         outputs.push(parse_output(input, cx)?);
     }
     let body = group(input, Delimiter::Brace, "`{` and the stages of the kernel")?;
-    let (stages, views) = parse_stages(body, cx);
+    let (stages, views) = parse_stages(body, &outputs, cx);
     let mut schedules = Vec::new();
     while !input.is_empty() {
         schedules.push(parse_schedule_block(input, cx)?);
@@ -161,9 +162,11 @@ fn parse_output(input: ParseStream, cx: &mut Cx) -> syn::Result<OutputAst> {
 enum BodyItem {
     Stage(StageAst),
     View(ViewAst),
+    /// `(v[i], k[i]) = argmax(..)`: the value stage, then the index stage.
+    Pair(StageAst, StageAst),
 }
 
-fn parse_stages(body: Group, cx: &mut Cx) -> (Vec<StageAst>, Vec<ViewAst>) {
+fn parse_stages(body: Group, outputs: &[OutputAst], cx: &mut Cx) -> (Vec<StageAst>, Vec<ViewAst>) {
     let mut stages = Vec::new();
     let mut views = Vec::new();
     for p in split_top(body.stream(), ';') {
@@ -174,8 +177,9 @@ fn parse_stages(body: Group, cx: &mut Cx) -> (Vec<StageAst>, Vec<ViewAst>) {
             let span = p.last.unwrap_or_else(|| body.span());
             cx.errors.push(FrontendError::at_span(span, "expected `;` after the stage"));
         }
-        match cx.parse_piece(p.tokens, parse_stage) {
+        match cx.parse_piece(p.tokens, |input, cx| parse_stage(input, cx, outputs)) {
             Some(BodyItem::Stage(s)) => stages.push(s),
+            Some(BodyItem::Pair(v, k)) => stages.extend([v, k]),
             Some(BodyItem::View(mut v)) => {
                 v.before_stage = stages.len();
                 views.push(v);
@@ -238,10 +242,13 @@ fn parse_view(input: ParseStream, cx: &mut Cx, name: Name) -> syn::Result<ViewAs
     Ok(ViewAst { name, boundary, func_loc, tensor, value, before_stage: 0 })
 }
 
-fn parse_stage(input: ParseStream, cx: &mut Cx) -> syn::Result<BodyItem> {
+fn parse_stage(input: ParseStream, cx: &mut Cx, outputs: &[OutputAst]) -> syn::Result<BodyItem> {
     let is_let = input.peek(Token![let]);
     if is_let {
         input.parse::<Token![let]>()?;
+    }
+    if input.peek(syn::token::Paren) {
+        return parse_arg_stage(input, cx, is_let, outputs);
     }
     let id = ident(input, "expected a stage: `c[i] = ...;` or `let d[i]: f32[n] = ...;`")?;
     let name = cx.name(&id);
@@ -291,6 +298,171 @@ fn parse_stage(input: ParseStream, cx: &mut Cx) -> syn::Result<BodyItem> {
         return Err(input.error("expected `;` after the stage's expression"));
     }
     Ok(BodyItem::Stage(StageAst { is_let, name, axes, ty, body }))
+}
+
+/// `(v[i], k[i]) = argmax(e for j in lo..hi);` (or `argmin`, or `let (..): (T[..], K[..])
+/// = ..`): the value of the largest (smallest) `e` of each row and the first `j` where it
+/// is, as two ordinary reductions:
+///
+/// ```text
+/// v[i] = max(e for j in lo..hi);
+/// k[i] = min(if e == v[i] { j as K } else { hi as K } for j in lo..hi);
+/// ```
+///
+/// each a stage of its own, scheduled as any reduction (`v.compute_at(k, ..)` keeps a
+/// row in cache between the two passes).
+fn parse_arg_stage(input: ParseStream, cx: &mut Cx, is_let: bool, outputs: &[OutputAst]) -> syn::Result<BodyItem> {
+    let usage = "`(v[i], k[i]) = argmax(x[i, j] for j in 0..N);`: the value and the index";
+    let g: Group = input.parse()?;
+    let targets = parse_group(&g, cx, |input, cx| {
+        let mut out = Vec::new();
+        while !input.is_empty() {
+            let id = ident(input, &format!("expected a stage name, as in {usage}"))?;
+            let name = cx.name(&id);
+            let ag = group(input, Delimiter::Bracket, "`[` and the stage's axes, as in `v[i]`")?;
+            let axes = parse_group(&ag, cx, |input, cx| {
+                let mut axes = Vec::new();
+                while !input.is_empty() {
+                    let ax = ident(input, "expected an axis name")?;
+                    axes.push(cx.name(&ax));
+                    if input.is_empty() {
+                        break;
+                    }
+                    input.parse::<Token![,]>()?;
+                }
+                Ok(axes)
+            })?;
+            out.push((name, axes));
+            if input.is_empty() {
+                break;
+            }
+            input.parse::<Token![,]>()?;
+        }
+        Ok(out)
+    })?;
+    let [(vname, vaxes), (kname, kaxes)] = <[(Name, Vec<Name>); 2]>::try_from(targets)
+        .map_err(|_| syn::Error::new(g.span(), format!("expected two stages, the value and the index: {usage}")))?;
+    if vaxes.iter().map(|a| &a.name).ne(kaxes.iter().map(|a| &a.name)) {
+        let loc = kname.loc;
+        return Err(syn::Error::new(
+            cx.sm.span(loc),
+            format!("`{}` and `{}` must have the same axes: {usage}", vname.name, kname.name),
+        ));
+    }
+    let (vty, kty) = if is_let {
+        if !input.peek(Token![:]) {
+            return Err(input.error(format!(
+                "expected `:` and the two types, as in `let ({}[..], {}[..]): (f32[M], i64[M]) = ...`",
+                vname.name, kname.name
+            )));
+        }
+        input.parse::<Token![:]>()?;
+        let tg = group(input, Delimiter::Parenthesis, "`(` and the two types, as in `(f32[M], i64[M])`")?;
+        let tys = parse_group(&tg, cx, |input, cx| {
+            let a = parse_tensor_type(input, cx)?;
+            input.parse::<Token![,]>()?;
+            let b = parse_tensor_type(input, cx)?;
+            if input.peek(Token![,]) {
+                input.parse::<Token![,]>()?;
+            }
+            if !input.is_empty() {
+                return Err(input.error("expected `)`: two types, the value's and the index's"));
+            }
+            Ok((a, b))
+        })?;
+        (Some(tys.0), Some(tys.1))
+    } else {
+        (None, None)
+    };
+    if !input.peek(Token![=]) || input.peek(Token![==]) {
+        return Err(input.error("expected `=` and `argmax(..)` or `argmin(..)`"));
+    }
+    input.parse::<Token![=]>()?;
+    let f: syn::Ident = ident(input, &format!("expected `argmax` or `argmin`: {usage}"))?;
+    let op = match f.to_string().as_str() {
+        "argmax" => ReduceOp::Max,
+        "argmin" => ReduceOp::Min,
+        _ => {
+            return Err(syn::Error::new(
+                f.span(),
+                format!("two stages are defined together only by `argmax` or `argmin`: {usage}"),
+            ))
+        }
+    };
+    let fname = cx.name(&f);
+    let cg = group(input, Delimiter::Parenthesis, "`(` and the reduction, as in `argmax(x[i, j] for j in 0..N)`")?;
+    let cgl = cx.loc(cg.span());
+    let (source, raxes) = parse_group(&cg, cx, |input, cx| {
+        let source = parse_expr(input, cx)?;
+        if !input.peek(Token![for]) {
+            return Err(input.error(format!("expected `for` and the axis to search along, as in `{} in 0..N`", "j")));
+        }
+        let axes = crate::frontend::expr::parse_reduce_axes(input, cx)?;
+        Ok((source, axes))
+    })?;
+    if !input.is_empty() {
+        return Err(input.error("expected `;` after the stage's expression"));
+    }
+    let [ax] = <[ReduceAxis; 1]>::try_from(raxes).map_err(|axes| {
+        let span = cx.sm.span(axes.get(1).map_or(fname.loc, |a| a.name.loc));
+        syn::Error::new(span, format!("`{}` searches along one axis; it has {}", fname.name, axes.len()))
+    })?;
+    let loc = cx.join(fname.loc, cgl);
+    let e = |kind: ExprKind, loc: Loc| ExprAst { kind, loc };
+    // The index's type: declared, or the output's.
+    let ktype = kty
+        .as_ref()
+        .map(|t| t.dtype.clone())
+        .or_else(|| outputs.iter().find(|o| o.name.name == kname.name).map(|o| o.ty.dtype.clone()));
+    let ktype = ktype.unwrap_or(Name { name: "i64".into(), loc: kname.loc });
+    if crate::DType::from_name(&ktype.name).is_some_and(|d| !d.is_integer()) {
+        return Err(syn::Error::new(
+            cx.sm.span(ktype.loc),
+            format!(
+                "the index `{}` of `{}` is a column number: give it an integer type such as `i64`, not `{}`",
+                kname.name, fname.name, ktype.name
+            ),
+        ));
+    }
+    let value = StageAst {
+        is_let,
+        name: vname.clone(),
+        axes: vaxes.clone(),
+        ty: vty,
+        body: e(
+            ExprKind::Reduce { op, op_loc: fname.loc, source: Box::new(source.clone()), axes: vec![ax.clone()] },
+            loc,
+        ),
+    };
+    let sloc = source.loc;
+    let read_v = e(
+        ExprKind::Index {
+            tensor: vname.clone(),
+            indices: vaxes.iter().map(|a| e(ExprKind::Name(a.name.clone()), a.loc)).collect(),
+        },
+        sloc,
+    );
+    let is_best =
+        e(ExprKind::Binary { op: BinOpAst::Eq, op_loc: fname.loc, lhs: Box::new(source), rhs: Box::new(read_v) }, sloc);
+    let cast = |x: ExprAst| {
+        let l = x.loc;
+        e(ExprKind::Cast { expr: Box::new(e(ExprKind::Paren(Box::new(x)), l)), to: ktype.clone() }, l)
+    };
+    let found = cast(e(ExprKind::Name(ax.name.name.clone()), ax.name.loc));
+    let none = cast(ax.hi.clone());
+    let index_source =
+        e(ExprKind::If { cond: Box::new(is_best), then: Box::new(found), otherwise: Box::new(none) }, sloc);
+    let index = StageAst {
+        is_let,
+        name: kname,
+        axes: kaxes,
+        ty: kty,
+        body: e(
+            ExprKind::Reduce { op: ReduceOp::Min, op_loc: fname.loc, source: Box::new(index_source), axes: vec![ax] },
+            loc,
+        ),
+    };
+    Ok(BodyItem::Pair(value, index))
 }
 
 fn parse_schedule_block(input: ParseStream, cx: &mut Cx) -> syn::Result<ScheduleBlock> {
