@@ -110,7 +110,9 @@ fn tvm_profile_prints_one_line_per_call() {
         .find_map(|part| part.strip_suffix(" GB/s").and_then(|v| v.parse::<f64>().ok()))
         .unwrap_or_else(|| panic!("no GB/s in {line}"));
     let bytes = gbps * 1e9 * seconds;
-    assert!((bytes - 12_000.0).abs() <= 0.01 * 12_000.0, "{bytes} bytes from {line}");
+    // Both numbers are printed to three significant digits: each may be 0.5% off (1.005
+    // printed 1.00 or 1.01), so their product up to about 1%.
+    assert!((bytes - 12_000.0).abs() <= 0.015 * 12_000.0, "{bytes} bytes from {line}");
     assert!(line.contains(" GFLOP/s, "), "{line}");
 }
 

@@ -147,6 +147,9 @@ pub enum ScheduleErrorKind {
     KnobValueNeverLegal { knob: String, value: String, why: String },
     /// A knob in a block for a target that cannot be tuned (one not parsed).
     KnobOutsideSchedule,
+    /// `rfactor` of a stage whose axes were annotated or used by `compute_at` before: it
+    /// starts the stage afresh, which would drop them.
+    RfactorAfterSchedule { stage: String, what: String },
     /// `parallel`, `vectorize` or `bind` on (a part of) a recurrence's scan axis.
     ScanAxisAnnotated { stage: String, axis: String, scan: String, what: &'static str },
     /// `compute_inline`, `compute_at` or `cache_write` of a recurrence.
@@ -167,6 +170,9 @@ impl ScheduleError {
             UnknownStage { name, .. } => format!("unknown stage `{name}`"),
             ScanAxisAnnotated { stage, axis, scan, what } => format!(
                 "cannot {what} `{axis}`: it is part of `{scan}`, the axis along which the recurrence `{stage}` reads its earlier elements, which runs in order"
+            ),
+            RfactorAfterSchedule { stage, what } => format!(
+                "`rfactor` of `{stage}` comes after {what}: it gives `{stage}` new axes, so that would be lost"
             ),
             ScanStageMoved { stage, what } => {
                 format!("cannot {what} `{stage}`: a recurrence is computed whole, at the root, before its consumers")
@@ -363,6 +369,9 @@ impl ScheduleError {
                 "annotate another axis of the stage (each of its iterations runs a whole scan); keep the scan axis a serial loop".into()
             }
             ScanStageMoved { .. } => "leave it at the root (`compute_root()`), where it is by default".into(),
+            RfactorAfterSchedule { stage, .. } => format!(
+                "call `rfactor` first, then schedule the new axes of `{stage}` (`let [i] = {stage}.axes();`)"
+            ),
             ScanAxisReordered { outer, .. } => format!("keep `{outer}` outside"),
             VectorizeOnReduce { .. } => "vectorize a spatial axis, or rfactor the reduction first".into(),
             VectorizeNotInnermost { .. } => "reorder the axis innermost first".into(),

@@ -618,6 +618,31 @@ impl Schedule {
         if ax.kind != IterKind::Reduce {
             return unsupported("it is not a reduction axis");
         }
+        // The stage gets new axes: what names its old spatial axes would be dropped.
+        let names = |a: &AxisId| self.axis(*a).name.clone();
+        let what = st
+            .ann
+            .iter()
+            .find(|(a, ann)| {
+                self.axis(**a).kind == IterKind::DataPar && (ann.kind != ForKind::Serial || ann.bind.is_some())
+            })
+            .map(|(a, ann)| match (ann.bind, ann.kind) {
+                (Some(t), _) => format!("`bind({}, {})`", names(a), t.dsl_name()),
+                (None, ForKind::Parallel) => format!("`parallel({})`", names(a)),
+                (None, ForKind::Vectorized) => format!("`vectorize({})`", names(a)),
+                (None, _) => format!("`unroll({})`", names(a)),
+            })
+            .or_else(|| {
+                self.stages.iter().find_map(|o| match o.attach {
+                    Attach::At { stage: s, axis } if s == stage.0 => {
+                        Some(format!("`{}.compute_at({}, {})`", o.name, st.name, names(&axis)))
+                    }
+                    _ => None,
+                })
+            });
+        if let Some(what) = what {
+            return err(stage.1, ScheduleErrorKind::RfactorAfterSchedule { stage: st.name.clone(), what });
+        }
         let old = self.graph.tensor(st.tensor).clone();
         let Some(Expr::Reduce(red)) = old.body().cloned() else {
             return unsupported("the stage is not a reduction");
