@@ -11,8 +11,8 @@ mod example_axpy;
 #[allow(dead_code)]
 pub mod arg {
     tvm::compute! {
-        /// The smallest |x| of each row and its first column as an `i32`, default schedules.
-        pub fn nearest_zero(x: f32[M, N]) -> (v: f32[M], at: i32[M]) {
+        /// The smallest |x| of each row and its first column as a `u64`, default schedules.
+        pub fn nearest_zero(x: f32[M, N]) -> (v: f32[M], at: u64[M]) {
             (v[i], at[i]) = argmin(x[i, j].abs() for j in 0..N);
         }
     }
@@ -49,11 +49,11 @@ fn argmax_and_argmin_on_every_backend() {
             assert_eq!(best.as_slice(), &v[..], "top1 {m}x{n} on {d}");
             assert_eq!(at.as_slice(), &k[..], "top1 {m}x{n} on {d}");
             let mut bv = tvm::Tensor::<f32, 1>::full([m], f32::NAN);
-            let mut bk = tvm::Tensor::<i32, 1>::full([m], -1);
+            let mut bk = tvm::Tensor::<u64, 1>::full([m], u64::MAX);
             arg::nearest_zero::run(d, &tx, &mut bv, &mut bk).unwrap_or_else(|e| panic!("{d}: {e}"));
             assert_eq!(bv.as_slice(), &lv[..], "nearest_zero {m}x{n} on {d}");
-            let lk32: Vec<i32> = lk.iter().map(|&i| i as i32).collect();
-            assert_eq!(bk.as_slice(), &lk32[..], "nearest_zero {m}x{n} on {d}");
+            let lk64: Vec<u64> = lk.iter().map(|&i| i as u64).collect();
+            assert_eq!(bk.as_slice(), &lk64[..], "nearest_zero {m}x{n} on {d}");
         }
     }
 }

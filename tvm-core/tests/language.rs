@@ -317,7 +317,7 @@ fn scans_cumulative_sum_running_max_and_a_linear_recurrence() {
 }
 
 const ARGMAX: &str = r#"
-pub fn top1(x: f32[M, N]) -> (v: f32[M], k: i64[M], lo: f32[M], at: i32[M]) {
+pub fn top1(x: f32[M, N]) -> (v: f32[M], k: i64[M], lo: f32[M], at: u64[M]) {
     (v[i], k[i]) = argmax(x[i, j] for j in 0..N);
     (lo[i], at[i]) = argmin(x[i, j].abs() for j in 0..N);
 }
@@ -403,7 +403,7 @@ fn run_all(src: &str, variant: Variant, x: &[f32], shape: [usize; 2]) -> Vec<Vec
                     }
                     Param::Tensor { buffer, .. } => {
                         // Poisoned: an element never written shows.
-                        let poison = vec![if buffer.dtype().is_float() { f64::NAN } else { -7.0 }; shape[0]];
+                        let poison = vec![if buffer.dtype().is_float() { f64::NAN } else { 7777.0 }; shape[0]];
                         ArgValue::Tensor(HostTensor::from_f64(buffer.dtype(), vec![shape[0]], &poison).unwrap())
                     }
                     Param::Scalar(v) => panic!("no scalar expected: {}", v.name()),

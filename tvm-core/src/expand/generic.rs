@@ -68,7 +68,11 @@ pub fn split(tokens: &TokenStream) -> Result<Option<(Generics, TokenStream)>, sy
             TokenTree::Ident(i) if expect_name => {
                 let name = i.to_string();
                 if let Some((_, ts)) = BOUNDS.iter().find(|(b, _)| *b == name) {
-                    types.extend(ts.iter().map(|s| s.to_string()));
+                    for t in ts.iter() {
+                        if !types.iter().any(|x| x == t) {
+                            types.push(t.to_string());
+                        }
+                    }
                 } else if DType::from_name(&name).is_some() {
                     if types.contains(&name) {
                         return Err(syn::Error::new(i.span(), format!("`{name}` is listed twice")));
@@ -86,7 +90,13 @@ pub fn split(tokens: &TokenStream) -> Result<Option<(Generics, TokenStream)>, sy
                 }
                 expect_name = false;
             }
-            TokenTree::Punct(p) if !expect_name && (p.as_char() == '|' || p.as_char() == '+') => expect_name = true,
+            TokenTree::Punct(p) if !expect_name && p.as_char() == '|' => expect_name = true,
+            TokenTree::Punct(p) if p.as_char() == '+' => {
+                return Err(syn::Error::new(
+                    p.span(),
+                    format!("`{param}` is one of the types listed: join them with `|`, as in `{param}: f32 | f64`"),
+                ));
+            }
             TokenTree::Punct(p) if p.as_char() == ',' => {
                 return Err(syn::Error::new(p.span(), format!("only one type parameter: {usage}")));
             }
@@ -97,7 +107,6 @@ pub fn split(tokens: &TokenStream) -> Result<Option<(Generics, TokenStream)>, sy
         let span = bound.last().map_or(param.span(), |t| t.span());
         return Err(syn::Error::new(span, format!("expected the types `{param}` takes: {usage}")));
     }
-    types.dedup();
     let rest: TokenStream = tts[..open].iter().chain(&tts[close + 1..]).cloned().collect();
     Ok(Some((Generics { param: param.clone(), types }, rest)))
 }
@@ -317,8 +326,18 @@ pub fn visible_to_parent(tokens: TokenStream) -> TokenStream {
     let Some(k) = tts.iter().position(|t| matches!(t, TokenTree::Ident(i) if i == "fn")) else {
         return tts.into_iter().collect();
     };
-    if tts[..k].iter().any(|t| matches!(t, TokenTree::Ident(i) if i == "pub")) {
-        return tts.into_iter().collect();
+    if let Some(p) = tts[..k].iter().position(|t| matches!(t, TokenTree::Ident(i) if i == "pub")) {
+        // `pub(self)` is private to the instance's module: widen it to its parent.
+        let private = matches!(tts.get(p + 1), Some(TokenTree::Group(g))
+            if g.delimiter() == Delimiter::Parenthesis && g.stream().to_string() == "self");
+        let mut out = tts;
+        if private {
+            let span = out[p + 1].span();
+            let mut g = Group::new(Delimiter::Parenthesis, quote!(super));
+            g.set_span(span);
+            out[p + 1] = TokenTree::Group(g);
+        }
+        return out.into_iter().collect();
     }
     let span = tts[k].span();
     let mut out: Vec<TokenTree> = tts[..k].to_vec();

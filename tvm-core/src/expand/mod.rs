@@ -125,6 +125,38 @@ fn expand_generic(g: &generic::Generics, rest: TokenStream, backends: Backends) 
         Ok((ast, _)) => ast,
         Err(errs) => return errs.iter().map(|e| e.to_syn_error().to_compile_error()).collect(),
     };
+    // The parameter's name is replaced everywhere: it may not name anything else.
+    let p = g.param.to_string();
+    let sig = &ast.sig;
+    let clash = sig
+        .params
+        .iter()
+        .map(|q| q.name())
+        .chain(sig.outputs.iter().map(|o| &o.name))
+        .chain(ast.stages.iter().map(|s| &s.name))
+        .chain(ast.stages.iter().flat_map(|s| &s.axes))
+        .find(|n| n.name == p)
+        .map(|n| n.loc)
+        .or_else(|| {
+            let dims = sig.params.iter().filter_map(|q| match q {
+                crate::frontend::ast::ParamAst::Tensor { ty, .. } => Some(ty),
+                _ => None,
+            });
+            dims.chain(sig.outputs.iter().map(|o| &o.ty))
+                .flat_map(|t| &t.dims)
+                .find(|d| matches!(d, crate::frontend::ast::Dim::Name(n) if n.name == p))
+                .map(|d| d.loc())
+        });
+    if let Some(loc) = clash {
+        let span = crate::frontend::parse_syntax(rest.clone()).map(|(_, m)| m.span(loc)).unwrap_or(g.param.span());
+        return syn::Error::new(
+            span,
+            format!(
+                "`{p}` is the kernel's type parameter, so it cannot also name a tensor, a dim or an axis: rename one"
+            ),
+        )
+        .to_compile_error();
+    }
     let name = ast.sig.name.name.trim_start_matches("r#").to_string();
     let mut items = TokenStream::new();
     // Each error (by its place and text), with the types that report it.

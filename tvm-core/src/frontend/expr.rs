@@ -392,6 +392,12 @@ fn parse_constant(input: ParseStream, cx: &mut Cx, ty: Name) -> syn::Result<Expr
     let mut c: syn::Ident = input.parse()?;
     // `f32::max(a, b)`, `f64::exp(x)`: the method called with its receiver first.
     if input.peek(syn::token::Paren) {
+        if crate::DType::from_name(&ty.name).is_none() {
+            return Err(syn::Error::new(
+                c.span(),
+                format!("`{}::{c}`: a function is called on a number type, as in `f32::{c}(..)`", ty.name),
+            ));
+        }
         let g: Group = input.parse()?;
         let mut args = expr_list(&g, cx)?;
         let method = cx.name(&c);

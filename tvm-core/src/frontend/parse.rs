@@ -415,11 +415,12 @@ fn parse_arg_stage(input: ParseStream, cx: &mut Cx, is_let: bool, outputs: &[Out
         .map(|t| t.dtype.clone())
         .or_else(|| outputs.iter().find(|o| o.name.name == kname.name).map(|o| o.ty.dtype.clone()));
     let ktype = ktype.unwrap_or(Name { name: "i64".into(), loc: kname.loc });
-    if crate::DType::from_name(&ktype.name).is_some_and(|d| !d.is_integer()) {
+    // 64 bits: a narrower index (and the `hi` of an empty search) could wrap.
+    if crate::DType::from_name(&ktype.name).is_some_and(|d| !matches!(d.name(), "i64" | "u64")) {
         return Err(syn::Error::new(
             cx.sm.span(ktype.loc),
             format!(
-                "the index `{}` of `{}` is a column number: give it an integer type such as `i64`, not `{}`",
+                "the index `{}` of `{}` is a column number: give it the type `i64` or `u64`, not `{}` (a narrower type could wrap; cast it in a later stage)",
                 kname.name, fname.name, ktype.name
             ),
         ));

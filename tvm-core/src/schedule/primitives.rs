@@ -305,9 +305,6 @@ impl Schedule {
             return err(tag.1, ScheduleErrorKind::BindOnCpu { axis: ax.name });
         }
         self.check_not_scan(stage, axis, "bind")?;
-        if !self.target.is_gpu() {
-            return err(tag.1, ScheduleErrorKind::BindOnCpu { axis: ax.name });
-        }
         if ax.kind == IterKind::Reduce && tag.0.is_block() {
             return err(
                 tag.1,

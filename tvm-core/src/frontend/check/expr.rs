@@ -515,6 +515,9 @@ impl Checker<'_> {
             );
             return Err(Poisoned);
         }
+        if self.stage_axes.len() != t.shape.len() {
+            return Err(Poisoned); // the stage's axes are already reported
+        }
         if indices.len() != self.stage_axes.len() || !ok {
             if ok {
                 self.error_help(
