@@ -106,10 +106,18 @@ fn kernel(file: &str, src: &str, inv: &Invocation, opts: &Options, texts: &mut T
         "source": source,
     });
     let start = Instant::now();
-    let k = match tvm_core::frontend::parse_kernel(inv.tokens.clone()) {
+    // A kernel generic over its element type is shown as its first instance.
+    let (tokens, instance) = match tvm_core::expand::generic::instances(&inv.tokens) {
+        Ok(mut v) if !v.is_empty() => {
+            let (ty, t) = v.swap_remove(0);
+            (t, ty)
+        }
+        _ => (inv.tokens.clone(), None),
+    };
+    let k = match tvm_core::frontend::parse_kernel(tokens.clone()) {
         Ok(k) => k,
         Err(errs) => {
-            let name = tvm_core::frontend::parse_syntax(inv.tokens.clone())
+            let name = tvm_core::frontend::parse_syntax(tokens)
                 .map(|(ast, _)| ast.sig.name.name.clone())
                 .unwrap_or_else(|_| format!("kernel at line {}", inv.line));
             out["name"] = json!(name);
@@ -121,7 +129,10 @@ fn kernel(file: &str, src: &str, inv: &Invocation, opts: &Options, texts: &mut T
         }
     };
     let parse_us = start.elapsed().as_micros() as u64;
-    out["name"] = json!(k.name);
+    out["name"] = json!(match &instance {
+        Some(ty) => format!("{}::<{ty}>", k.name),
+        None => k.name.clone(),
+    });
     out["parse_us"] = json!(parse_us);
     out["te"] = json!(texts.id(&tvm_core::te::print_graph(&k.graph)));
     out["schedule_blocks"] = json!(k
