@@ -436,3 +436,40 @@ fn run_all(src: &str, variant: Variant, x: &[f32], shape: [usize; 2]) -> Vec<Vec
     }
     results.swap_remove(0)
 }
+
+/// A recurrence that reads its previous element keeps it in a local buffer indexed by the
+/// loops inside the scan loop (here the eight unrolled rows), not read back from `y`.
+#[test]
+fn the_previous_element_of_a_recurrence_stays_in_registers() {
+    let src = r#"
+pub fn cumsum(x: f32[M, N]) -> y: f32[M, N] {
+    y[i, j] = if j >= 1 { y[i, j - 1] + x[i, j] } else { x[i, j] };
+}
+schedule!(cpu) {
+    let (io, ii) = y.split(y.i, 8);
+    y.reorder(io, y.j, ii);
+    y.parallel(io);
+    y.unroll(ii);
+}
+"#;
+    let tir = tvm_core::tir::printer::print_func(&lower(src, Variant::Cpu));
+    assert!(tir.contains("alloc y_prev: f32[8] local"), "{tir}");
+    assert!(!tir.contains("j - 1]"), "a read of y at j - 1 is left:\n{tir}");
+    // And the results: rows that do not fill the last group of eight, on the interpreter.
+    for (m, n) in [(3usize, 5usize), (11, 40)] {
+        let x = rand_vec(m * n, 9);
+        let mut want = x.clone();
+        for row in want.chunks_mut(n) {
+            for j in 1..n {
+                row[j] += row[j - 1];
+            }
+        }
+        for v in [Variant::Cpu, Variant::DefaultCpu, Variant::DefaultGpu] {
+            check(src, v, vec![t(&[m, n], &x)], vec![], &[m, n], &want, &format!("cumsum {m}x{n}"));
+        }
+    }
+    // A step of two is read back from memory as before.
+    let step2 = src.replace("y[i, j - 1]", "y[i, j - 2]").replace("j >= 1", "j >= 2");
+    let tir = tvm_core::tir::printer::print_func(&lower(&step2, Variant::Cpu));
+    assert!(!tir.contains("y_prev"), "{tir}");
+}

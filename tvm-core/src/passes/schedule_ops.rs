@@ -236,6 +236,9 @@ impl Ctx<'_> {
         spatial_guard.extend(derived_spatial);
         let leaf = st.leaf.clone();
         let Expr::Reduce(red) = body else {
+            if let Some(nest) = self.scan_in_registers(sid, &buf, body, &map, &indices, &spatial_guard) {
+                return nest;
+            }
             let value = self.to_loads(substitute(body.clone(), &map));
             let store = guarded(&spatial_guard, Stmt::store(&buf, indices, value));
             return self.wrap_loops(sid, &leaf, store);
@@ -295,6 +298,88 @@ impl Ctx<'_> {
             )
         };
         self.wrap_loops(sid, &leaf[..r0], inner)
+    }
+
+    /// A recurrence that reads only the previous element along its scan axis (`y[i, j -
+    /// 1]`), where the scan axis is a loop of the stage as it was (not split or fused) and
+    /// the loops inside it have constant extents (at most 64 iterations in all, none
+    /// vectorized or bound): the previous element is kept in a local buffer (registers)
+    /// indexed by the inner loops, written after each store, instead of read back from the
+    /// tensor. A store and a load of the same tensor at indices the code generator's
+    /// compiler cannot tell apart (several rows at a symbolic stride) would otherwise
+    /// chain every iteration through memory.
+    fn scan_in_registers(
+        &mut self,
+        sid: StageId,
+        buf: &Buffer,
+        body: &Expr,
+        map: &HashMap<Var, Expr>,
+        indices: &[Expr],
+        spatial_guard: &[Expr],
+    ) -> Option<Stmt> {
+        let sch = self.sch;
+        let st = sch.stage(sid);
+        let scan = sch.scan_axis(sid)?;
+        let p = st.leaf.iter().position(|&a| a == scan)?;
+        let t = sch.graph.tensor(st.tensor);
+        let d = sch.graph.scan_dim(st.tensor)?;
+        // Every read of itself is at the previous element, its indices proved in bounds.
+        let mut ok = true;
+        crate::tir::visit::for_each_expr(body, &mut |e| {
+            if let Expr::ProducerLoad { tensor, indices: ix, .. } = e {
+                if *tensor == st.tensor {
+                    for (k, (x, ax)) in ix.iter().zip(t.axes()).enumerate() {
+                        let want = if k == d { Expr::var(&ax.var) - 1 } else { Expr::var(&ax.var) };
+                        ok &= *x == want;
+                    }
+                }
+            }
+        });
+        if !ok {
+            return None;
+        }
+        let inner = &st.leaf[p + 1..];
+        let mut size = 1i64;
+        let mut flat = Expr::int(0);
+        for &a in inner {
+            let ann = sch.ann(sid, a);
+            let e = self.b.extent(a).as_int()?;
+            if ann.bind.is_some() || ann.kind == crate::tir::ForKind::Vectorized || e <= 0 {
+                return None;
+            }
+            size = size.checked_mul(e)?;
+            flat = flat * e + Expr::var(&sch.axis(a).var);
+        }
+        if size > 64 {
+            return None;
+        }
+        let prev = Buffer::new(format!("{}_prev", st.name), buf.dtype(), Scope::Local);
+        struct Prev<'a> {
+            tensor: TensorId,
+            prev: &'a Buffer,
+            at: &'a Expr,
+        }
+        impl Mutator for Prev<'_> {
+            fn mutate_expr(&mut self, e: Expr) -> Expr {
+                match super_expr(self, e) {
+                    Expr::ProducerLoad { tensor, .. } if tensor == self.tensor => {
+                        Expr::load(self.prev, vec![self.at.clone()])
+                    }
+                    e => e,
+                }
+            }
+        }
+        let body = Prev { tensor: st.tensor, prev: &prev, at: &flat }.mutate_expr(body.clone());
+        let value = self.to_loads(substitute(body, map));
+        let store = Stmt::seq(vec![
+            Stmt::store(buf, indices.to_vec(), value),
+            Stmt::store(&prev, vec![flat.clone()], Expr::load(buf, indices.to_vec())),
+        ]);
+        let leaf = st.leaf.clone();
+        let nest = self.wrap_loops(sid, &leaf[p..], guarded(spatial_guard, store));
+        let nest =
+            Stmt::Realize { buffer: prev, bounds: vec![Range::from_extent(Expr::int(size))], body: Box::new(nest) };
+        Some(self.wrap_loops(sid, &leaf[..p], nest))
     }
 
     /// Wraps `body` in the loops of `axes`, inserting attached stages at each level.
