@@ -1,7 +1,8 @@
 //! The language forms of issue 15, compiled by the macro and run through the generated API
 //! on every backend: Rust method syntax and `consts`, and boundary views.
 
-use super::{on_every_backend, reference::rand_vec, tensor, Source, RTOL};
+use super::reference::{argbest_rows, blur_ref, methods_ref, rand_vec};
+use super::{on_every_backend, tensor, Source, RTOL};
 
 #[path = "../../examples/kernels/argmax.rs"]
 mod example_argmax;
@@ -18,30 +19,15 @@ pub mod arg {
     }
 }
 
-/// The value and the first index of the best element of each row (`max` or not).
-fn arg_ref(x: &[f32], n: usize, max: bool) -> (Vec<f32>, Vec<i64>) {
-    x.chunks(n)
-        .map(|row| {
-            let mut best = 0;
-            for (j, &v) in row.iter().enumerate() {
-                if (max && v > row[best]) || (!max && v < row[best]) {
-                    best = j;
-                }
-            }
-            (row[best], best as i64)
-        })
-        .unzip()
-}
-
 #[test]
 fn argmax_and_argmin_on_every_backend() {
     for (m, n) in [(1usize, 1usize), (7, 100), (64, 1030)] {
         // A coarse grid of values: rows have ties, and the first index must win.
         let x: Vec<f32> = rand_vec(m * n, 50).iter().map(|v| (v * 8.0).round()).collect();
         let tx = tensor(&x, [m, n]);
-        let (v, k) = arg_ref(&x, n, true);
+        let (v, k) = argbest_rows(&x, n, true);
         let ax: Vec<f32> = x.iter().map(|v| v.abs()).collect();
-        let (lv, lk) = arg_ref(&ax, n, false);
+        let (lv, lk) = argbest_rows(&ax, n, false);
         for d in super::backends() {
             let mut best = tvm::Tensor::<f32, 1>::full([m], f32::NAN);
             let mut at = tvm::Tensor::<i64, 1>::full([m], -1);
@@ -101,20 +87,6 @@ pub mod methods {
     }
 }
 
-fn methods_ref(x: &[f32], b: &[f32], a: f32) -> Vec<f32> {
-    x.iter()
-        .zip(b)
-        .map(|(&x, &b)| {
-            x.max(0.0).exp().mul_add(a, b)
-                + (x.abs() + 1.0).sqrt().ln() * std::f32::consts::PI
-                + x.clamp(-0.5, 0.5) * std::f32::consts::E
-                + (x.abs() + 1.0).recip()
-                + f32::max(x, b).powf(2.0)
-                - x.tanh().min(b.sin().abs().floor())
-        })
-        .collect()
-}
-
 #[test]
 fn method_syntax() {
     for n in [1usize, 100, 1027] {
@@ -156,36 +128,6 @@ pub mod constant_exterior {
             y[i] = xb[i - 2] + xb[i - 1] * 2.0 + xb[i] * 3.0 + xb[i + 1] * 2.0 + xb[i + 7];
         }
     }
-}
-
-/// The element of `x` that `rule` reads at `i` (None: the constant).
-fn boundary_index(rule: &str, i: i64, n: i64) -> Option<usize> {
-    if (0..n).contains(&i) {
-        return Some(i as usize);
-    }
-    let reflect = |p: i64, last: i64| {
-        let m = i.rem_euclid(p);
-        if m < n {
-            m
-        } else {
-            last - m
-        }
-    };
-    Some(match rule {
-        "constant_exterior" => return None,
-        "repeat_edge" => i.clamp(0, n - 1),
-        "repeat_image" => i.rem_euclid(n),
-        "mirror_image" => reflect(2 * n, 2 * n - 1),
-        "mirror_interior" if n == 1 => 0,
-        "mirror_interior" => reflect(2 * n - 2, 2 * n - 2),
-        _ => unreachable!("{rule}"),
-    } as usize)
-}
-
-fn blur_ref(rule: &str, x: &[f32], outside: f32) -> Vec<f32> {
-    let n = x.len() as i64;
-    let at = |i: i64| boundary_index(rule, i, n).map_or(outside, |k| x[k]);
-    (0..n).map(|i| at(i - 2) + at(i - 1) * 2.0 + at(i) * 3.0 + at(i + 1) * 2.0 + at(i + 7)).collect()
 }
 
 #[test]
@@ -309,6 +251,7 @@ fn generic_kernels_run_every_instance() {
     }
     assert_eq!(<f64 as axpy::Elem>::NAME, "f64");
     assert!(axpy::source::<f64>("cpu").unwrap().contains("f64"));
+    assert_ne!(axpy::source::<f32>("cpu").unwrap(), axpy::source::<f64>("cpu").unwrap(), "one instance per type");
     assert!(axpy::source::<f32>("opencl").unwrap().contains("float"));
     assert!(axpy::lowered::<f64>("cuda").unwrap().contains("f64"));
 

@@ -5,6 +5,7 @@
 //! GPU schedules.
 
 mod common;
+use common::reference::{argbest_rows, blur_ref, methods_ref};
 use common::*;
 
 const METHODS: &str = r#"
@@ -27,20 +28,6 @@ schedule!(cuda) {
     y.bind(tx, thread.x);
 }
 "#;
-
-fn methods_ref(x: &[f32], b: &[f32], a: f32) -> Vec<f32> {
-    x.iter()
-        .zip(b)
-        .map(|(&x, &b)| {
-            x.max(0.0).exp().mul_add(a, b)
-                + (x.abs() + 1.0).sqrt().ln() * std::f32::consts::PI
-                + x.clamp(-0.5, 0.5) * std::f32::consts::E
-                + (x.abs() + 1.0).recip()
-                + f32::max(x, b).powf(2.0)
-                - x.tanh().min(b.sin().abs().floor())
-        })
-        .collect()
-}
 
 #[test]
 fn method_syntax_and_consts_are_the_functions() {
@@ -77,46 +64,6 @@ schedule!(cuda) {{
     )
 }
 
-/// The element of `x` that boundary rule `rule` reads at index `i` (`None`: the constant).
-pub fn boundary_index(rule: &str, i: i64, n: i64) -> Option<usize> {
-    if (0..n).contains(&i) {
-        return Some(i as usize);
-    }
-    Some(match rule {
-        "constant_exterior" => return None,
-        "repeat_edge" => i.clamp(0, n - 1),
-        "repeat_image" => i.rem_euclid(n),
-        "mirror_image" => {
-            let m = i.rem_euclid(2 * n);
-            if m < n {
-                m
-            } else {
-                2 * n - 1 - m
-            }
-        }
-        "mirror_interior" => {
-            if n == 1 {
-                0
-            } else {
-                let p = 2 * n - 2;
-                let m = i.rem_euclid(p);
-                if m < n {
-                    m
-                } else {
-                    p - m
-                }
-            }
-        }
-        _ => unreachable!("{rule}"),
-    } as usize)
-}
-
-fn blur_ref(rule: &str, x: &[f32]) -> Vec<f32> {
-    let n = x.len() as i64;
-    let at = |i: i64| boundary_index(rule, i, n).map_or(0.5, |k| x[k]);
-    (0..n).map(|i| at(i - 2) + at(i - 1) * 2.0 + at(i) * 3.0 + at(i + 1) * 2.0 + at(i + 7)).collect()
-}
-
 const RULES: [&str; 5] = ["constant_exterior", "repeat_edge", "repeat_image", "mirror_image", "mirror_interior"];
 
 #[test]
@@ -127,7 +74,7 @@ fn every_boundary_rule_reads_what_halide_reads() {
         let src = blur_1d(rule);
         for n in [1usize, 2, 3, 53] {
             let x = rand_vec(n, 3);
-            let want = blur_ref(rule, &x);
+            let want = blur_ref(rule, &x, 0.5);
             for v in Variant::CPU_GPU {
                 check(&src, v, vec![t(&[n], &x)], vec![], &[n], &want, &format!("{rule} n={n}"));
             }
@@ -341,29 +288,14 @@ schedule!(cuda) {
 }
 "#;
 
-/// The value and the first index of the largest (`max`) or smallest element of each row.
-fn arg_ref(x: &[f32], n: usize, max: bool) -> (Vec<f32>, Vec<i64>) {
-    x.chunks(n)
-        .map(|row| {
-            let mut best = 0;
-            for (j, &v) in row.iter().enumerate() {
-                if (max && v > row[best]) || (!max && v < row[best]) {
-                    best = j;
-                }
-            }
-            (row[best], best as i64)
-        })
-        .unzip()
-}
-
 #[test]
 fn argmax_and_argmin_give_the_value_and_the_first_index() {
     for (m, n) in [(1usize, 1usize), (4, 33), (9, 100)] {
         // Values on a coarse grid, so rows have ties; the first index must win.
         let x: Vec<f32> = rand_vec(m * n, 8).iter().map(|v| (v * 4.0).round()).collect();
-        let (v, k) = arg_ref(&x, n, true);
+        let (v, k) = argbest_rows(&x, n, true);
         let ax: Vec<f32> = x.iter().map(|v| v.abs()).collect();
-        let (lo, at) = arg_ref(&ax, n, false);
+        let (lo, at) = argbest_rows(&ax, n, false);
         let k: Vec<f32> = k.iter().map(|&i| i as f32).collect();
         let at: Vec<f32> = at.iter().map(|&i| i as f32).collect();
         let k_ = tvm_core::frontend::parse_str(ARGMAX).expect("parses");
@@ -381,7 +313,7 @@ fn argmax_and_argmin_give_the_value_and_the_first_index() {
 
 /// Runs the kernel `src` (one f32 input of `shape`, outputs of any type of shape
 /// `[shape[0]]`, starting poisoned) on the interpreter and, for GPU variants, on every
-/// OpenCL device; returns each output as f64s (every backend's must agree).
+/// OpenCL device; returns each output's values as f32s (every backend's must agree).
 fn run_all(src: &str, variant: Variant, x: &[f32], shape: [usize; 2]) -> Vec<Vec<f32>> {
     use tvm_core::interp::{ArgValue, HostTensor};
     use tvm_core::tir::Param;

@@ -6,6 +6,8 @@
 //! last dimension of what it reads (a row sum, a row max) reduces `lanes` partial results
 //! at once (rfactor, as a Halide or TVM schedule would write it). On GPUs, the spatial axes are
 //! fused and split by the target's preferred block size, bound to `block.x`/`thread.x`.
+//! A recurrence's scan axis is neither parallel, vectorized nor bound: on GPUs the other
+//! axes are moved outside it and bound (a scan alone runs in one thread).
 
 use super::primitives::Arg;
 use super::*;
@@ -30,23 +32,25 @@ impl Schedule {
             if spatial.is_empty() {
                 continue;
             }
-            if let Some(scan) = scan {
-                self.default_scan(sid, scan, &spatial);
-                self.stage_mut(sid).touched = false;
-                continue;
-            }
             if self.target.is_gpu() {
-                let mut f = spatial[0];
-                for &a in &spatial[1..] {
-                    f = self.fuse(sid, (f, n), (a, n)).expect("default: spatial axes are adjacent");
+                // A recurrence's scan axis stays a loop inside each thread: the other axes
+                // go outside it and are the ones bound; a scan alone runs in one thread.
+                let bound: Vec<AxisId> = spatial.iter().copied().filter(|&a| Some(a) != scan).collect();
+                match scan {
+                    Some(scan) if bound.is_empty() => {
+                        let (one, _) =
+                            self.split_nparts(sid, (scan, n), (1, n)).expect("default: split of a leaf axis");
+                        self.bind(sid, (one, n), (ThreadTag::BlockX, n)).expect("default: bind on a GPU target");
+                    }
+                    Some(scan) => {
+                        let order: Vec<Arg<AxisId>> = bound.iter().chain([&scan]).map(|&a| (a, n)).collect();
+                        self.reorder(sid, &order).expect("default: reorder of the leaf axes");
+                        self.bind_fused(sid, &bound);
+                    }
+                    None => self.bind_fused(sid, &bound),
                 }
-                let bs = self.target.preferred_block_size() as i64;
-                let (bx, tx) = self.split(sid, (f, n), (bs, n)).expect("default: split of a leaf axis");
-                self.set_axis_name(bx, "bx");
-                self.set_axis_name(tx, "tx");
-                self.bind(sid, (bx, n), (ThreadTag::BlockX, n)).expect("default: bind on a GPU target");
-                self.bind(sid, (tx, n), (ThreadTag::ThreadX, n)).expect("default: bind on a GPU target");
             } else {
+                // Neither parallel nor vectorized: a recurrence's scan axis.
                 let lanes = self.target.vector_lanes(t.dtype) as i64;
                 let last = *spatial.last().expect("non-empty");
                 let mut spatial = spatial;
@@ -56,61 +60,35 @@ impl Schedule {
                     spatial = self.leaf_axes(sid);
                 }
                 let mut outer = spatial[0];
-                if !t.is_reduction() && lanes > 1 {
+                if !t.is_reduction() && lanes > 1 && Some(last) != scan {
                     let (o, v) = self.split(sid, (last, n), (lanes, n)).expect("default: split of a leaf axis");
                     self.vectorize(sid, (v, n)).expect("default: vectorize of a spatial axis");
                     if spatial.len() == 1 {
                         outer = o;
                     }
                 }
-                self.parallel(sid, (outer, n)).expect("default: parallel of a spatial axis");
+                if Some(outer) != scan {
+                    self.parallel(sid, (outer, n)).expect("default: parallel of a spatial axis");
+                }
             }
             self.stage_mut(sid).touched = false;
         }
     }
 
-    /// A recurrence: its scan axis a serial loop. On GPUs the other spatial axes, moved
-    /// outside it, fused and bound to blocks and threads (each thread runs one scan; with no
-    /// other axis, one thread runs it); on CPUs the outermost axis parallel and the
-    /// innermost vectorized, unless it is the scan axis.
-    fn default_scan(&mut self, sid: StageId, scan: AxisId, spatial: &[AxisId]) {
+    /// `axes` (adjacent leaf axes) fused, split by the target's preferred block size and
+    /// bound to `block.x` and `thread.x`.
+    fn bind_fused(&mut self, sid: StageId, axes: &[AxisId]) {
         let n = Loc::NONE;
-        let others: Vec<AxisId> = spatial.iter().copied().filter(|&a| a != scan).collect();
-        if self.target.is_gpu() {
-            let Some((&first, rest)) = others.split_first() else {
-                // A scan alone: one thread of one block runs it.
-                let (one, _) = self.split_nparts(sid, (scan, n), (1, n)).expect("default: split of a leaf axis");
-                self.bind(sid, (one, n), (ThreadTag::BlockX, n)).expect("default: bind on a GPU target");
-                return;
-            };
-            let order: Vec<Arg<AxisId>> = others.iter().chain([&scan]).map(|&a| (a, n)).collect();
-            self.reorder(sid, &order).expect("default: reorder of the leaf axes");
-            let mut f = first;
-            for &a in rest {
-                f = self.fuse(sid, (f, n), (a, n)).expect("default: the other axes are adjacent");
-            }
-            let bs = self.target.preferred_block_size() as i64;
-            let (bx, tx) = self.split(sid, (f, n), (bs, n)).expect("default: split of a leaf axis");
-            self.set_axis_name(bx, "bx");
-            self.set_axis_name(tx, "tx");
-            self.bind(sid, (bx, n), (ThreadTag::BlockX, n)).expect("default: bind on a GPU target");
-            self.bind(sid, (tx, n), (ThreadTag::ThreadX, n)).expect("default: bind on a GPU target");
-        } else {
-            let t = self.graph.tensor(self.stage(sid).tensor).clone();
-            let lanes = self.target.vector_lanes(t.dtype) as i64;
-            let last = *spatial.last().expect("non-empty");
-            let mut outer = spatial[0];
-            if last != scan && lanes > 1 {
-                let (o, v) = self.split(sid, (last, n), (lanes, n)).expect("default: split of a leaf axis");
-                self.vectorize(sid, (v, n)).expect("default: vectorize of a spatial axis");
-                if spatial.len() == 1 {
-                    outer = o;
-                }
-            }
-            if outer != scan {
-                self.parallel(sid, (outer, n)).expect("default: parallel of a spatial axis");
-            }
+        let mut f = axes[0];
+        for &a in &axes[1..] {
+            f = self.fuse(sid, (f, n), (a, n)).expect("default: the axes are adjacent");
         }
+        let bs = self.target.preferred_block_size() as i64;
+        let (bx, tx) = self.split(sid, (f, n), (bs, n)).expect("default: split of a leaf axis");
+        self.set_axis_name(bx, "bx");
+        self.set_axis_name(tx, "tx");
+        self.bind(sid, (bx, n), (ThreadTag::BlockX, n)).expect("default: bind on a GPU target");
+        self.bind(sid, (tx, n), (ThreadTag::ThreadX, n)).expect("default: bind on a GPU target");
     }
 
     /// A row reduction on a CPU: its one reduction axis split by `lanes`, the inner part

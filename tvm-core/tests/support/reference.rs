@@ -164,3 +164,69 @@ pub fn layernorm(x: &[f32], gamma: &[f32], beta: &[f32], rows: usize, cols: usiz
     }
     y
 }
+
+// ---- The language forms of issue 15 (tvm-core/tests/language.rs, tests/backends/language.rs) ----
+
+/// The kernel of the method-syntax tests, written with Rust's own methods.
+pub fn methods_ref(x: &[f32], b: &[f32], a: f32) -> Vec<f32> {
+    x.iter()
+        .zip(b)
+        .map(|(&x, &b)| {
+            x.max(0.0).exp().mul_add(a, b)
+                + (x.abs() + 1.0).sqrt().ln() * std::f32::consts::PI
+                + x.clamp(-0.5, 0.5) * std::f32::consts::E
+                + (x.abs() + 1.0).recip()
+                + f32::max(x, b).powf(2.0)
+                - x.tanh().min(b.sin().abs().floor())
+        })
+        .collect()
+}
+
+/// The element of a tensor of `n` elements that boundary rule `rule` reads at index `i`
+/// (`None`: the constant of `constant_exterior`), as Halide's `BoundaryConditions` do.
+pub fn boundary_index(rule: &str, i: i64, n: i64) -> Option<usize> {
+    if (0..n).contains(&i) {
+        return Some(i as usize);
+    }
+    let reflect = |p: i64, last: i64| {
+        let m = i.rem_euclid(p);
+        if m < n {
+            m
+        } else {
+            last - m
+        }
+    };
+    Some(match rule {
+        "constant_exterior" => return None,
+        "repeat_edge" => i.clamp(0, n - 1),
+        "repeat_image" => i.rem_euclid(n),
+        "mirror_image" => reflect(2 * n, 2 * n - 1),
+        "mirror_interior" if n == 1 => 0,
+        "mirror_interior" => reflect(2 * n - 2, 2 * n - 2),
+        _ => unreachable!("{rule}"),
+    } as usize)
+}
+
+/// The five-tap blur of the boundary tests (`xb[i - 2] + 2 xb[i - 1] + 3 xb[i] + 2 xb[i +
+/// 1] + xb[i + 7]`) under `rule`, `outside` for `constant_exterior`.
+pub fn blur_ref(rule: &str, x: &[f32], outside: f32) -> Vec<f32> {
+    let n = x.len() as i64;
+    let at = |i: i64| boundary_index(rule, i, n).map_or(outside, |k| x[k]);
+    (0..n).map(|i| at(i - 2) + at(i - 1) * 2.0 + at(i) * 3.0 + at(i + 1) * 2.0 + at(i + 7)).collect()
+}
+
+/// The value and the first index of the largest (`max`) or smallest element of each row
+/// of `n` elements: argmax and argmin, ties to the lowest index.
+pub fn argbest_rows(x: &[f32], n: usize, max: bool) -> (Vec<f32>, Vec<i64>) {
+    x.chunks(n)
+        .map(|row| {
+            let mut best = 0;
+            for (j, &v) in row.iter().enumerate() {
+                if (max && v > row[best]) || (!max && v < row[best]) {
+                    best = j;
+                }
+            }
+            (row[best], best as i64)
+        })
+        .unzip()
+}

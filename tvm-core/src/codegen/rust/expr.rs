@@ -78,15 +78,7 @@ impl Emitter<'_> {
             // `if j == 0 { .. } else { y[j - 1] }` reads inside its parallel chunk).
             Expr::Select { cond, then, otherwise } => {
                 let c = self.expr(cond)?;
-                let snap = self.facts.snapshot();
-                self.facts.assume(cond, true);
-                let t = self.expr(then);
-                self.facts.restore(snap);
-                let snap = self.facts.snapshot();
-                self.facts.assume(cond, false);
-                let o = self.expr(otherwise);
-                self.facts.restore(snap);
-                let (t, o) = (t?, o?);
+                let (t, o) = self.sides(cond, then, otherwise, Self::expr)?;
                 quote!((if #c { #t } else { #o }))
             }
             // Constants and operators.
@@ -120,6 +112,28 @@ impl Emitter<'_> {
                 #lanes
             }
         })
+    }
+
+    /// The two sides of a select on the scalar `cond`, each emitted by `emit` knowing
+    /// whether `cond` holds there (only the taken side runs: a recurrence's `if j == 0 {
+    /// .. } else { y[j - 1] }` then reads inside its parallel chunk).
+    fn sides(
+        &mut self,
+        cond: &Expr,
+        then: &Expr,
+        otherwise: &Expr,
+        emit: fn(&mut Self, &Expr) -> R<TokenStream>,
+    ) -> R<(TokenStream, TokenStream)> {
+        let mut side = |e: &Expr, holds: bool| {
+            let snap = self.facts.snapshot();
+            self.facts.assume(cond, holds);
+            let r = emit(self, e);
+            self.facts.restore(snap);
+            r
+        };
+        let t = side(then, true);
+        let o = side(otherwise, false);
+        Ok((t?, o?))
     }
 
     /// The value of a vector expression, as `[T; L]`.
@@ -195,15 +209,7 @@ impl Emitter<'_> {
                 // One condition for all lanes (a border test the loop partitioning kept):
                 // only the taken side is evaluated, knowing the condition.
                 let c = self.expr(cond)?;
-                let snap = self.facts.snapshot();
-                self.facts.assume(cond, true);
-                let t = self.vector(then);
-                self.facts.restore(snap);
-                let snap = self.facts.snapshot();
-                self.facts.assume(cond, false);
-                let o = self.vector(otherwise);
-                self.facts.restore(snap);
-                let (t, o) = (t?, o?);
+                let (t, o) = self.sides(cond, then, otherwise, Self::vector)?;
                 quote!((if #c { #t } else { #o }))
             }
             Expr::Select { cond, then, otherwise } => {
@@ -320,21 +326,13 @@ impl Emitter<'_> {
                 neg(s, x)?
             }
             Expr::Select { cond, then, otherwise } => {
-                // Only the taken side is evaluated, knowing the condition (a recurrence's
-                // `if j == 0 { .. } else { y[j - 1] }` reads inside its parallel chunk).
+                // Per lane; a condition of one lane is known on each side.
                 let c = self.lane(cond)?;
-                let scalar_cond = cond.dtype().lanes == 1;
-                let side = |e: &Expr, holds: bool, me: &mut Self| {
-                    let snap = me.facts.snapshot();
-                    if scalar_cond {
-                        me.facts.assume(cond, holds);
-                    }
-                    let r = me.lane(e);
-                    me.facts.restore(snap);
-                    r
+                let (t, o) = if cond.dtype().lanes == 1 {
+                    self.sides(cond, then, otherwise, Self::lane)?
+                } else {
+                    (self.lane(then)?, self.lane(otherwise)?)
                 };
-                let t = side(then, true, self)?;
-                let o = side(otherwise, false, self)?;
                 quote!((if #c { #t } else { #o }))
             }
             Expr::Cast { dtype, value } => {

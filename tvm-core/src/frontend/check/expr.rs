@@ -448,36 +448,32 @@ impl Checker<'_> {
         let outside = match v.boundary {
             Boundary::Constant => v.value.clone().ok_or(Poisoned)?,
             rule => {
-                let mut idx = Vec::new();
-                for (dim, ((x, n), ast)) in raw.iter().zip(&t.shape).zip(indices).enumerate() {
-                    let (x, n) = (x.clone(), n.clone());
-                    // `((x % p) + p) % p` is `x` modulo `p` in `0..p`; `p` is at least 1, so
-                    // nothing divides by zero (an empty dim is caught by the read's check).
-                    let modulo = |x: Expr, p: Expr| ((x % p.clone()) + p.clone()) % p;
-                    let mapped = match rule {
-                        Boundary::RepeatEdge => Expr::min(Expr::max(x, Expr::int(0)), n - 1),
-                        Boundary::RepeatImage => modulo(x, Expr::max(n, Expr::int(1))),
-                        Boundary::MirrorImage => {
-                            let p = Expr::max(n.clone() * 2, Expr::int(1));
-                            let m = modulo(x, p.clone());
-                            Expr::select(Expr::lt(m.clone(), n), m.clone(), p - 1 - m)
+                // `((x % p) + p) % p` is `x` modulo `p` in `0..p`; `p` is at least 1, so
+                // nothing divides by zero (an empty dim is caught by the read's check).
+                let modulo = |x: Expr, p: Expr| ((x % p.clone()) + p.clone()) % p;
+                let mapped: Vec<Expr> = raw
+                    .iter()
+                    .zip(&t.shape)
+                    .map(|(x, n)| {
+                        let (x, n) = (x.clone(), n.clone());
+                        match rule {
+                            Boundary::RepeatEdge => Expr::min(Expr::max(x, Expr::int(0)), n - 1),
+                            Boundary::RepeatImage => modulo(x, Expr::max(n, Expr::int(1))),
+                            Boundary::MirrorImage => {
+                                let p = Expr::max(n.clone() * 2, Expr::int(1));
+                                let m = modulo(x, p.clone());
+                                Expr::select(Expr::lt(m.clone(), n), m.clone(), p - 1 - m)
+                            }
+                            Boundary::MirrorInterior => {
+                                let p = Expr::max(n.clone() * 2 - 2, Expr::int(1));
+                                let m = modulo(x, p.clone());
+                                Expr::select(Expr::lt(m.clone(), n), m.clone(), p - m)
+                            }
+                            Boundary::Constant => x,
                         }
-                        Boundary::MirrorInterior => {
-                            let p = Expr::max(n.clone() * 2 - 2, Expr::int(1));
-                            let m = modulo(x, p.clone());
-                            Expr::select(Expr::lt(m.clone(), n), m.clone(), p - m)
-                        }
-                        Boundary::Constant => x,
-                    };
-                    let site = CheckSite::Index { tensor: v.tensor.clone(), dim, index: ast.to_string() };
-                    idx.push(self.check(
-                        mapped,
-                        CheckKind::Index { extent: Box::new(t.shape[dim].clone()) },
-                        site,
-                        ast.loc,
-                    ));
-                }
-                Expr::ProducerLoad { tensor: *tensor, indices: idx, dtype: *dtype }
+                    })
+                    .collect();
+                self.checked_read(&v.tensor, *dtype, &t.shape, *tensor, mapped, indices)
             }
         };
         Ok(Expr::select(cond, inside, outside))
@@ -585,17 +581,31 @@ impl Checker<'_> {
         }
         // The stage's tensor is added to the graph when its body is checked: next.
         let id = TensorId(self.graph.tensors.len() as u32);
+        Ok(self.checked_read(n, t.dtype, &t.shape, id, idx, indices))
+    }
+
+    /// `tensor[idx]`, every index checked against its dim; `discharge_checks` removes
+    /// the checks it proves, and reports the reads it proves out of bounds.
+    fn checked_read(
+        &mut self,
+        name: &str,
+        dtype: DType,
+        shape: &[Expr],
+        tensor: TensorId,
+        idx: Vec<Expr>,
+        indices: &[ExprAst],
+    ) -> Expr {
         let idx = idx
             .into_iter()
             .zip(indices)
             .enumerate()
             .map(|(dim, (x, ast))| {
-                let site = CheckSite::Index { tensor: n.clone(), dim, index: ast.to_string() };
-                let extent = Box::new(t.shape[dim].clone());
+                let site = CheckSite::Index { tensor: name.to_string(), dim, index: ast.to_string() };
+                let extent = Box::new(shape[dim].clone());
                 self.check(x, CheckKind::Index { extent }, site, ast.loc)
             })
             .collect();
-        Ok(Expr::ProducerLoad { tensor: id, indices: idx, dtype: t.dtype })
+        Expr::ProducerLoad { tensor, indices: idx, dtype }
     }
 
     fn read(&mut self, tensor: &Name, indices: &[ExprAst], loc: Loc) -> R<Expr> {
@@ -671,19 +681,7 @@ impl Checker<'_> {
         if !ok {
             return Err(Poisoned);
         }
-        // Every index is checked against its dim; `discharge_checks` removes the checks
-        // it proves, and reports the reads it proves out of bounds.
-        let idx = idx
-            .into_iter()
-            .zip(indices)
-            .enumerate()
-            .map(|(dim, (x, ast))| {
-                let site = CheckSite::Index { tensor: n.clone(), dim, index: ast.to_string() };
-                let extent = Box::new(t.shape[dim].clone());
-                self.check(x, CheckKind::Index { extent }, site, ast.loc)
-            })
-            .collect();
-        Ok(Expr::ProducerLoad { tensor: id, indices: idx, dtype: t.dtype })
+        Ok(self.checked_read(n, t.dtype, &t.shape, id, idx, indices))
     }
 
     fn binary(&mut self, op: BinOpAst, op_loc: Loc, lhs: &ExprAst, rhs: &ExprAst, expect: Option<DType>) -> R<Expr> {
