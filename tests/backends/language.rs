@@ -43,6 +43,63 @@ fn argmax_and_argmin_on_every_backend() {
         }
     }
 }
+#[allow(dead_code)]
+pub mod custom {
+    tvm::compute! {
+        /// A row's max and the sum of `exp(x - max)` in one pass (an online softmax's
+        /// statistics), and its largest value with its first index as one reduction of
+        /// (value, index): default CPU schedules (vector partial results), a cross-thread
+        /// reduction on GPU targets.
+        pub fn softmax_stats(x: f32[M, N]) -> (m: f32[M], s: f32[M], v: f32[M], k: i64[M]) {
+            (m[i], s[i]) = reduce((x[i, j], 1.0) for j in 0..N, (f32::NEG_INFINITY, 0.0),
+                |(m0, s0), (m1, s1)| (
+                    m0.max(m1),
+                    (if m0 == f32::NEG_INFINITY { 0.0 } else { s0 * (m0 - m0.max(m1)).exp() })
+                        + (if m1 == f32::NEG_INFINITY { 0.0 } else { s1 * (m1 - m0.max(m1)).exp() }),
+                ));
+            (v[i], k[i]) = reduce((x[i, j], j) for j in 0..N, (f32::NEG_INFINITY, i64::MAX),
+                |(v0, k0), (v1, k1)| (
+                    if v1 > v0 || (v1 == v0 && k1 < k0) { v1 } else { v0 },
+                    if v1 > v0 || (v1 == v0 && k1 < k0) { k1 } else { k0 },
+                ));
+        }
+        schedule!(cuda) {
+            m.bind(m.i, block.x);
+            let (jo, jt) = s.split(s.j, 64);
+            m.bind(jt, thread.x);
+            k.bind(k.i, block.x);
+            let (ko, kt) = k.split(k.j, 64);
+            k.bind(kt, thread.x);
+        }
+    }
+}
+
+#[test]
+fn reductions_of_several_values_on_every_backend() {
+    for (rows, n) in [(1usize, 1usize), (7, 100), (33, 1030)] {
+        let x: Vec<f32> = rand_vec(rows * n, 51).iter().map(|v| (v * 8.0).round()).collect();
+        let tx = tensor(&x, [rows, n]);
+        let (v, k) = argbest_rows(&x, n, true);
+        let s: Vec<f32> =
+            x.chunks(n).zip(&v).map(|(r, &m)| r.iter().map(|&e| ((e - m) as f64).exp()).sum::<f64>() as f32).collect();
+        for d in super::backends() {
+            let what = format!("softmax_stats {rows}x{n} on {d}");
+            let mut tm = tvm::Tensor::<f32, 1>::full([rows], f32::NAN);
+            let mut ts = tvm::Tensor::<f32, 1>::full([rows], f32::NAN);
+            let mut tv = tvm::Tensor::<f32, 1>::full([rows], f32::NAN);
+            let mut tk = tvm::Tensor::<i64, 1>::full([rows], -1);
+            custom::softmax_stats::run(d, &tx, &mut tm, &mut ts, &mut tv, &mut tk)
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+            assert_eq!(tm.as_slice(), &v[..], "{what}: m");
+            for (got, want) in ts.as_slice().iter().zip(&s) {
+                assert!((got - want).abs() <= RTOL * 10.0 * want.abs(), "{what}: s {got} vs {want}");
+            }
+            assert_eq!(tv.as_slice(), &v[..], "{what}: v");
+            assert_eq!(tk.as_slice(), &k[..], "{what}: k");
+        }
+    }
+}
+
 #[path = "../../examples/kernels/cumsum.rs"]
 mod example_cumsum;
 
@@ -189,9 +246,11 @@ pub(super) fn sources() -> Vec<(&'static str, Source)> {
         ("cumsum", scans::cumsum::source),
         ("running_max", scans::running_max::source),
         ("iir", scans::iir::source),
+        ("prefix_sum", scans::prefix_sum::source),
         ("example cumsum", example_cumsum::cumsum::source),
         ("example argmax", example_argmax::top1::source),
         ("nearest_zero", arg::nearest_zero::source),
+        ("softmax_stats", custom::softmax_stats::source),
         ("example axpy f32", example_axpy::axpy::source::<f32>),
         ("example axpy f64", example_axpy::axpy::source::<f64>),
     ]
@@ -305,6 +364,13 @@ pub mod scans {
     }
 
     tvm::compute! {
+        /// One long cumulative sum, default schedules: a parallel scan on GPU targets.
+        pub fn prefix_sum(x: f32[n]) -> y: f32[n] {
+            y[t] = if t >= 1 { y[t - 1] + x[t] } else { x[t] };
+        }
+    }
+
+    tvm::compute! {
         /// A second-order linear recurrence (an IIR filter) as an intermediate.
         pub fn iir(x: f32[n], a: f32, b: f32) -> y: f32[n] {
             let h[t]: f32[n] = x[t] + (if t >= 1 { a * h[t - 1] } else { 0.0 }) + (if t >= 2 { b * h[t - 2] } else { 0.0 });
@@ -334,6 +400,19 @@ fn scans_on_every_backend() {
             scans::cumsum::run(d, &tx, y)
         });
         on_every_backend(&format!("running_max {m}x{n}"), [m, n], &mx, RTOL, |d, y| scans::running_max::run(d, &tx, y));
+    }
+    // Small integers: every grouping of the parallel scan's sums is exact.
+    for n in [1usize, 2047, 2049, 100_000, 600_000] {
+        let x: Vec<f32> = rand_vec(n, 47).iter().map(|v| (v * 8.0).round() - 4.0).collect();
+        let want: Vec<f32> = x
+            .iter()
+            .scan(0.0f32, |acc, &v| {
+                *acc += v;
+                Some(*acc)
+            })
+            .collect();
+        let tx = tensor(&x, [n]);
+        on_every_backend(&format!("prefix_sum n={n}"), [n], &want, 0.0, |d, y| scans::prefix_sum::run(d, &tx, y));
     }
     for n in [1usize, 2, 777] {
         let x = rand_vec(n, 46);

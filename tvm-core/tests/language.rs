@@ -311,8 +311,8 @@ fn argmax_and_argmin_give_the_value_and_the_first_index() {
     }
 }
 
-/// Runs the kernel `src` (one f32 input of `shape`, outputs of any type of shape
-/// `[shape[0]]`, starting poisoned) on the interpreter and, for GPU variants, on every
+/// Runs the kernel `src` (one f32 input, outputs of any type, each of shape `[shape[0]]`
+/// or `shape` by its rank; outputs start poisoned) on the interpreter and, for GPU variants, on every
 /// OpenCL device; returns each output's values as f32s (every backend's must agree).
 fn run_all(src: &str, variant: Variant, x: &[f32], shape: [usize; 2]) -> Vec<Vec<f32>> {
     use tvm_core::interp::{ArgValue, HostTensor};
@@ -330,13 +330,18 @@ fn run_all(src: &str, variant: Variant, x: &[f32], shape: [usize; 2]) -> Vec<Vec
             f.params
                 .iter()
                 .map(|p| match p {
-                    Param::Tensor { buffer, is_output: false, .. } if buffer.dtype() == tvm_core::DType::F32 => {
-                        ArgValue::Tensor(HostTensor::f32(shape.to_vec(), x.to_vec()))
+                    Param::Tensor { buffer, is_output: false, shape: dims }
+                        if buffer.dtype() == tvm_core::DType::F32 =>
+                    {
+                        let ishape = if dims.len() == 1 { vec![shape[0]] } else { shape.to_vec() };
+                        ArgValue::Tensor(HostTensor::f32(ishape, x.to_vec()))
                     }
-                    Param::Tensor { buffer, .. } => {
+                    Param::Tensor { buffer, shape: dims, .. } => {
                         // Poisoned: an element never written shows.
-                        let poison = vec![if buffer.dtype().is_float() { f64::NAN } else { 7777.0 }; shape[0]];
-                        ArgValue::Tensor(HostTensor::from_f64(buffer.dtype(), vec![shape[0]], &poison).unwrap())
+                        let oshape = if dims.len() == 1 { vec![shape[0]] } else { shape.to_vec() };
+                        let size = oshape.iter().product();
+                        let poison = vec![if buffer.dtype().is_float() { f64::NAN } else { 7777.0 }; size];
+                        ArgValue::Tensor(HostTensor::from_f64(buffer.dtype(), oshape, &poison).unwrap())
                     }
                     Param::Scalar(v) => panic!("no scalar expected: {}", v.name()),
                 })
@@ -363,8 +368,11 @@ fn run_all(src: &str, variant: Variant, x: &[f32], shape: [usize; 2]) -> Vec<Vec
             }
         }
     }
+    // Exact, but for the last bit of `exp` (the device's against Rust's).
     for r in &results[1..] {
-        assert_eq!(r, &results[0], "the interpreter and OpenCL differ");
+        for (got, want) in r.iter().zip(&results[0]) {
+            assert_close(got, want, "the interpreter and OpenCL differ");
+        }
     }
     results.swap_remove(0)
 }
@@ -404,4 +412,165 @@ schedule!(cpu) {
     let step2 = src.replace("y[i, j - 1]", "y[i, j - 2]").replace("j >= 1", "j >= 2");
     let tir = tvm_core::tir::printer::print_func(&lower(&step2, Variant::Cpu));
     assert!(!tir.contains("y_prev"), "{tir}");
+}
+
+/// Reductions with a combiner the kernel writes: an online softmax's max and sum of
+/// exponentials in one pass, argmax as one reduction of (value, index), and a single
+/// value. The combiners guard `-inf - -inf` (the identity meeting itself).
+const CUSTOM: &str = r#"
+pub fn stats(x: f32[M, N]) -> (m: f32[M], s: f32[M], v: f32[M], k: i64[M], ss: f32[M]) {
+    (m[i], s[i]) = reduce((x[i, j], 1.0) for j in 0..N, (f32::NEG_INFINITY, 0.0),
+        |(m0, s0), (m1, s1)| (
+            m0.max(m1),
+            (if m0 == f32::NEG_INFINITY { 0.0 } else { s0 * (m0 - m0.max(m1)).exp() })
+                + (if m1 == f32::NEG_INFINITY { 0.0 } else { s1 * (m1 - m0.max(m1)).exp() }),
+        ));
+    (v[i], k[i]) = reduce((x[i, j], j) for j in 0..N, (f32::NEG_INFINITY, i64::MAX),
+        |(v0, k0), (v1, k1)| (
+            if v1 > v0 || (v1 == v0 && k1 < k0) { v1 } else { v0 },
+            if v1 > v0 || (v1 == v0 && k1 < k0) { k1 } else { k0 },
+        ));
+    ss[i] = reduce(x[i, j] * x[i, j] for j in 0..N, 0.0, |a, b| a + b);
+}
+schedule!(cpu) {
+    let (jo, ji) = m.split(m.j, 8);
+    let mf = m.rfactor(ji);
+    m.parallel(m.i);
+    mf.compute_at(m, m.i);
+    k.parallel(k.i);
+    let (so, si) = ss.split(ss.j, 4);
+    let sf = ss.rfactor(si);
+}
+schedule!(cuda) {
+    m.bind(m.i, block.x);
+    let (jo, jt) = s.split(s.j, 32);
+    m.bind(jt, thread.x);
+    k.bind(k.i, block.x);
+    let (ko, kt) = k.split(k.j, 32);
+    k.bind(kt, thread.x);
+    ss.bind(ss.i, block.x);
+    let (so, st) = ss.split(ss.j, 32);
+    ss.bind(st, thread.x);
+}
+"#;
+
+#[test]
+fn custom_reductions_of_several_values_schedule_like_sum() {
+    for (rows, n) in [(1usize, 1usize), (3, 7), (5, 100)] {
+        let x: Vec<f32> = rand_vec(rows * n, 9).iter().map(|v| (v * 4.0).round()).collect();
+        let (v, k) = argbest_rows(&x, n, true);
+        let k: Vec<f32> = k.iter().map(|&i| i as f32).collect();
+        let s: Vec<f32> =
+            x.chunks(n).zip(&v).map(|(r, &m)| r.iter().map(|&e| ((e - m) as f64).exp()).sum::<f64>() as f32).collect();
+        let ss: Vec<f32> =
+            x.chunks(n).map(|r| r.iter().map(|&e| (e as f64) * (e as f64)).sum::<f64>() as f32).collect();
+        for variant in Variant::CPU_GPU {
+            let what = format!("custom {rows}x{n} {variant:?}");
+            let outs = run_all(CUSTOM, variant, &x, [rows, n]);
+            assert_close(&outs[0], &v, &format!("{what}: m"));
+            assert_close(&outs[1], &s, &format!("{what}: s"));
+            assert_close(&outs[2], &v, &format!("{what}: v"));
+            assert_eq!(outs[3], k, "{what}: k");
+            assert_close(&outs[4], &ss, &format!("{what}: ss"));
+        }
+    }
+}
+
+/// A softmax whose statistics (max and sum of exponentials) are one reduction of two
+/// values, computed per row where the row is normalized (`compute_at`): both component
+/// tensors live at the attach point.
+const SOFTMAX: &str = r#"
+pub fn softmax(x: f32[M, N]) -> y: f32[M, N] {
+    let (m[i], s[i]): (f32[M], f32[M]) = reduce((x[i, j], 1.0) for j in 0..N, (f32::NEG_INFINITY, 0.0),
+        |(m0, s0), (m1, s1)| (
+            m0.max(m1),
+            (if m0 == f32::NEG_INFINITY { 0.0 } else { s0 * (m0 - m0.max(m1)).exp() })
+                + (if m1 == f32::NEG_INFINITY { 0.0 } else { s1 * (m1 - m0.max(m1)).exp() }),
+        ));
+    y[i, j] = (x[i, j] - m[i]).exp() / s[i];
+}
+schedule!(cpu) {
+    y.parallel(y.i);
+    m.compute_at(y, y.i);
+    let (jo, ji) = y.split(y.j, 8);
+    y.vectorize(ji);
+}
+schedule!(cuda) {
+    y.bind(y.i, block.x);
+    let (jo, jt) = y.split(y.j, 64);
+    y.bind(jt, thread.x);
+    s.compute_at(y, y.i);
+    let (ko, kt) = s.split(s.j, 64);
+    s.bind(kt, thread.x);
+}
+"#;
+
+#[test]
+fn a_reduction_of_two_values_computed_at_its_reader() {
+    for (rows, n) in [(1usize, 1usize), (3, 9), (4, 130)] {
+        let x: Vec<f32> = rand_vec(rows * n, 11).iter().map(|v| v * 6.0 - 3.0).collect();
+        let want: Vec<f32> = x
+            .chunks(n)
+            .flat_map(|r| {
+                let m = r.iter().cloned().fold(f32::NEG_INFINITY, f32::max) as f64;
+                let s: f64 = r.iter().map(|&e| (e as f64 - m).exp()).sum();
+                r.iter().map(move |&e| ((e as f64 - m).exp() / s) as f32).collect::<Vec<_>>()
+            })
+            .collect();
+        for variant in Variant::CPU_GPU {
+            let outs = run_all(SOFTMAX, variant, &x, [rows, n]);
+            assert_close(&outs[0], &want, &format!("softmax {rows}x{n} {variant:?}"));
+        }
+    }
+    // Both components are realized where the stage is computed, not as outputs.
+    let f = lower(SOFTMAX, Variant::Cpu);
+    let text = tvm_core::tir::printer::print_func(&f);
+    let (loop_at, m_at, s_at) =
+        (text.find("parallel").unwrap(), text.find("alloc m:").unwrap(), text.find("alloc s:").unwrap());
+    assert!(loop_at < m_at && loop_at < s_at, "m and s are allocated per row:\n{text}");
+}
+
+/// One long scan alone: the default GPU schedule spreads it over the threads (reduce the
+/// chunks, scan their totals, scan the chunks from there).
+const LONG_SCANS: &str = r#"
+pub fn scans(x: f32[N]) -> (s: f32[N], hi: f32[N], p: f32[N]) {
+    s[j] = if j >= 1 { s[j - 1] + x[j] } else { x[j] };
+    hi[j] = if j == 0 { x[j] } else { x[j].max(hi[j - 1]) };
+    p[j] = if j > 0 { p[j - 1] * (1.0 + x[j] / 4096.0) } else { 1.0 };
+}
+"#;
+
+#[test]
+fn a_long_scan_is_a_parallel_scan_on_gpus() {
+    let k = parse(LONG_SCANS);
+    let s = schedule_for(&k, Variant::DefaultGpu, tvm_core::Target::cuda());
+    assert!(s.stages.iter().all(|st| st.parallel_scan), "every stage is a parallel scan");
+    let f = tvm_core::lower::lower(&s).unwrap();
+    assert_eq!(f.kernels.len(), 9, "three launches per scan");
+    for n in [1usize, 2, 255, 2048, 2049, 5000, 40_000, 530_000] {
+        let x: Vec<f32> = rand_vec(n, 12).iter().map(|v| (v * 8.0).round() - 4.0).collect();
+        let mut s = Vec::new();
+        let mut hi = Vec::new();
+        let mut p = Vec::new();
+        for (j, &e) in x.iter().enumerate() {
+            s.push(if j == 0 { e } else { s[j - 1] + e });
+            hi.push(if j == 0 { e } else { e.max(hi[j - 1]) });
+            p.push(if j == 0 { 1.0f64 } else { p[j - 1] * (1.0 + e as f64 / 4096.0) });
+        }
+        let p: Vec<f32> = p.iter().map(|&v| v as f32).collect();
+        for variant in Variant::CPU_GPU {
+            let what = format!("scans n={n} {variant:?}");
+            let outs = run_all(LONG_SCANS, variant, &x, [n, 1]);
+            // Small integers: every grouping of the sum is exact.
+            assert_eq!(outs[0], s, "{what}: s");
+            assert_eq!(outs[1], hi, "{what}: hi");
+            // A float product: the groupings round differently (the serial one too, by up
+            // to n ulps), so a tolerance, and only where n rounding errors stay below it.
+            if n <= 40_000 {
+                for (got, want) in outs[2].iter().zip(&p) {
+                    assert!((got - want).abs() <= 1e-4 * want.abs(), "{what}: p {got} vs {want}");
+                }
+            }
+        }
+    }
 }

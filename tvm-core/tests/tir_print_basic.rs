@@ -161,6 +161,7 @@ fn prints_graph_with_reduction() {
     let (i, j, kk) = (Var::index("i"), Var::index("j"), Var::index("k"));
     let load = |t: TensorId, idx: Vec<Expr>| Expr::ProducerLoad { tensor: t, indices: idx, dtype: DType::F32 };
     let body = Expr::Reduce(Box::new(Reduce {
+        tuple: None,
         op: ReduceOp::Sum,
         source: load(ta, vec![v(&i), v(&kk)]) * load(tb, vec![v(&kk), v(&j)]),
         axes: vec![IterVar { var: kk, dom: Range::from_extent(v(&k)), kind: IterKind::Reduce }],

@@ -62,6 +62,7 @@ fn matmul() -> Graph {
     let b = placeholder(&mut g, "b", vec![v(&k), v(&n)]);
     let (i, j, kk) = (Var::index("i"), Var::index("j"), Var::index("k"));
     let body = Expr::Reduce(Box::new(Reduce {
+        tuple: None,
         op: ReduceOp::Sum,
         source: read(a, vec![v(&i), v(&kk)]) * read(b, vec![v(&kk), v(&j)]),
         axes: vec![IterVar { var: kk, dom: Range::from_extent(v(&k)), kind: IterKind::Reduce }],

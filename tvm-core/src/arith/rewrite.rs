@@ -523,10 +523,8 @@ impl<'a> Ctx<'a> {
                 Expr::Ramp { base: Box::new(self.expr(base)), stride: Box::new(self.expr(stride)), lanes: *lanes }
             }
             Expr::Broadcast { value, lanes } => Expr::Broadcast { value: Box::new(self.expr(value)), lanes: *lanes },
-            Expr::Reduce(r) => Expr::Reduce(Box::new(Reduce {
-                op: r.op,
-                source: self.expr(&r.source),
-                axes: r
+            Expr::Reduce(r) => {
+                let axes = r
                     .axes
                     .iter()
                     .map(|ax| IterVar {
@@ -534,8 +532,10 @@ impl<'a> Ctx<'a> {
                         dom: Range { min: self.expr(&ax.dom.min), extent: self.expr(&ax.dom.extent) },
                         kind: ax.kind,
                     })
-                    .collect(),
-            })),
+                    .collect();
+                let r = Reduce { axes, ..(**r).clone() };
+                Expr::Reduce(Box::new(r.map_sources(|s| self.expr(&s))))
+            }
             Expr::Check { value, kind, site } => {
                 let v = self.expr(value);
                 let scalar = v.dtype().lanes == 1;

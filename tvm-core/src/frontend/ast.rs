@@ -260,6 +260,30 @@ pub enum ExprKind {
         source: Box<ExprAst>,
         axes: Vec<ReduceAxis>,
     },
+    /// `reduce(e for k in .., identity, |a, b| combined)`
+    CustomReduce(Box<CustomReduceAst>),
+}
+
+/// `reduce(e for k in lo..hi, identity, |a, b| combined)`, or over several values at
+/// once, `(v[i], w[i]) = reduce((e, f) for k in .., (id_e, id_f), |(a0, a1), (b0, b1)|
+/// (c0, c1))`: a reduction with a combiner the user writes. Every stage the reduction
+/// defines has this same node, with its own `index`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct CustomReduceAst {
+    /// The `reduce` token.
+    pub op_loc: Loc,
+    /// Every component's value (one for a single value).
+    pub sources: Vec<ExprAst>,
+    pub axes: Vec<ReduceAxis>,
+    pub identity: Vec<ExprAst>,
+    /// The combiner's parameters: the accumulated value and the new one.
+    pub lhs: Vec<Name>,
+    pub rhs: Vec<Name>,
+    pub combine: Vec<ExprAst>,
+    /// The whole closure, where errors about it point.
+    pub closure_loc: Loc,
+    /// The component this stage holds.
+    pub index: usize,
 }
 
 /// One `k in lo..hi` of a reduction.
@@ -350,6 +374,38 @@ impl fmt::Display for ExprAst {
                     }
                     write!(f, "{} in {}..{}", a.name.name, a.lo, a.hi)?;
                 }
+                f.write_str(")")
+            }
+            ExprKind::CustomReduce(c) => {
+                let tuple = |f: &mut fmt::Formatter<'_>, xs: &[ExprAst]| -> fmt::Result {
+                    if xs.len() == 1 {
+                        return write!(f, "{}", xs[0]);
+                    }
+                    f.write_str("(")?;
+                    comma_list(f, xs)?;
+                    f.write_str(")")
+                };
+                let names = |xs: &[Name]| {
+                    let n: Vec<&str> = xs.iter().map(|x| x.name.as_str()).collect();
+                    if n.len() == 1 {
+                        n[0].to_string()
+                    } else {
+                        format!("({})", n.join(", "))
+                    }
+                };
+                f.write_str("reduce(")?;
+                tuple(f, &c.sources)?;
+                f.write_str(" for ")?;
+                for (k, a) in c.axes.iter().enumerate() {
+                    if k > 0 {
+                        f.write_str(", ")?;
+                    }
+                    write!(f, "{} in {}..{}", a.name.name, a.lo, a.hi)?;
+                }
+                f.write_str(", ")?;
+                tuple(f, &c.identity)?;
+                write!(f, ", |{}, {}| ", names(&c.lhs), names(&c.rhs))?;
+                tuple(f, &c.combine)?;
                 f.write_str(")")
             }
         }

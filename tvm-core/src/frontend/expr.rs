@@ -506,6 +506,10 @@ fn parse_call(input: ParseStream, cx: &mut Cx, func: Name) -> syn::Result<ExprAs
     let g: Group = input.parse()?;
     let gl = cx.loc(g.span());
     let loc = cx.join(func.loc, gl);
+    if func.name == "reduce" {
+        let c = parse_custom_reduce(&g, cx, func.loc, &[])?;
+        return Ok(ExprAst { kind: ExprKind::CustomReduce(Box::new(c)), loc });
+    }
     let reduce_op = match func.name.as_str() {
         "sum" => Some(ReduceOp::Sum),
         "prod" => Some(ReduceOp::Prod),
@@ -552,8 +556,163 @@ fn parse_call(input: ParseStream, cx: &mut Cx, func: Name) -> syn::Result<ExprAs
     })
 }
 
+/// The inside of `reduce(..)`: `values for k in lo..hi, identity, |acc, x| combined`,
+/// each of `values`, `identity`, `acc`, `x` and `combined` one value, or a tuple of one
+/// per stage in `targets` (the names of the stages a tuple reduction defines; empty for
+/// a reduction that is a stage's right-hand side).
+pub(crate) fn parse_custom_reduce(
+    g: &Group,
+    cx: &mut Cx,
+    op_loc: Loc,
+    targets: &[Name],
+) -> syn::Result<CustomReduceAst> {
+    let usage = "`reduce(x[i, k] for k in 0..N, 0.0, |a, b| a + b)`: the values, the identity, and the combiner";
+    let arity = targets.len().max(1);
+    let c = parse_group(g, cx, |input, cx| {
+        let sources = parse_values(input, cx)?;
+        if !input.peek(Token![for]) {
+            return Err(input.error(format!("expected `for` and the reduction's axes: {usage}")));
+        }
+        let axes = reduce_axes(input, cx, true)?;
+        if !input.peek(Token![,]) {
+            return Err(input.error(format!(
+                "expected `,` and the identity (the result of reducing nothing), then the combiner: {usage}"
+            )));
+        }
+        input.parse::<Token![,]>()?;
+        let identity = parse_values(input, cx)?;
+        if !input.peek(Token![,]) {
+            return Err(input.error(format!("expected `,` and the combiner, a closure: {usage}")));
+        }
+        input.parse::<Token![,]>()?;
+        let start = cx.loc(input.span());
+        if !input.peek(Token![|]) || input.peek(Token![||]) {
+            return Err(input.error(format!(
+                "expected the combiner, a closure of the accumulated value and the next one: {usage}"
+            )));
+        }
+        input.parse::<Token![|]>()?;
+        let lhs = parse_params(input, cx)?;
+        if !input.peek(Token![,]) {
+            return Err(input.error("expected `,` and the combiner's second parameter: `|a, b| ..`"));
+        }
+        input.parse::<Token![,]>()?;
+        let rhs = parse_params(input, cx)?;
+        if !input.peek(Token![|]) {
+            return Err(input.error("expected `|` after the combiner's two parameters: `|a, b| ..`"));
+        }
+        input.parse::<Token![|]>()?;
+        let combine = parse_values(input, cx)?;
+        let closure_loc = cx.join(start, combine.1);
+        if input.peek(Token![,]) {
+            input.parse::<Token![,]>()?;
+        }
+        if !input.is_empty() {
+            return Err(input.error("expected `)` after the combiner"));
+        }
+        let lhs_loc = cx.join(lhs[0].loc, lhs[lhs.len() - 1].loc);
+        let rhs_loc = cx.join(rhs[0].loc, rhs[rhs.len() - 1].loc);
+        Ok((sources, axes, identity, lhs, lhs_loc, rhs, rhs_loc, combine, closure_loc))
+    })?;
+    let (sources, axes, identity, lhs, lhs_loc, rhs, rhs_loc, combine, closure_loc) = c;
+    let parts = [
+        ("values", sources.0.len(), sources.1),
+        ("identities", identity.0.len(), identity.1),
+        ("accumulated values in the combiner's first parameter", lhs.len(), lhs_loc),
+        ("new values in its second parameter", rhs.len(), rhs_loc),
+        ("combined values", combine.0.len(), combine.1),
+    ];
+    for (what, n, loc) in parts {
+        if n == arity {
+            continue;
+        }
+        let msg = if targets.is_empty() {
+            format!(
+                "a reduction of {n} values defines {n} stages: write them together, as in `(v[i], w[i]) = reduce((e, f) for k in 0..N, (0.0, 0.0), |(a0, a1), (b0, b1)| (a0 + b0, a1 + b1));`"
+            )
+        } else {
+            let names: Vec<String> = targets.iter().map(|t| format!("`{}`", t.name)).collect();
+            format!("the reduction defines {arity} stages ({}), but it has {n} {what}", names.join(", "))
+        };
+        return Err(syn::Error::new(cx.sm.span(loc), msg));
+    }
+    Ok(CustomReduceAst {
+        op_loc,
+        sources: sources.0,
+        axes,
+        identity: identity.0,
+        lhs,
+        rhs,
+        combine: combine.0,
+        closure_loc,
+        index: 0,
+    })
+}
+
+/// One value, or a tuple of values `(e0, e1, ..)` (a parenthesized expression with a
+/// comma at its top level), with where it is.
+fn parse_values(input: ParseStream, cx: &mut Cx) -> syn::Result<(Vec<ExprAst>, Loc)> {
+    if input.peek(syn::token::Paren) {
+        let fork = input.fork();
+        let g: Group = fork.parse()?;
+        let whole = fork.is_empty() || fork.peek(Token![for]) || fork.peek(Token![,]);
+        let comma = g.stream().into_iter().any(|t| matches!(t, proc_macro2::TokenTree::Punct(p) if p.as_char() == ','));
+        if whole && comma {
+            input.parse::<Group>()?;
+            let loc = cx.loc(g.span());
+            let items = parse_group(&g, cx, |input, cx| {
+                let mut xs = Vec::new();
+                while !input.is_empty() {
+                    xs.push(parse_expr(input, cx)?);
+                    if input.is_empty() {
+                        break;
+                    }
+                    input.parse::<Token![,]>()?;
+                }
+                Ok(xs)
+            })?;
+            return Ok((items, loc));
+        }
+    }
+    let e = parse_expr(input, cx)?;
+    let loc = e.loc;
+    Ok((vec![e], loc))
+}
+
+/// A parameter of the combiner: a name, or a tuple of names `(a0, a1)`.
+fn parse_params(input: ParseStream, cx: &mut Cx) -> syn::Result<Vec<Name>> {
+    let what = "expected the combiner's parameter: a name, or a tuple of names such as `(a0, a1)`";
+    if input.peek(syn::token::Paren) {
+        let g: Group = input.parse()?;
+        let names = parse_group(&g, cx, |input, cx| {
+            let mut xs = Vec::new();
+            while !input.is_empty() {
+                let id = ident(input, what)?;
+                xs.push(cx.name(&id));
+                if input.is_empty() {
+                    break;
+                }
+                input.parse::<Token![,]>()?;
+            }
+            Ok(xs)
+        })?;
+        if names.is_empty() {
+            return Err(syn::Error::new(g.span(), what));
+        }
+        return Ok(names);
+    }
+    let id = ident(input, what)?;
+    Ok(vec![cx.name(&id)])
+}
+
 /// `for k in lo..hi, r in lo..hi`
 pub(crate) fn parse_reduce_axes(input: ParseStream, cx: &mut Cx) -> syn::Result<Vec<ReduceAxis>> {
+    reduce_axes(input, cx, false)
+}
+
+/// [`parse_reduce_axes`]; with `then_more`, a comma not followed by `name in` ends the
+/// axes and is left to the caller (`reduce(e for k in 0..N, identity, ..)`).
+fn reduce_axes(input: ParseStream, cx: &mut Cx, then_more: bool) -> syn::Result<Vec<ReduceAxis>> {
     input.parse::<Token![for]>()?;
     let mut axes = Vec::new();
     loop {
@@ -574,6 +733,9 @@ pub(crate) fn parse_reduce_axes(input: ParseStream, cx: &mut Cx) -> syn::Result<
         let hi = parse_expr(input, cx)?;
         axes.push(ReduceAxis { name, lo, hi });
         if input.is_empty() {
+            return Ok(axes);
+        }
+        if then_more && input.peek(Token![,]) && !(input.peek2(syn::Ident) && input.peek3(Token![in])) {
             return Ok(axes);
         }
         input.parse::<Token![,]>()?;

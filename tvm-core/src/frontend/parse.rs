@@ -162,8 +162,9 @@ fn parse_output(input: ParseStream, cx: &mut Cx) -> syn::Result<OutputAst> {
 enum BodyItem {
     Stage(StageAst),
     View(ViewAst),
-    /// `(v[i], k[i]) = argmax(..)`: the value stage, then the index stage.
-    Pair(StageAst, StageAst),
+    /// `(v[i], k[i]) = argmax(..)` (the value stage, then the index stage), or
+    /// `(v[i], w[i]) = reduce(..)` (one stage per component).
+    Group(Vec<StageAst>),
 }
 
 fn parse_stages(body: Group, outputs: &[OutputAst], cx: &mut Cx) -> (Vec<StageAst>, Vec<ViewAst>) {
@@ -179,7 +180,7 @@ fn parse_stages(body: Group, outputs: &[OutputAst], cx: &mut Cx) -> (Vec<StageAs
         }
         match cx.parse_piece(p.tokens, |input, cx| parse_stage(input, cx, outputs)) {
             Some(BodyItem::Stage(s)) => stages.push(s),
-            Some(BodyItem::Pair(v, k)) => stages.extend([v, k]),
+            Some(BodyItem::Group(g)) => stages.extend(g),
             Some(BodyItem::View(mut v)) => {
                 v.before_stage = stages.len();
                 views.push(v);
@@ -340,54 +341,98 @@ fn parse_arg_stage(input: ParseStream, cx: &mut Cx, is_let: bool, outputs: &[Out
         }
         Ok(out)
     })?;
-    let [(vname, vaxes), (kname, kaxes)] = <[(Name, Vec<Name>); 2]>::try_from(targets)
-        .map_err(|_| syn::Error::new(g.span(), format!("expected two stages, the value and the index: {usage}")))?;
-    if vaxes.iter().map(|a| &a.name).ne(kaxes.iter().map(|a| &a.name)) {
-        let loc = kname.loc;
-        return Err(syn::Error::new(
-            cx.sm.span(loc),
-            format!("`{}` and `{}` must have the same axes: {usage}", vname.name, kname.name),
-        ));
+    let Some((_, axes0)) = targets.first() else {
+        return Err(syn::Error::new(g.span(), format!("expected the stages it defines: {usage}")));
+    };
+    for (name, axes) in &targets[1..] {
+        if axes.iter().map(|a| &a.name).ne(axes0.iter().map(|a| &a.name)) {
+            let names: Vec<String> = targets.iter().map(|(n, _)| format!("`{}`", n.name)).collect();
+            return Err(syn::Error::new(
+                cx.sm.span(name.loc),
+                if targets.len() == 2 {
+                    format!("{} and {} must have the same axes: {usage}", names[0], names[1])
+                } else {
+                    format!("{} must have the same axes", names.join(", "))
+                },
+            ));
+        }
     }
-    let (vty, kty) = if is_let {
+    let types = if is_let {
+        let names: Vec<String> = targets.iter().map(|(n, _)| format!("{}[..]", n.name)).collect();
         if !input.peek(Token![:]) {
+            let example = if targets.len() == 2 { "(f32[M], i64[M])".to_string() } else { "(f32[M], ..)".to_string() };
             return Err(input.error(format!(
-                "expected `:` and the two types, as in `let ({}[..], {}[..]): (f32[M], i64[M]) = ...`",
-                vname.name, kname.name
+                "expected `:` and the {} types, as in `let ({}): {example} = ...`",
+                if targets.len() == 2 { "two".to_string() } else { targets.len().to_string() },
+                names.join(", ")
             )));
         }
         input.parse::<Token![:]>()?;
-        let tg = group(input, Delimiter::Parenthesis, "`(` and the two types, as in `(f32[M], i64[M])`")?;
+        let what = if targets.len() == 2 {
+            "`(` and the two types, as in `(f32[M], i64[M])`".to_string()
+        } else {
+            format!("`(` and the {} types", targets.len())
+        };
+        let tg = group(input, Delimiter::Parenthesis, &what)?;
+        let n = targets.len();
         let tys = parse_group(&tg, cx, |input, cx| {
-            let a = parse_tensor_type(input, cx)?;
-            input.parse::<Token![,]>()?;
-            let b = parse_tensor_type(input, cx)?;
-            if input.peek(Token![,]) {
+            let mut tys = Vec::new();
+            while !input.is_empty() {
+                tys.push(parse_tensor_type(input, cx)?);
+                if input.is_empty() {
+                    break;
+                }
                 input.parse::<Token![,]>()?;
             }
-            if !input.is_empty() {
-                return Err(input.error("expected `)`: two types, the value's and the index's"));
-            }
-            Ok((a, b))
+            Ok(tys)
         })?;
-        (Some(tys.0), Some(tys.1))
+        if tys.len() != n {
+            return Err(syn::Error::new(tg.span(), format!("expected {n} types, one per stage; found {}", tys.len())));
+        }
+        tys.into_iter().map(Some).collect()
     } else {
-        (None, None)
+        vec![None; targets.len()]
     };
     if !input.peek(Token![=]) || input.peek(Token![==]) {
-        return Err(input.error("expected `=` and `argmax(..)` or `argmin(..)`"));
+        return Err(input.error("expected `=` and `argmax(..)`, `argmin(..)` or `reduce(..)`"));
     }
     input.parse::<Token![=]>()?;
-    let f: syn::Ident = ident(input, &format!("expected `argmax` or `argmin`: {usage}"))?;
+    let f: syn::Ident = ident(input, &format!("expected `argmax`, `argmin` or `reduce`: {usage}"))?;
+    if f == "reduce" {
+        let fname = cx.name(&f);
+        let cg = group(input, Delimiter::Parenthesis, "`(` and the reduction")?;
+        let cgl = cx.loc(cg.span());
+        let loc = cx.join(fname.loc, cgl);
+        let names: Vec<Name> = targets.iter().map(|(n, _)| n.clone()).collect();
+        let c = crate::frontend::expr::parse_custom_reduce(&cg, cx, fname.loc, &names)?;
+        if !input.is_empty() {
+            return Err(input.error("expected `;` after the stage's expression"));
+        }
+        let stages = targets
+            .into_iter()
+            .zip(types)
+            .enumerate()
+            .map(|(index, ((name, axes), ty))| {
+                let body = ExprKind::CustomReduce(Box::new(CustomReduceAst { index, ..c.clone() }));
+                StageAst { is_let, name, axes, ty, body: ExprAst { kind: body, loc } }
+            })
+            .collect();
+        return Ok(BodyItem::Group(stages));
+    }
     let op = match f.to_string().as_str() {
         "argmax" => ReduceOp::Max,
         "argmin" => ReduceOp::Min,
         _ => {
             return Err(syn::Error::new(
                 f.span(),
-                format!("two stages are defined together only by `argmax` or `argmin`: {usage}"),
+                format!("several stages are defined together only by `argmax`, `argmin` or `reduce`: {usage}"),
             ))
         }
+    };
+    let (Ok([(vname, vaxes), (kname, kaxes)]), Ok([vty, kty])) =
+        (<[(Name, Vec<Name>); 2]>::try_from(targets), <[Option<TensorType>; 2]>::try_from(types))
+    else {
+        return Err(syn::Error::new(g.span(), format!("expected two stages, the value and the index: {usage}")));
     };
     let fname = cx.name(&f);
     let cg = group(input, Delimiter::Parenthesis, "`(` and the reduction, as in `argmax(x[i, j] for j in 0..N)`")?;
@@ -463,7 +508,7 @@ fn parse_arg_stage(input: ParseStream, cx: &mut Cx, is_let: bool, outputs: &[Out
             loc,
         ),
     };
-    Ok(BodyItem::Pair(value, index))
+    Ok(BodyItem::Group(vec![value, index]))
 }
 
 fn parse_schedule_block(input: ParseStream, cx: &mut Cx) -> syn::Result<ScheduleBlock> {

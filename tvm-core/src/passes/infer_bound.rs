@@ -206,7 +206,8 @@ fn region_at(sch: &Schedule, p: StageId, c: StageId, axis: AxisId, b: &mut Bound
         }
         let map = b.root_var_map(sch, q);
         let body = sch.graph.tensor(sch.stage(q).tensor).body().cloned().expect("a stage computes");
-        for indices in reads_of(&body, ptensor) {
+        let reads = sch.graph.tuple_outputs(ptensor).into_iter().flat_map(|t| reads_of(&body, t));
+        for indices in reads {
             for (d, idx) in indices.into_iter().enumerate().take(rank) {
                 // A checked index (read from memory, say) may be anywhere in the dim; its
                 // check must not end up in the region's bounds, which run before it.

@@ -14,11 +14,14 @@
 //! * **A shared-memory tree** otherwise (OpenCL, other thread axes, other extents), with
 //!   a barrier after every step.
 //!
+//! A reduction over several values (a combiner the user wrote) takes the tree, with one
+//! shared buffer per component ([`allreduce_tuple`]).
+//!
 //! Every thread takes part in every barrier and shuffle; only thread 0 of each row writes
 //! the result.
 
 use crate::dtype::{DType, ScalarKind};
-use crate::tir::{Buffer, Expr, ReduceOp, Stmt, ThreadTag};
+use crate::tir::{Buffer, Expr, Reduce, ReduceOp, Stmt, ThreadTag, Var};
 
 /// Whether values of `d` can be reduced with warp shuffles.
 fn shuffles(d: DType) -> bool {
@@ -124,4 +127,71 @@ pub fn shared_elements(extent: i64, rows: i64, warps: Option<(i64, u32)>) -> i64
         Some((k, _)) => rows * k,
         None => rows * extent,
     }
+}
+
+/// `acc = combine(acc, x)` for every component of `red`, each `acc` an element of a
+/// buffer: a single store for a built-in combiner; for a combiner over several values,
+/// every new value is computed (in `let`s named after `name`) before any is stored, since
+/// each may read every old one.
+pub fn combine_into(red: &Reduce, name: &str, acc: Vec<(Buffer, Vec<Expr>)>, x: Vec<Expr>) -> Stmt {
+    if red.tuple.is_none() {
+        let (Some((b, idx)), Some(x)) = (acc.into_iter().next(), x.into_iter().next()) else {
+            unreachable!("one component")
+        };
+        return Stmt::store(&b, idx.clone(), red.op.combine(Expr::load(&b, idx), x));
+    }
+    let mut lets: Vec<(Var, Expr)> = Vec::new();
+    let mut bind = |n: String, e: Expr| {
+        let v = Var::new(n, e.dtype());
+        lets.push((v.clone(), e));
+        Expr::var(&v)
+    };
+    let xs: Vec<Expr> = x.into_iter().enumerate().map(|(c, e)| bind(format!("{name}_x{c}"), e)).collect();
+    let olds: Vec<Expr> =
+        acc.iter().enumerate().map(|(c, (b, idx))| bind(format!("{name}_a{c}"), Expr::load(b, idx.clone()))).collect();
+    let news: Vec<Expr> =
+        red.combine(olds, xs).into_iter().enumerate().map(|(c, e)| bind(format!("{name}_n{c}"), e)).collect();
+    let mut body = Stmt::seq(acc.iter().zip(news).map(|((b, idx), v)| Stmt::store(b, idx.clone(), v)).collect());
+    for (v, e) in lets.into_iter().rev() {
+        body = Stmt::Let { var: v, value: e, body: Box::new(body) };
+    }
+    body
+}
+
+/// [`allreduce`]'s shared-memory tree for a reduction over several values: the partial
+/// results of every component in `accs[c][0]`, one shared buffer per component in `reds`
+/// (each of [`shared_elements`] elements with no warps), all components combined in each
+/// step; `write(results)` runs on thread 0 of each row.
+#[allow(clippy::too_many_arguments)]
+pub fn allreduce_tuple(
+    red: &Reduce,
+    name: &str,
+    accs: &[Buffer],
+    reds: &[Buffer],
+    tid: &Expr,
+    extent: i64,
+    row: &Expr,
+    write: impl FnOnce(Vec<Expr>) -> Stmt,
+) -> Stmt {
+    let slot = |off: Expr| row.clone() * extent + off;
+    let mut body: Vec<Stmt> = accs
+        .iter()
+        .zip(reds)
+        .map(|(a, r)| Stmt::store(r, vec![slot(tid.clone())], Expr::load(a, vec![Expr::int(0)])))
+        .collect();
+    body.push(Stmt::Barrier);
+    let mut step = (extent as u64).next_power_of_two() as i64 / 2;
+    while step >= 1 {
+        let mine = reds.iter().map(|r| (r.clone(), vec![slot(tid.clone())])).collect();
+        let theirs = reds.iter().map(|r| Expr::load(r, vec![slot(tid.clone() + step)])).collect();
+        let cond = Expr::and(Expr::lt(tid.clone(), Expr::int(step)), Expr::lt(tid.clone() + step, Expr::int(extent)));
+        body.push(Stmt::if_then(cond, combine_into(red, name, mine, theirs)));
+        body.push(Stmt::Barrier);
+        step /= 2;
+    }
+    let results = reds.iter().map(|r| Expr::load(r, vec![slot(Expr::int(0))])).collect();
+    body.push(Stmt::if_then(Expr::eq(tid.clone(), Expr::int(0)), write(results)));
+    // The buffers may be reused by the next iteration of an enclosing loop.
+    body.push(Stmt::Barrier);
+    Stmt::seq(body)
 }

@@ -10,6 +10,7 @@ pub mod infer_bound;
 pub mod inject_thread_sync;
 pub mod inline_stages;
 pub mod lower_cross_thread_reduction;
+pub mod parallel_scan;
 pub mod partition_loops;
 pub mod schedule_ops;
 pub mod simplify;

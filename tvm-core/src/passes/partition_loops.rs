@@ -186,9 +186,11 @@ fn unswitch(s: Stmt) -> Stmt {
         return s;
     }
     let mut hoisted: Vec<Expr> = Vec::new();
+    // Variables bound inside the body (its `let`s) vary too.
+    let inner = super::hoist_tail_guards::bound_inside(body);
     for cond in conditions(body) {
         for c in conjuncts(cond) {
-            let varies = uses_var(&c, var) || crate::arith::reads_memory(&c);
+            let varies = uses_var(&c, var) || inner.iter().any(|v| uses_var(&c, v)) || crate::arith::reads_memory(&c);
             if !varies && !matches!(c, Expr::Bool(_)) && !hoisted.contains(&c) {
                 hoisted.push(c);
             }

@@ -6,7 +6,7 @@
 //! `Realize` for every non-parameter tensor.
 
 use super::infer_bound::Bounds;
-use super::lower_cross_thread_reduction::{allreduce, shared_elements, warp_plan};
+use super::lower_cross_thread_reduction::{allreduce, allreduce_tuple, combine_into, shared_elements, warp_plan};
 use crate::schedule::{Attach, AxisId, Schedule, ScheduleError, ScheduleErrorKind, StageId};
 use crate::te::{Op, Param as TeParam, TensorId};
 use crate::tir::mutate::{substitute, substitute_stmt, super_expr, Mutator};
@@ -23,7 +23,7 @@ pub fn schedule_ops(sch: &Schedule, b: &Bounds) -> Result<PrimFunc, Vec<Schedule
         .into_iter()
         .filter_map(|t| sch.stage_of(t))
         .filter(|&s| sch.stage(s).attach == Attach::Root)
-        .collect();
+        .fold(Vec::new(), dedup);
     let mut body = Stmt::NoOp;
     for &sid in order.iter().rev() {
         let nest = cx.make_nest(sid);
@@ -99,14 +99,18 @@ impl Ctx<'_> {
         Param::Tensor { buffer: self.buffers[&t].clone(), shape: self.sch.graph.tensor(t).shape.clone(), is_output }
     }
 
-    /// Wraps `body` in the storage of `sid`'s tensor unless it is a parameter.
+    /// Wraps `body` in the storage of `sid`'s tensors (every component of a reduction
+    /// over several values) that are not parameters.
     fn realize(&self, sid: StageId, body: Stmt) -> Stmt {
         let st = self.sch.stage(sid);
-        if self.sch.graph.is_output(st.tensor) {
-            return body;
-        }
         let bounds: Vec<Range> = st.root_axes.iter().map(|a| self.b.root[a].clone()).collect();
-        Stmt::Realize { buffer: self.buffers[&st.tensor].clone(), bounds, body: Box::new(body) }
+        let mut body = body;
+        for t in self.sch.graph.tuple_outputs(st.tensor).into_iter().rev() {
+            if !self.sch.graph.is_output(t) {
+                body = Stmt::Realize { buffer: self.buffers[&t].clone(), bounds: bounds.clone(), body: Box::new(body) };
+            }
+        }
+        body
     }
 
     /// The stages computed at `axis` of `sid`, producers first, realized and computed
@@ -119,7 +123,7 @@ impl Ctx<'_> {
             .into_iter()
             .filter_map(|t| self.sch.stage_of(t))
             .filter(|&p| self.sch.stage(p).attach == Attach::At { stage: sid, axis })
-            .collect();
+            .fold(Vec::new(), dedup);
         let mut body = rest;
         for &p in attached.iter().rev() {
             let nest = self.make_nest(p);
@@ -200,6 +204,13 @@ impl Ctx<'_> {
         let st = sch.stage(sid).clone();
         let t = sch.graph.tensor(st.tensor).clone();
         let buf = self.buffers[&st.tensor].clone();
+        if let (true, Some(m), [axis]) = (st.parallel_scan, sch.graph.scan_monoid(st.tensor), t.axes()) {
+            let element = |j: Expr| {
+                let map = HashMap::from([(axis.var.clone(), j)]);
+                self.to_loads(substitute(m.element.clone(), &map))
+            };
+            return super::parallel_scan::parallel_scan(&st.name, &m, &buf, t.shape[0].clone(), &element, &sch.target);
+        }
         let map = self.b.root_var_map(sch, sid);
         let Op::Compute { axes, body } = &t.op else { unreachable!("stages compute") };
         let indices: Vec<Expr> = axes.iter().map(|a| map[&a.var].clone()).collect();
@@ -250,8 +261,11 @@ impl Ctx<'_> {
             let r = &self.b.root[a];
             reduce_guard.push(Expr::lt(v, r.min.clone() + r.extent.clone()));
         }
-        let source = self.to_loads(substitute(red.source.clone(), &map));
-        let identity = red.op.identity(t.dtype);
+        // Every component of the reduction (one for a built-in combiner).
+        let bufs: Vec<Buffer> = sch.graph.tuple_outputs(st.tensor).iter().map(|t| self.buffers[t].clone()).collect();
+        let sources: Vec<Expr> =
+            red.sources().into_iter().map(|s| self.to_loads(substitute(s.clone(), &map))).collect();
+        let identities = red.identities(t.dtype);
         let r0 = leaf.iter().position(|&a| sch.axis(a).kind == IterKind::Reduce).unwrap_or(leaf.len());
         let thread_reduce: Vec<AxisId> = leaf[r0..]
             .iter()
@@ -259,7 +273,8 @@ impl Ctx<'_> {
             .filter(|&a| sch.axis(a).kind == IterKind::Reduce && sch.ann(sid, a).bind.is_some())
             .collect();
         let inner = if thread_reduce.is_empty() {
-            let update = Stmt::store(&buf, indices.clone(), red.op.combine(Expr::load(&buf, indices.clone()), source));
+            let acc = bufs.iter().map(|b| (b.clone(), indices.clone())).collect();
+            let update = combine_into(red, &st.name, acc, sources);
             let update_nest = self.wrap_loops(sid, &leaf[r0..], guarded(&reduce_guard, update));
             // The init runs the spatial loops inside the first reduction loop again.
             let mut fresh = HashMap::new();
@@ -271,7 +286,8 @@ impl Ctx<'_> {
                     init_axes.push((a, v));
                 }
             }
-            let mut init = guarded(&spatial_guard, Stmt::store(&buf, indices.clone(), identity));
+            let stores = bufs.iter().zip(identities).map(|(b, id)| Stmt::store(b, indices.clone(), id)).collect();
+            let mut init = guarded(&spatial_guard, Stmt::seq(stores));
             init = substitute_stmt(init, &fresh);
             for (a, v) in init_axes.into_iter().rev() {
                 let ann = sch.ann(sid, a);
@@ -283,19 +299,8 @@ impl Ctx<'_> {
             }
             Stmt::seq(vec![init, update_nest])
         } else {
-            self.cross_thread(
-                sid,
-                &leaf,
-                r0,
-                &thread_reduce,
-                red.op,
-                &buf,
-                indices,
-                source,
-                identity,
-                &spatial_guard,
-                &reduce_guard,
-            )
+            let parts = Reduction { red, bufs: &bufs, indices, sources, identities };
+            self.cross_thread(sid, &leaf, r0, &thread_reduce, parts, &spatial_guard, &reduce_guard)
         };
         self.wrap_loops(sid, &leaf[..r0], inner)
     }
@@ -407,11 +412,7 @@ impl Ctx<'_> {
         leaf: &[AxisId],
         r0: usize,
         thread_reduce: &[AxisId],
-        op: crate::tir::ReduceOp,
-        buf: &Buffer,
-        indices: Vec<Expr>,
-        source: Expr,
-        identity: Expr,
+        parts: Reduction,
         spatial_guard: &[Expr],
         reduce_guard: &[Expr],
     ) -> Stmt {
@@ -453,13 +454,23 @@ impl Ctx<'_> {
                 rows *= e;
             }
         }
-        let acc = Buffer::new(format!("{}_acc", st.name), buf.dtype(), Scope::Local);
-        let red = Buffer::new(format!("{}_red", st.name), buf.dtype(), Scope::Shared);
+        let Reduction { red, bufs, indices, sources, identities } = parts;
+        // One local accumulator and one shared buffer per component, named after the
+        // stage (or the component's tensor when there are several).
+        let name = |b: &Buffer| if bufs.len() == 1 { st.name.clone() } else { b.name().to_string() };
+        let accs: Vec<Buffer> =
+            bufs.iter().map(|b| Buffer::new(format!("{}_acc", name(b)), b.dtype(), Scope::Local)).collect();
+        let reds: Vec<Buffer> =
+            bufs.iter().map(|b| Buffer::new(format!("{}_red", name(b)), b.dtype(), Scope::Shared)).collect();
         let zero = || vec![Expr::int(0)];
-        let update = Stmt::store(&acc, zero(), op.combine(Expr::load(&acc, zero()), source));
+        let update = combine_into(red, &st.name, accs.iter().map(|a| (a.clone(), zero())).collect(), sources);
         let nest = self.wrap_loops_except(sid, &leaf[r0..], Some(tb), guarded(reduce_guard, update));
         let spatial_guard = spatial_guard.to_vec();
-        let buf2 = buf.clone();
+        let outs = bufs.to_vec();
+        let write = move |vs: Vec<Expr>| {
+            let stores = outs.iter().zip(vs).map(|(b, v)| Stmt::store(b, indices.clone(), v)).collect();
+            guarded(&spatial_guard, Stmt::seq(stores))
+        };
         let target = &sch.target;
         // Shuffles need the reduction's threads to be consecutive lanes: every `thread.x`
         // binding of the schedule has this extent (so it is the block's x extent).
@@ -468,25 +479,47 @@ impl Ctx<'_> {
                 ann.bind != Some(crate::tir::ThreadTag::ThreadX) || self.b.extent(a).as_int() == Some(ext)
             })
         });
-        let warps =
-            warp_plan(tag, ext, buf.dtype(), target.warp_size).filter(|_| same_x).map(|k| (k, target.warp_size));
-        let tree = allreduce(op, &acc, &red, &tid, ext, &row, warps, move |v| {
-            guarded(&spatial_guard, Stmt::store(&buf2, indices, v))
-        });
-        let part = Stmt::seq(vec![Stmt::store(&acc, zero(), identity), nest, tree]);
-        let part = Stmt::Realize { buffer: acc, bounds: vec![Range::from_extent(Expr::int(1))], body: Box::new(part) };
-        let red_elements = shared_elements(ext, rows, warps);
-        let part = if red_elements == 0 {
-            part
+        let (tree, warps) = if red.tuple.is_some() {
+            (allreduce_tuple(red, &st.name, &accs, &reds, &tid, ext, &row, write), None)
         } else {
-            Stmt::Realize {
-                buffer: red,
-                bounds: vec![Range::from_extent(Expr::int(red_elements))],
-                body: Box::new(part),
-            }
+            let warps = warp_plan(tag, ext, bufs[0].dtype(), target.warp_size)
+                .filter(|_| same_x)
+                .map(|k| (k, target.warp_size));
+            let write = move |v: Expr| write(vec![v]);
+            (allreduce(red.op, &accs[0], &reds[0], &tid, ext, &row, warps, write), warps)
         };
+        let inits = accs.iter().zip(identities).map(|(a, id)| Stmt::store(a, zero(), id)).collect();
+        let mut part = Stmt::seq(vec![Stmt::seq(inits), nest, tree]);
+        for acc in accs.into_iter().rev() {
+            part = Stmt::Realize { buffer: acc, bounds: vec![Range::from_extent(Expr::int(1))], body: Box::new(part) };
+        }
+        let red_elements = shared_elements(ext, rows, warps);
+        if red_elements != 0 {
+            for r in reds.into_iter().rev() {
+                let bounds = vec![Range::from_extent(Expr::int(red_elements))];
+                part = Stmt::Realize { buffer: r, bounds, body: Box::new(part) };
+            }
+        }
         Stmt::ThreadBinding { tag, var: sch.axis(tb).var.clone(), extent: Expr::int(ext), body: Box::new(part) }
     }
+}
+
+/// What a reduction stage stores: its combiner, the buffers of its components (one for a
+/// built-in combiner) at `indices`, and each component's source and identity.
+struct Reduction<'a> {
+    red: &'a crate::tir::Reduce,
+    bufs: &'a [Buffer],
+    indices: Vec<Expr>,
+    sources: Vec<Expr>,
+    identities: Vec<Expr>,
+}
+
+/// `out` with `s` appended unless it holds it already.
+fn dedup(mut out: Vec<StageId>, s: StageId) -> Vec<StageId> {
+    if !out.contains(&s) {
+        out.push(s);
+    }
+    out
 }
 
 /// `if all(conds) { s }`.

@@ -123,7 +123,9 @@ impl Mutator for Vectorize {
             Stmt::For { var, min, extent, kind: ForKind::Vectorized, body } => {
                 let lanes = extent.as_int().filter(|&l| (2..=MAX_LANES).contains(&l));
                 let done = match lanes {
-                    Some(l) => Cx { var: var.clone(), min: min.clone(), lanes: l as u16 }.stmt(&body),
+                    Some(l) => {
+                        Cx { var: var.clone(), min: min.clone(), lanes: l as u16, vectors: Vec::new() }.stmt(&body)
+                    }
                     None => Err(NotVectorized::Lanes(extent.as_int())),
                 };
                 match done {
@@ -145,10 +147,14 @@ impl Mutator for Vectorize {
     }
 }
 
+#[derive(Clone)]
 struct Cx {
     var: Var,
     min: Expr,
     lanes: u16,
+    /// The variables of the `let`s inside the loop whose values vary with it, each now
+    /// of the vector type.
+    vectors: Vec<Var>,
 }
 
 fn lanes_of(e: &Expr) -> u16 {
@@ -169,7 +175,7 @@ impl Cx {
                 Ok(Stmt::Store { buffer: buffer.clone(), indices: vec![index], value })
             }
             Stmt::Seq(ss) => Ok(Stmt::Seq(ss.iter().map(|s| self.stmt(s)).collect::<Result<Vec<_>, _>>()?)),
-            Stmt::If { cond, .. } if uses_var(cond, &self.var) => Err(NotVectorized::Guard(cond.clone())),
+            Stmt::If { cond, .. } if self.varies(cond) => Err(NotVectorized::Guard(cond.clone())),
             Stmt::If { cond, then, otherwise } => Ok(Stmt::If {
                 cond: cond.clone(),
                 then: Box::new(self.stmt(then)?),
@@ -180,11 +186,28 @@ impl Cx {
             }),
             Stmt::NoOp => Ok(Stmt::NoOp),
             Stmt::For { .. } => Err(NotVectorized::InnerLoop),
-            Stmt::Let { .. } => Err(NotVectorized::Statement("a `let`")),
+            // A value that varies with the loop is bound to a vector variable.
+            Stmt::Let { var, value, body } => {
+                let value = self.expr(value)?;
+                if lanes_of(&value) == 1 {
+                    return Ok(Stmt::Let { var: var.clone(), value, body: Box::new(self.stmt(body)?) });
+                }
+                let v = Var::new(var.name(), var.dtype().with_lanes(self.lanes));
+                let map = std::collections::HashMap::from([(var.clone(), Expr::var(&v))]);
+                let body = substitute_stmt((**body).clone(), &map);
+                let mut inner = self.clone();
+                inner.vectors.push(v.clone());
+                Ok(Stmt::Let { var: v, value, body: Box::new(inner.stmt(&body)?) })
+            }
             Stmt::Allocate { .. } => Err(NotVectorized::Statement("an allocation")),
             Stmt::Prefetch { .. } => Err(NotVectorized::Statement("a prefetch")),
             _ => Err(NotVectorized::Statement("a GPU statement")),
         }
+    }
+
+    /// Whether `e` varies with the loop: it uses its variable or a vector `let`.
+    fn varies(&self, e: &Expr) -> bool {
+        uses_var(e, &self.var) || self.vectors.iter().any(|v| uses_var(e, v))
     }
 
     fn broadcast(&self, e: Expr) -> Expr {
@@ -197,11 +220,12 @@ impl Cx {
 
     /// The vector form of `e`; scalar when `e` does not depend on the loop variable.
     fn expr(&self, e: &Expr) -> Result<Expr, NotVectorized> {
-        if !uses_var(e, &self.var) {
+        if !self.varies(e) {
             return Ok(e.clone());
         }
         let l = self.lanes;
         Ok(match e {
+            Expr::Var(v) if *v != self.var => e.clone(),
             Expr::Var(_) => Expr::Ramp { base: Box::new(self.min.clone()), stride: Box::new(Expr::int(1)), lanes: l },
             Expr::Binary { op, a, b } => {
                 let (a, b) = (self.expr(a)?, self.expr(b)?);
@@ -244,7 +268,7 @@ impl Cx {
             Expr::Select { cond, then, otherwise } => {
                 // Only the taken side may be evaluated: a lane-wise select evaluates both,
                 // which is exact only when neither side reads memory.
-                if uses_var(cond, &self.var) {
+                if self.varies(cond) {
                     if let Some(b) = loaded(then).or_else(|| loaded(otherwise)) {
                         return Err(NotVectorized::GuardedRead(b));
                     }
@@ -269,7 +293,7 @@ impl Cx {
             // Lane by lane: each lane's value is checked (a checked index makes a gather).
             Expr::Check { value, kind, site } => {
                 if let CheckKind::Index { extent } = kind {
-                    if uses_var(extent, &self.var) {
+                    if self.varies(extent) {
                         return Err(NotVectorized::Statement("a check against an extent that varies"));
                     }
                 }

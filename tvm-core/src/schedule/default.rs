@@ -7,11 +7,17 @@
 //! at once (rfactor, as a Halide or TVM schedule would write it). On GPUs, the spatial axes are
 //! fused and split by the target's preferred block size, bound to `block.x`/`thread.x`.
 //! A recurrence's scan axis is neither parallel, vectorized nor bound: on GPUs the other
-//! axes are moved outside it and bound (a scan alone runs in one thread).
+//! axes are moved outside it and bound; a scan alone that is an inclusive scan with `+ *
+//! max min` ([`Graph::scan_monoid`](crate::te::Graph::scan_monoid)) and not known to be
+//! shorter than [`PARALLEL_SCAN_MIN`] is a parallel scan, else it runs in one thread.
 
 use super::primitives::Arg;
 use super::*;
 use crate::tir::Expr;
+
+/// The shortest scan axis the default GPU schedule computes as a parallel scan (a shorter
+/// one runs in one thread: the three launches would cost more).
+pub const PARALLEL_SCAN_MIN: i64 = 4096;
 
 impl Schedule {
     /// Gives every stage that no primitive named the target's default treatment.
@@ -37,6 +43,14 @@ impl Schedule {
                 // go outside it and are the ones bound; a scan alone runs in one thread.
                 let bound: Vec<AxisId> = spatial.iter().copied().filter(|&a| Some(a) != scan).collect();
                 match scan {
+                    // A long scan alone: one scan spread over the GPU's threads.
+                    Some(scan)
+                        if bound.is_empty()
+                            && self.graph.scan_monoid(st.tensor).is_some()
+                            && self.static_extent(scan).is_none_or(|e| e >= PARALLEL_SCAN_MIN) =>
+                    {
+                        self.stage_mut(sid).parallel_scan = true;
+                    }
                     Some(scan) if bound.is_empty() => {
                         let (one, _) =
                             self.split_nparts(sid, (scan, n), (1, n)).expect("default: split of a leaf axis");
@@ -109,7 +123,13 @@ impl Schedule {
         let t = self.graph.tensor(self.stage(sid).tensor).clone();
         let Some(Expr::Reduce(red)) = t.body() else { return };
         let [iv] = red.axes.as_slice() else { return };
-        if !contiguous_in(&red.source, &iv.var) {
+        // Every component's reads (a reduction of several values has one source each).
+        let (ok, any) = red
+            .sources()
+            .into_iter()
+            .map(|s| contiguous_reads(s, &iv.var))
+            .fold((true, false), |a, b| (a.0 && b.0, a.1 || b.1));
+        if !(ok && any) {
             return;
         }
         let Ok((_, ki)) = self.split(sid, (k, n), (lanes, n)) else { return };
@@ -131,8 +151,8 @@ impl Schedule {
 }
 
 /// Whether every load in `e` that depends on `k` has `k` only in its last index, with
-/// coefficient 1 (the index grows by one as `k` does).
-fn contiguous_in(e: &Expr, k: &crate::tir::Var) -> bool {
+/// coefficient 1 (the index grows by one as `k` does), and whether there is one.
+fn contiguous_reads(e: &Expr, k: &crate::tir::Var) -> (bool, bool) {
     use crate::tir::mutate::substitute_one;
     use crate::tir::visit::{for_each_expr, uses_var};
     let mut ok = true;
@@ -151,5 +171,5 @@ fn contiguous_in(e: &Expr, k: &crate::tir::Var) -> bool {
             }
         }
     });
-    ok && any
+    (ok, any)
 }

@@ -118,6 +118,9 @@ pub enum ScheduleErrorKind {
     UnknownThreadTag { name: String },
     /// `cache_write` on a stage that has already been transformed.
     CacheWriteAfterTransform { stage: String },
+    /// `cache_write` of a stage that computes several tensors (a `reduce` of several
+    /// values).
+    CacheWriteSeveralOutputs { stage: String, outputs: Vec<String> },
     /// `cache_read` for a stage that does not read the tensor.
     CacheReadNotReader { tensor: String, reader: String },
     /// `rfactor` of an axis that is not a reduction axis, or is not a root reduction
@@ -297,6 +300,10 @@ impl ScheduleError {
             CacheWriteAfterTransform { stage } => {
                 format!("cache_write of `{stage}` after its axes were transformed")
             }
+            CacheWriteSeveralOutputs { stage, outputs } => {
+                let names: Vec<String> = outputs.iter().map(|o| format!("`{o}`")).collect();
+                format!("cache_write of `{stage}`, which computes {} together", names.join(", "))
+            }
             CacheReadNotReader { tensor, reader } => format!("stage `{reader}` does not read `{tensor}`"),
             RfactorUnsupported { axis, why, .. } => format!("cannot rfactor `{axis}`: {why}"),
             NotAStage { name } => format!("`{name}` is an input tensor, not a stage"),
@@ -411,6 +418,9 @@ impl ScheduleError {
             WrongArity { name, .. } => format!("write `{}`", usage(name)?),
             UnknownThreadTag { .. } => "the tags are `block.x|y|z` and `thread.x|y|z`".into(),
             CacheWriteAfterTransform { .. } => "call cache_write before any other primitive on the stage".into(),
+            CacheWriteSeveralOutputs { .. } => {
+                "compute the stage where it is read (`compute_at`), so its results are allocated there; or cache_read each tensor".into()
+            }
             CacheReadNotReader { .. } => "list the stages that read the tensor".into(),
             RfactorUnsupported { .. } => "rfactor a reduction axis or one part of a single split of one".into(),
             NotAStage { .. } => "schedule the stages that read it, or use cache_read".into(),

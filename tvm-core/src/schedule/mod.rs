@@ -106,6 +106,10 @@ pub struct Stage {
     /// Whether any primitive named this stage (untouched stages get the target's default
     /// treatment when a schedule is given).
     pub touched: bool,
+    /// A recurrence computed as a parallel scan on a GPU target (its whole loop nest is
+    /// `schedule_ops`'s own: blocks reduce their chunks, one block scans the chunks'
+    /// totals, blocks scan their chunks from there).
+    pub parallel_scan: bool,
 }
 
 /// A schedule of a graph for a target.
@@ -127,7 +131,8 @@ impl Schedule {
     pub fn new(graph: Graph, target: Target) -> Schedule {
         let mut s = Schedule { graph, target, stages: Vec::new(), axes: Vec::new(), origins: Vec::new() };
         for id in s.graph.ids().collect::<Vec<_>>() {
-            if !s.graph.tensor(id).is_placeholder() {
+            // The components of a reduction over several values share the first one's stage.
+            if !s.graph.tensor(id).is_placeholder() && s.graph.producer(id) == id {
                 s.add_stage(id);
             }
         }
@@ -166,6 +171,7 @@ impl Schedule {
             scope: None,
             prefetches: Vec::new(),
             touched: false,
+            parallel_scan: false,
         });
         sid
     }
@@ -187,13 +193,18 @@ impl Schedule {
     pub fn stage_ids(&self) -> impl Iterator<Item = StageId> {
         (0..self.stages.len() as u32).map(StageId)
     }
-    /// The stage computing `tensor` (none for inputs).
+    /// The stage computing `tensor` (none for inputs); the components of a reduction
+    /// over several values are computed by one stage.
     pub fn stage_of(&self, tensor: TensorId) -> Option<StageId> {
+        let tensor = self.graph.producer(tensor);
         self.stage_ids().find(|&s| self.stage(s).tensor == tensor)
     }
-    /// The stage of that name.
+    /// The stage of that name, or the stage that computes the tensor of that name (the
+    /// components of a reduction over several values all name their one stage, as in TVM).
     pub fn find_stage(&self, name: &str) -> Option<StageId> {
-        self.stage_ids().find(|&s| self.stage(s).name == name)
+        self.stage_ids()
+            .find(|&s| self.stage(s).name == name)
+            .or_else(|| self.graph.find(name).and_then(|t| self.stage_of(t)))
     }
     /// Names of every stage, for messages.
     pub fn stage_names(&self) -> Vec<String> {

@@ -558,6 +558,11 @@ impl Schedule {
         let st = self.stage(stage.0).clone();
         self.check_scope(scope.0, &st.name, scope.1)?;
         self.check_not_scan_stage(stage, "cache_write")?;
+        let outs = self.graph.tuple_outputs(st.tensor);
+        if outs.len() > 1 {
+            let outputs = outs.iter().map(|&t| self.graph.tensor(t).name.clone()).collect();
+            return err(stage.1, ScheduleErrorKind::CacheWriteSeveralOutputs { stage: st.name, outputs });
+        }
         if !st.relations.is_empty()
             || !st.ann.is_empty()
             || st.attach != Attach::Root
@@ -708,40 +713,77 @@ impl Schedule {
                 rf_red.push(IterVar { var: nv, dom: iv.dom.clone(), kind: IterKind::Reduce });
             }
         }
-        let mut source = substitute(red.source.clone(), &map);
-        if let Some(g) = guard {
-            source = Expr::select(g, source, red.op.identity(old.dtype));
+        // Every component of the reduction (one for a built-in combiner) gets an rf
+        // tensor; the first one's stage computes them all.
+        let outs = self.graph.tuple_outputs(st.tensor);
+        let identities = red.identities(old.dtype);
+        let rf_red = (!rf_red.is_empty() || red.tuple.is_some()).then_some(rf_red);
+        let mut red = (*red).clone().map_sources(|s| substitute(s, &map));
+        if let Some(g) = &guard {
+            // Past the end of the split axis, each component reads its identity.
+            match red.tuple.as_mut() {
+                Some(t) => {
+                    for (s, id) in t.sources.iter_mut().zip(&identities) {
+                        *s = Expr::select(g.clone(), s.clone(), id.clone());
+                    }
+                    red.source = t.sources[t.index].clone();
+                }
+                None => red.source = Expr::select(g.clone(), red.source.clone(), identities[0].clone()),
+            }
         }
         let mut rf_axes =
             vec![IterVar { var: r_var, dom: Range::from_extent(r_extent.clone()), kind: IterKind::DataPar }];
         rf_axes.extend(spatial);
-        let rf_body = if rf_red.is_empty() {
-            source
-        } else {
-            Expr::Reduce(Box::new(Reduce { op: red.op, source, axes: rf_red }))
-        };
-        let mut rf_shape = vec![r_extent.clone()];
-        rf_shape.extend(old.shape.iter().cloned());
-        let rf_name = self.fresh_name(&format!("{}_rf", old.name));
-        let rf = self.graph.add(Tensor {
-            name: rf_name,
-            dtype: old.dtype,
-            shape: rf_shape,
-            op: Op::Compute { axes: rf_axes, body: rf_body },
-            loc: axis.1,
-        });
+        let base = self.graph.tensors.len() as u32;
+        let rf_ids: Vec<TensorId> = (0..outs.len() as u32).map(|c| TensorId(base + c)).collect();
+        for (c, &out) in outs.iter().enumerate() {
+            let t = self.graph.tensor(out).clone();
+            let rf_body = match &rf_red {
+                None => red.source.clone(),
+                Some(axes) => {
+                    let mut r = red.clone();
+                    r.axes = axes.clone();
+                    if let Some(tu) = r.tuple.as_mut() {
+                        tu.index = c;
+                        tu.outputs = rf_ids.clone();
+                        r.source = tu.sources[c].clone();
+                    }
+                    Expr::Reduce(Box::new(r))
+                }
+            };
+            let mut rf_shape = vec![r_extent.clone()];
+            rf_shape.extend(t.shape.iter().cloned());
+            let rf_name = self.fresh_name(&format!("{}_rf", t.name));
+            let id = self.graph.add(Tensor {
+                name: rf_name,
+                dtype: t.dtype,
+                shape: rf_shape,
+                op: Op::Compute { axes: rf_axes.clone(), body: rf_body },
+                loc: axis.1,
+            });
+            debug_assert_eq!(id, rf_ids[c]);
+        }
+        let rf = rf_ids[0];
         // s now reduces rf over the factored axis.
         let s_axes: Vec<IterVar> =
             old.axes().iter().map(|a| IterVar { var: a.var.copy_fresh(), ..a.clone() }).collect();
         let kr = IterVar { var: Var::index(&ax.name), dom: Range::from_extent(r_extent), kind: IterKind::Reduce };
         let mut idx = vec![Expr::var(&kr.var)];
         idx.extend(s_axes.iter().map(|a| Expr::var(&a.var)));
-        let s_body = Expr::Reduce(Box::new(Reduce {
-            op: red.op,
-            source: Expr::ProducerLoad { tensor: rf, indices: idx, dtype: old.dtype },
-            axes: vec![kr],
-        }));
-        self.graph.tensor_mut(st.tensor).op = Op::Compute { axes: s_axes, body: s_body };
+        let reads: Vec<Expr> = rf_ids
+            .iter()
+            .map(|&t| Expr::ProducerLoad { tensor: t, indices: idx.clone(), dtype: self.graph.tensor(t).dtype })
+            .collect();
+        for (c, &out) in outs.iter().enumerate() {
+            let mut r =
+                Reduce { op: red.op, source: reads[c].clone(), axes: vec![kr.clone()], tuple: red.tuple.clone() };
+            if let Some(tu) = r.tuple.as_mut() {
+                tu.sources = reads.clone();
+                tu.index = c;
+                tu.outputs = outs.clone();
+            }
+            self.graph.tensor_mut(out).op = Op::Compute { axes: s_axes.clone(), body: Expr::Reduce(Box::new(r)) };
+        }
         // Rebuild s's stage from its new op, keeping its place and scope.
         let fresh = self.add_stage(st.tensor);
         let mut new_stage = self.stages.pop().expect("just added");

@@ -44,7 +44,7 @@ impl Schedule {
     /// The stages that read `stage`'s tensor once inlined stages are substituted.
     pub fn effective_consumers(&self, stage: StageId) -> Vec<StageId> {
         let mut out = Vec::new();
-        let mut stack = vec![self.stage(stage).tensor];
+        let mut stack = self.graph.tuple_outputs(self.stage(stage).tensor);
         while let Some(t) = stack.pop() {
             for c in self.graph.consumers_of(t) {
                 let Some(cs) = self.stage_of(c) else { continue };
@@ -300,7 +300,7 @@ impl Schedule {
                     }
                 }
             }
-            if !any_bound {
+            if !any_bound && !rs.parallel_scan {
                 errors.push(ScheduleError::new(
                     self.graph.tensor(rs.tensor).loc,
                     ScheduleErrorKind::NotBound { stage: rs.name.clone() },

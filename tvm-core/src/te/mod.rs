@@ -60,6 +60,24 @@ impl Tensor {
     pub fn is_reduction(&self) -> bool {
         matches!(self.body(), Some(Expr::Reduce(_)))
     }
+    /// The reduction over several values this tensor is a component of.
+    pub fn tuple_reduce(&self) -> Option<&crate::tir::TupleReduce> {
+        match self.body() {
+            Some(Expr::Reduce(r)) => r.tuple.as_deref(),
+            _ => None,
+        }
+    }
+}
+
+/// A recurrence that is an inclusive scan ([`Graph::scan_monoid`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ScanMonoid {
+    pub op: crate::tir::ReduceOp,
+    /// The scan dim.
+    pub dim: usize,
+    /// The element at each index, in the stage's axes: `y[j]` is the `op` of the elements
+    /// at `0..=j`.
+    pub element: Expr,
 }
 
 /// A parameter of the kernel function, in declaration order.
@@ -105,6 +123,19 @@ impl Graph {
         self.tensors.push(t);
         TensorId(self.tensors.len() as u32 - 1)
     }
+    /// The tensors one stage computes together with `id`, in order: every component of
+    /// a reduction over several values, else `id` alone.
+    pub fn tuple_outputs(&self, id: TensorId) -> Vec<TensorId> {
+        match self.tensor(id).tuple_reduce() {
+            Some(t) => t.outputs.clone(),
+            None => vec![id],
+        }
+    }
+    /// The tensor whose stage computes `id`: the first component of a reduction over
+    /// several values, else `id`.
+    pub fn producer(&self, id: TensorId) -> TensorId {
+        self.tensor(id).tuple_reduce().map_or(id, |t| t.outputs[0])
+    }
     /// The tensors `id` reads, in first-read order (not itself: see [`Graph::scan_dim`]).
     pub fn inputs_of(&self, id: TensorId) -> Vec<TensorId> {
         let mut out = Vec::new();
@@ -118,6 +149,71 @@ impl Graph {
             });
         }
         out
+    }
+    /// A recurrence that is an inclusive scan with an associative and commutative
+    /// operator: `y[j] = if j >= 1 { y[j - 1] ⊕ e } else { e0 }` (or `if j == 0 { e0 }
+    /// else { .. }`, `j > 0`, `j != 0`; `⊕` one of `+ * max min`, either side; `e` and
+    /// `e0` not reading `y`). Its elements are `if j >= 1 { e } else { e0 }`, which a
+    /// parallel scan may combine in any grouping (float results then round differently
+    /// from the serial loop, as any parallel sum does).
+    pub fn scan_monoid(&self, id: TensorId) -> Option<ScanMonoid> {
+        use crate::tir::{BinOp, CmpOp, ReduceOp};
+        let d = self.scan_dim(id)?;
+        let t = self.tensor(id);
+        let j = &t.axes()[d].var;
+        let Some(Expr::Select { cond, then, otherwise }) = t.body() else { return None };
+        // Whether `cond` holds exactly for `j >= 1` (true) or exactly for `j == 0` (false).
+        let Expr::Cmp { op, a, b } = &**cond else { return None };
+        let (op, c) = match (a.as_var(), b.as_int(), b.as_var(), a.as_int()) {
+            (Some(v), Some(c), _, _) if v == j => (*op, c),
+            (_, _, Some(v), Some(c)) if v == j => (op.flip(), c),
+            _ => return None,
+        };
+        let rest_when_true = match (op, c) {
+            (CmpOp::Ge, 1) | (CmpOp::Gt, 0) | (CmpOp::Ne, 0) => true,
+            (CmpOp::Eq, 0) | (CmpOp::Lt, 1) | (CmpOp::Le, 0) => false,
+            _ => return None,
+        };
+        let (rest, first) = if rest_when_true { (then, otherwise) } else { (otherwise, then) };
+        let Expr::Binary { op, a, b } = &**rest else { return None };
+        let op = match op {
+            BinOp::Add => ReduceOp::Sum,
+            BinOp::Mul => ReduceOp::Prod,
+            BinOp::Max => ReduceOp::Max,
+            BinOp::Min => ReduceOp::Min,
+            _ => return None,
+        };
+        let analyzer = crate::arith::Analyzer::new();
+        let is_prev = |e: &Expr| match e {
+            Expr::ProducerLoad { tensor, indices, .. } if *tensor == id => {
+                indices.iter().zip(t.axes()).enumerate().all(|(k, (ix, ax))| {
+                    let ix = match ix {
+                        Expr::Check { value, .. } => value,
+                        ix => ix,
+                    };
+                    let want = if k == d { Expr::var(&ax.var) - 1 } else { Expr::var(&ax.var) };
+                    analyzer.simplify(&(ix.clone() - want)).is_const_int(0)
+                })
+            }
+            _ => false,
+        };
+        let reads_self = |e: &Expr| {
+            let mut found = false;
+            crate::tir::visit::for_each_expr(e, &mut |x| {
+                found |= matches!(x, Expr::ProducerLoad { tensor, .. } if *tensor == id);
+            });
+            found
+        };
+        let e = match (is_prev(a), is_prev(b)) {
+            (true, false) => b,
+            (false, true) => a,
+            _ => return None,
+        };
+        if reads_self(e) || reads_self(first) {
+            return None;
+        }
+        let rest_cond = Expr::ge(Expr::var(j), Expr::int(1));
+        Some(ScanMonoid { op, dim: d, element: Expr::select(rest_cond, (**e).clone(), (**first).clone()) })
     }
     /// The dim along which a stage that reads itself (a recurrence, `y[i, j]` reading
     /// `y[i, j - 1]`) steps back: its scan axis, which must run in order.

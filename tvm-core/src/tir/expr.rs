@@ -249,6 +249,16 @@ impl CmpOp {
             CmpOp::Ne => "!=",
         }
     }
+    /// The operator with its operands swapped: `a < b` is `b > a`.
+    pub fn flip(self) -> CmpOp {
+        match self {
+            CmpOp::Lt => CmpOp::Gt,
+            CmpOp::Le => CmpOp::Ge,
+            CmpOp::Gt => CmpOp::Lt,
+            CmpOp::Ge => CmpOp::Le,
+            o => o,
+        }
+    }
 }
 
 /// Math intrinsics on floats (`abs` also on integers).
@@ -383,8 +393,86 @@ fn int_max(d: DType) -> i64 {
 #[derive(Clone, Debug, PartialEq)]
 pub struct Reduce {
     pub op: ReduceOp,
+    /// The value reduced (for a [`TupleReduce`], its component `index`'s source).
     pub source: Expr,
     pub axes: Vec<IterVar>,
+    /// A reduction of several values at once with a combiner the user wrote (TVM's
+    /// `comm_reducer`); `op` is then unused.
+    pub tuple: Option<Box<TupleReduce>>,
+}
+
+/// `reduce((e0, e1) for k in .., (id0, id1), |(a0, a1), (b0, b1)| (c0, c1))`: every
+/// component tensor of the stage has this same reduction, with its own `index`. The
+/// combiner must be associative and commutative (the user's promise, as in TVM), since
+/// rfactor and cross-thread reductions combine partial results in any order.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TupleReduce {
+    /// Every component's source, in order (`Reduce::source` is `sources[index]`).
+    pub sources: Vec<Expr>,
+    /// Every component's identity, a constant.
+    pub identity: Vec<Expr>,
+    /// The combiner's parameters: the accumulated value and the new one.
+    pub lhs: Vec<Var>,
+    pub rhs: Vec<Var>,
+    /// The combined value of every component, in the parameters only.
+    pub combine: Vec<Expr>,
+    /// The component this tensor holds.
+    pub index: usize,
+    /// The tensors of every component, in order; the first is the one whose stage
+    /// computes them all.
+    pub outputs: Vec<TensorId>,
+}
+
+impl Reduce {
+    /// A reduction with a built-in combiner.
+    pub fn new(op: ReduceOp, source: Expr, axes: Vec<IterVar>) -> Reduce {
+        Reduce { op, source, axes, tuple: None }
+    }
+    /// The value of every component (one for a built-in combiner).
+    pub fn sources(&self) -> Vec<&Expr> {
+        match &self.tuple {
+            Some(t) => t.sources.iter().collect(),
+            None => vec![&self.source],
+        }
+    }
+    /// The reduction with every source mapped by `f` once (`source` follows).
+    pub fn map_sources(self, mut f: impl FnMut(Expr) -> Expr) -> Reduce {
+        let Reduce { op, source, axes, tuple } = self;
+        match tuple {
+            Some(mut t) => {
+                t.sources = std::mem::take(&mut t.sources).into_iter().map(&mut f).collect();
+                let source = t.sources[t.index].clone();
+                Reduce { op, source, axes, tuple: Some(t) }
+            }
+            None => Reduce { op, source: f(source), axes, tuple: None },
+        }
+    }
+    /// The identity of every component.
+    pub fn identities(&self, dtype: DType) -> Vec<Expr> {
+        match &self.tuple {
+            Some(t) => t.identity.clone(),
+            None => vec![self.op.identity(dtype)],
+        }
+    }
+    /// `combine(acc, x)` of every component, given every component's accumulated value
+    /// and new value. Each may be used several times: pass variables or loads.
+    pub fn combine(&self, acc: Vec<Expr>, x: Vec<Expr>) -> Vec<Expr> {
+        match &self.tuple {
+            Some(t) => {
+                let map: std::collections::HashMap<Var, Expr> =
+                    t.lhs.iter().cloned().zip(acc).chain(t.rhs.iter().cloned().zip(x)).collect();
+                t.combine.iter().map(|c| crate::tir::mutate::substitute(c.clone(), &map)).collect()
+            }
+            None => {
+                let (a, b) = (acc.into_iter().next(), x.into_iter().next());
+                vec![self.op.combine(a.expect("one component"), b.expect("one component"))]
+            }
+        }
+    }
+    /// The number of components.
+    pub fn arity(&self) -> usize {
+        self.tuple.as_ref().map_or(1, |t| t.sources.len())
+    }
 }
 
 /// An expression node.

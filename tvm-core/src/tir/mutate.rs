@@ -45,8 +45,8 @@ pub fn super_expr<M: Mutator + ?Sized>(m: &mut M, e: Expr) -> Expr {
         Expr::Ramp { base, stride, lanes } => Expr::Ramp { base: bx(m, base), stride: bx(m, stride), lanes },
         Expr::Broadcast { value, lanes } => Expr::Broadcast { value: bx(m, value), lanes },
         Expr::Reduce(r) => {
-            let Reduce { op, source, axes } = *r;
-            let axes = axes
+            let mut r = *r;
+            r.axes = std::mem::take(&mut r.axes)
                 .into_iter()
                 .map(|ax| IterVar {
                     var: ax.var,
@@ -54,7 +54,7 @@ pub fn super_expr<M: Mutator + ?Sized>(m: &mut M, e: Expr) -> Expr {
                     kind: ax.kind,
                 })
                 .collect();
-            Expr::Reduce(Box::new(Reduce { op, source: m.mutate_expr(source), axes }))
+            Expr::Reduce(Box::new(r.map_sources(|s| m.mutate_expr(s))))
         }
         Expr::Check { value, kind, site } => {
             let kind = match kind {

@@ -39,7 +39,7 @@ pub fn walk_expr<V: Visitor + ?Sized>(v: &mut V, e: &Expr) {
                 v.visit_expr(&ax.dom.min);
                 v.visit_expr(&ax.dom.extent);
             }
-            v.visit_expr(&r.source);
+            r.sources().into_iter().for_each(|s| v.visit_expr(s));
         }
         Expr::Check { value, kind, .. } => {
             v.visit_expr(value);

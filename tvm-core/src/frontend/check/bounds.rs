@@ -160,17 +160,16 @@ impl Mutator for Discharge<'_> {
                 Expr::or(a, b)
             }
             Expr::Reduce(r) => {
-                let Reduce { op, source, axes } = *r;
                 let snap = self.az.snapshot();
                 let n = self.axes.len();
-                for ax in &axes {
+                for ax in &r.axes {
                     self.az.bind(&ax.var, ax.dom.min.clone(), ax.dom.extent.clone());
                     self.axes.push(ax.var.clone());
                 }
-                let source = self.mutate_expr(source);
+                let r = r.map_sources(|s| self.mutate_expr(s));
                 self.axes.truncate(n);
                 self.az.restore(snap);
-                Expr::Reduce(Box::new(Reduce { op, source, axes }))
+                Expr::Reduce(Box::new(r))
             }
             Expr::Check { value, kind, site } => {
                 let value = self.mutate_expr(*value);

@@ -253,6 +253,17 @@ impl Checker<'_> {
             }
             ExprKind::Paren(x) => self.expr(x, expect),
             ExprKind::Call { func, args } => self.call(func, args, expect),
+            ExprKind::CustomReduce(c) => {
+                self.error_help(
+                    c.op_loc,
+                    format!(
+                        "a reduction must be the whole right-hand side of its stage, but `reduce(..)` is part of `{}`'s",
+                        self.stage
+                    ),
+                    "compute it in a stage of its own before this one, and read that stage here",
+                );
+                Err(Poisoned)
+            }
             ExprKind::Reduce { op, op_loc, .. } => {
                 // The suggestion: a stage of its own with this stage's axes, type and shape
                 // (named after both), read where the reduction was.
@@ -346,6 +357,20 @@ impl Checker<'_> {
     }
 
     fn name_value(&mut self, n: &str, loc: Loc) -> R<Expr> {
+        if let Some(params) = &self.combiner {
+            if let Some((_, v)) = params.iter().find(|(m, _)| m == n) {
+                return Ok(Expr::var(v));
+            }
+            if !matches!(self.syms.get(n), Some(Sym::Scalar(_) | Sym::Dim(_))) {
+                let names: Vec<&str> = params.iter().map(|(m, _)| m.as_str()).collect();
+                self.error_help(
+                    loc,
+                    format!("unknown name `{n}` in the combiner"),
+                    format!("the combiner sees only its parameters ({}) and the kernel's scalars", quoted_list(names)),
+                );
+                return Err(Poisoned);
+            }
+        }
         if let Some((_, v)) = self.reduce_axes.iter().find(|(m, _)| m == n) {
             return Ok(Expr::var(v));
         }

@@ -15,7 +15,7 @@ use crate::dtype::DType;
 use crate::loc::{Loc, SourceMap};
 use crate::te::{Graph, Op, Param, Tensor, TensorId};
 use crate::tir::{
-    BinOp, CheckKind, CheckSite, CmpOp, Expr, Intrinsic, IterKind, IterVar, Range, Reduce, ReduceOp, Var,
+    BinOp, CheckKind, CheckSite, CmpOp, Expr, Intrinsic, IterKind, IterVar, Range, Reduce, ReduceOp, TupleReduce, Var,
 };
 use std::collections::{HashMap, HashSet};
 
@@ -115,6 +115,9 @@ struct Checker<'a> {
     reduce_axes: Vec<(String, Var)>,
     /// Checking the bounds of a reduction range: spatial axes are not allowed.
     in_bounds: bool,
+    /// Checking the combiner of a `reduce`: its parameters, the only names it sees
+    /// besides the kernel's scalars and dims.
+    combiner: Option<Vec<(String, Var)>>,
     /// Every check site made so far, by number, with its place in the source.
     sites: Vec<(CheckSite, Loc)>,
 }
@@ -142,6 +145,7 @@ pub(crate) fn check_kernel(ast: &KernelAst, sm: &SourceMap) -> Result<Checked, V
         scan_dim: None,
         reduce_axes: Vec::new(),
         in_bounds: false,
+        combiner: None,
         sites: Vec::new(),
     };
     for st in &ast.stages {
@@ -149,11 +153,27 @@ pub(crate) fn check_kernel(ast: &KernelAst, sm: &SourceMap) -> Result<Checked, V
     }
     c.params(&ast.sig.params);
     c.outputs(&ast.sig.outputs);
-    for (k, st) in ast.stages.iter().enumerate() {
+    let mut k = 0;
+    while k < ast.stages.len() {
         for v in ast.views.iter().filter(|v| v.before_stage == k) {
             c.view(v);
         }
-        c.stage(st);
+        // The stages one `reduce` defines are checked together.
+        let group = match &ast.stages[k].body.strip_parens().kind {
+            ExprKind::CustomReduce(r) => ast.stages[k..]
+                .iter()
+                .take_while(|st| matches!(&st.body.kind, ExprKind::CustomReduce(o) if o.op_loc == r.op_loc))
+                .count()
+                .max(1),
+            _ => 0,
+        };
+        if group > 0 {
+            c.custom_reduce_stages(&ast.stages[k..k + group]);
+            k += group;
+        } else {
+            c.stage(&ast.stages[k]);
+            k += 1;
+        }
     }
     for v in ast.views.iter().filter(|v| v.before_stage >= ast.stages.len()) {
         c.error_help(
@@ -171,6 +191,10 @@ fn collect_reduce_axes(e: &ExprAst, out: &mut HashSet<String>) {
             out.extend(axes.iter().map(|a| a.name.name.clone()));
             collect_reduce_axes(source, out);
         }
+        ExprKind::CustomReduce(c) => {
+            out.extend(c.axes.iter().map(|a| a.name.name.clone()));
+            c.sources.iter().for_each(|x| collect_reduce_axes(x, out));
+        }
         ExprKind::Index { indices, .. } => indices.iter().for_each(|i| collect_reduce_axes(i, out)),
         ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } | ExprKind::Paren(expr) => {
             collect_reduce_axes(expr, out)
@@ -185,6 +209,39 @@ fn collect_reduce_axes(e: &ExprAst, out: &mut HashSet<String>) {
             collect_reduce_axes(otherwise, out);
         }
         ExprKind::Call { args, .. } => args.iter().for_each(|a| collect_reduce_axes(a, out)),
+        ExprKind::Int { .. } | ExprKind::Float { .. } | ExprKind::Bool(_) | ExprKind::Name(_) => {}
+    }
+}
+
+/// The first read of a tensor in `e`.
+fn first_read(e: &ExprAst) -> Option<&ExprAst> {
+    let mut found = None;
+    visit_ast(e, &mut |x| {
+        if found.is_none() && matches!(x.kind, ExprKind::Index { .. }) {
+            found = Some(x);
+        }
+    });
+    found
+}
+
+/// Calls `f` on `e` and every expression inside it.
+fn visit_ast<'a>(e: &'a ExprAst, f: &mut impl FnMut(&'a ExprAst)) {
+    f(e);
+    match &e.kind {
+        ExprKind::Index { indices, .. } => indices.iter().for_each(|i| visit_ast(i, f)),
+        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } | ExprKind::Paren(expr) => visit_ast(expr, f),
+        ExprKind::Binary { lhs, rhs, .. } => {
+            visit_ast(lhs, f);
+            visit_ast(rhs, f);
+        }
+        ExprKind::If { cond, then, otherwise } => {
+            visit_ast(cond, f);
+            visit_ast(then, f);
+            visit_ast(otherwise, f);
+        }
+        ExprKind::Call { args, .. } => args.iter().for_each(|a| visit_ast(a, f)),
+        ExprKind::Reduce { source, .. } => visit_ast(source, f),
+        ExprKind::CustomReduce(c) => c.sources.iter().for_each(|x| visit_ast(x, f)),
         ExprKind::Int { .. } | ExprKind::Float { .. } | ExprKind::Bool(_) | ExprKind::Name(_) => {}
     }
 }
@@ -639,6 +696,37 @@ impl<'a> Checker<'a> {
         let Some(target) = self.stage_target(st) else {
             return;
         };
+        let (axes, axes_ok) = self.enter_stage(st, &target);
+        let name = &st.name;
+        let body = match &st.body.strip_parens().kind {
+            ExprKind::Reduce { op, source, axes: raxes, .. } => self.reduce(*op, source, raxes, target.dtype),
+            _ => self.expr(&st.body, Some(target.dtype)).and_then(|b| {
+                if b.dtype() != target.dtype {
+                    self.error_help(
+                        st.body.loc,
+                        format!(
+                            "mismatched types: `{}` is `{}`, but its right-hand side `{}` is `{}`",
+                            name.name,
+                            target.dtype,
+                            st.body,
+                            b.dtype()
+                        ),
+                        format!("cast it: `{} as {}`", castable(&st.body), target.dtype),
+                    );
+                    return Err(Poisoned);
+                }
+                Ok(b)
+            }),
+        };
+        self.stage_axes.clear();
+        self.scan_dim = None;
+        let body = self.discharged(body, axes_ok && st.axes.len() == target.shape.len(), &axes);
+        self.add_tensor(name, &target, axes, body);
+    }
+
+    /// Makes `st` the current stage: its name, and its axes in scope (each an `IterVar`
+    /// over its dim), with whether they are all well named.
+    fn enter_stage(&mut self, st: &StageAst, target: &TensorSym) -> (Vec<IterVar>, bool) {
         let name = &st.name;
         self.stage = name.name.clone();
         if st.axes.len() != target.shape.len() {
@@ -680,41 +768,27 @@ impl<'a> Checker<'a> {
             self.stage_axes.push((ax.name.clone(), v.clone()));
             axes.push(IterVar { var: v, dom: Range::from_extent(extent), kind: IterKind::DataPar });
         }
-        let body = match &st.body.strip_parens().kind {
-            ExprKind::Reduce { op, source, axes: raxes, .. } => self.reduce(*op, source, raxes, target.dtype),
-            _ => self.expr(&st.body, Some(target.dtype)).and_then(|b| {
-                if b.dtype() != target.dtype {
-                    self.error_help(
-                        st.body.loc,
-                        format!(
-                            "mismatched types: `{}` is `{}`, but its right-hand side `{}` is `{}`",
-                            name.name,
-                            target.dtype,
-                            st.body,
-                            b.dtype()
-                        ),
-                        format!("cast it: `{} as {}`", castable(&st.body), target.dtype),
-                    );
-                    return Err(Poisoned);
-                }
-                Ok(b)
-            }),
-        };
-        self.stage_axes.clear();
-        self.scan_dim = None;
-        let body = match (body, axes_ok && st.axes.len() == target.shape.len()) {
+        (axes, axes_ok)
+    }
+
+    /// The stage's body with the checks the bounds prove removed (their failures
+    /// reported); `false` when it has errors: the graph is not returned then, and the
+    /// tensor is still added so that later stages can read it without more errors.
+    fn discharged(&mut self, body: R<Expr>, ok: bool, axes: &[IterVar]) -> Expr {
+        match (body, ok) {
             (Ok(b), true) => {
-                let (b, failures) = bounds::discharge(b, &axes, &self.graph.dims, &self.sites);
+                let (b, failures) = bounds::discharge(b, axes, &self.graph.dims, &self.sites);
                 for f in failures {
                     let loc = self.sites[f.site as usize].1;
                     self.error_help(loc, f.message, f.help);
                 }
                 b
             }
-            // The graph is not returned when there are errors; the tensor is still added
-            // so that later stages can read it without more errors.
             _ => Expr::Bool(false),
-        };
+        }
+    }
+
+    fn add_tensor(&mut self, name: &Name, target: &TensorSym, axes: Vec<IterVar>, body: Expr) {
         let id = self.graph.add(Tensor {
             name: name.name.clone(),
             dtype: target.dtype,
@@ -727,7 +801,199 @@ impl<'a> Checker<'a> {
         }
     }
 
-    fn reduce(&mut self, op: ReduceOp, source: &ExprAst, axes: &[ReduceAxis], dtype: DType) -> R<Expr> {
+    /// The stages of one `reduce` (one per component; one for a single value): checked
+    /// together, each a tensor with the same reduction and its own component.
+    fn custom_reduce_stages(&mut self, sts: &[StageAst]) {
+        let ExprKind::CustomReduce(c) = &sts[0].body.strip_parens().kind else { unreachable!("a custom reduction") };
+        let targets: Vec<Option<TensorSym>> = sts.iter().map(|st| self.stage_target(st)).collect();
+        let mut ok = targets.iter().all(Option::is_some);
+        let tys: Vec<TensorSym> = targets.into_iter().flatten().collect();
+        if ok {
+            for (st, t) in sts.iter().zip(&tys).skip(1) {
+                if t.shape != tys[0].shape {
+                    let dims = |t: &TensorSym| t.shape.iter().map(|d| d.to_string()).collect::<Vec<_>>().join(", ");
+                    self.error_help(
+                        st.name.loc,
+                        format!(
+                            "`{}` has the shape [{}], but `{}` has [{}]",
+                            st.name.name,
+                            dims(t),
+                            sts[0].name.name,
+                            dims(&tys[0])
+                        ),
+                        "the stages one reduction defines have one shape",
+                    );
+                    ok = false;
+                }
+            }
+        }
+        if !ok {
+            // Reported; reads of the stages that were fine report nothing more.
+            for st in sts {
+                if let Some(Sym::Tensor(t)) = self.syms.get_mut(&st.name.name) {
+                    t.poisoned = true;
+                }
+            }
+            return;
+        }
+        let (axes, axes_ok) = self.enter_stage(&sts[0], &tys[0]);
+        let names: Vec<&str> = sts.iter().map(|st| st.name.name.as_str()).collect();
+        let dtypes: Vec<DType> = tys.iter().map(|t| t.dtype).collect();
+        let red = self.custom_reduce(c, &names, &dtypes);
+        self.stage_axes.clear();
+        self.scan_dim = None;
+        let ok = axes_ok && sts[0].axes.len() == tys[0].shape.len();
+        let body = self.discharged(red.map(|r| Expr::Reduce(Box::new(r))), ok, &axes);
+        let base = self.graph.tensors.len() as u32;
+        let outputs: Vec<TensorId> = (0..sts.len() as u32).map(|k| TensorId(base + k)).collect();
+        for (index, (st, t)) in sts.iter().zip(&tys).enumerate() {
+            let body = match &body {
+                Expr::Reduce(r) => {
+                    let mut r = (**r).clone();
+                    if let Some(tu) = r.tuple.as_mut() {
+                        tu.index = index;
+                        tu.outputs = outputs.clone();
+                        r.source = tu.sources[index].clone();
+                    }
+                    Expr::Reduce(Box::new(r))
+                }
+                b => b.clone(),
+            };
+            self.add_tensor(&st.name, t, axes.clone(), body);
+        }
+    }
+
+    /// `reduce(values for axes, identity, |acc, x| combined)` with one component per
+    /// stage in `names` of type `dtypes`: the values are checked in the reduction's
+    /// scope, the identity must be constant, and the combiner sees only its parameters
+    /// (and the kernel's scalars and dims).
+    fn custom_reduce(&mut self, c: &CustomReduceAst, names: &[&str], dtypes: &[DType]) -> R<Reduce> {
+        let ivs = self.enter_reduce(&c.axes);
+        let mut ok = ivs.is_some();
+        let mut sources = Vec::new();
+        for ((x, &d), name) in c.sources.iter().zip(dtypes).zip(names) {
+            match self.expr(x, Some(d)) {
+                Ok(e) if e.dtype() == d => sources.push(e),
+                Ok(e) => {
+                    self.error_help(
+                        x.loc,
+                        format!(
+                            "mismatched types: `{name}` is `{d}`, but the reduced expression `{x}` is `{}`",
+                            e.dtype()
+                        ),
+                        format!("cast it: `{} as {d}`", castable(x)),
+                    );
+                    ok = false;
+                }
+                Err(_) => ok = false,
+            }
+        }
+        self.reduce_axes.clear();
+        let mut identity = Vec::new();
+        for ((x, &d), name) in c.identity.iter().zip(dtypes).zip(names) {
+            match self.expr(x, Some(d)) {
+                Ok(e) if e.dtype() != d => {
+                    self.error_help(
+                        x.loc,
+                        format!("mismatched types: `{name}` is `{d}`, but its identity `{x}` is `{}`", e.dtype()),
+                        format!("cast it: `{} as {d}`", castable(x)),
+                    );
+                    ok = false;
+                }
+                Ok(e) => {
+                    let e = crate::arith::Analyzer::new().simplify(&e);
+                    if matches!(e, Expr::Int { .. } | Expr::Float { .. } | Expr::Bool(_)) {
+                        identity.push(e);
+                    } else {
+                        self.error_help(
+                            x.loc,
+                            format!("the identity of a reduction is a constant, but `{x}` is not"),
+                            "the identity is what reducing nothing gives: `0.0` for a sum, `f32::NEG_INFINITY` for a max",
+                        );
+                        ok = false;
+                    }
+                }
+                Err(_) => ok = false,
+            }
+        }
+        for (&d, name) in dtypes.iter().zip(names) {
+            if d.is_bool() {
+                self.error(c.op_loc, format!("cannot `reduce` `bool` values (`{name}`)"));
+                ok = false;
+            }
+        }
+        let (lhs, rhs, combine) = self.combiner(c, names, dtypes)?;
+        let (Some(ivs), true) = (ivs, ok) else {
+            return Err(Poisoned);
+        };
+        let tuple = TupleReduce { sources, identity, lhs, rhs, combine, index: 0, outputs: Vec::new() };
+        Ok(Reduce { op: ReduceOp::Sum, source: tuple.sources[0].clone(), axes: ivs, tuple: Some(Box::new(tuple)) })
+    }
+
+    /// The combiner of a `reduce`: its parameters (one variable per component for the
+    /// accumulated value and for the new one) and each component's combined value.
+    #[allow(clippy::type_complexity)]
+    fn combiner(
+        &mut self,
+        c: &CustomReduceAst,
+        names: &[&str],
+        dtypes: &[DType],
+    ) -> R<(Vec<Var>, Vec<Var>, Vec<Expr>)> {
+        let mut ok = true;
+        if let Some(read) = c.combine.iter().find_map(first_read) {
+            self.error_help(
+                read.loc,
+                format!("the combiner sees only its parameters, but `{read}` reads a tensor"),
+                "the values to reduce go before `for`, as in `reduce((x[i, k], 1.0) for k in 0..N, ..)`",
+            );
+            return Err(Poisoned);
+        }
+        let mut params: Vec<(String, Var)> = Vec::new();
+        let mut vars = (Vec::new(), Vec::new());
+        for (side, list) in [(0, &c.lhs), (1, &c.rhs)] {
+            for (n, &d) in list.iter().zip(dtypes) {
+                if params.iter().any(|(m, _)| *m == n.name) {
+                    self.error(n.loc, format!("the combiner's parameter `{}` is named twice", n.name));
+                    ok = false;
+                }
+                let v = Var::new(&n.name, d);
+                params.push((n.name.clone(), v.clone()));
+                if side == 0 {
+                    vars.0.push(v)
+                } else {
+                    vars.1.push(v)
+                }
+            }
+        }
+        let saved = (std::mem::take(&mut self.stage_axes), std::mem::take(&mut self.reduce_axes));
+        self.combiner = Some(params);
+        let mut combine = Vec::new();
+        for ((x, &d), name) in c.combine.iter().zip(dtypes).zip(names) {
+            match self.expr(x, Some(d)) {
+                Ok(e) if e.dtype() == d => combine.push(e),
+                Ok(e) => {
+                    self.error_help(
+                        x.loc,
+                        format!("mismatched types: `{name}` is `{d}`, but its combined value `{x}` is `{}`", e.dtype()),
+                        format!("cast it: `{} as {d}`", castable(x)),
+                    );
+                    ok = false;
+                }
+                Err(_) => ok = false,
+            }
+        }
+        self.combiner = None;
+        (self.stage_axes, self.reduce_axes) = saved;
+        if !ok {
+            return Err(Poisoned);
+        }
+        Ok((vars.0, vars.1, combine))
+    }
+
+    /// Puts a reduction's axes in scope (`self.reduce_axes`, cleared by the caller):
+    /// their `IterVar`s, `None` when a range or a name is wrong (reported; the names are
+    /// in scope anyway, to avoid more errors).
+    fn enter_reduce(&mut self, axes: &[ReduceAxis]) -> Option<Vec<IterVar>> {
         let mut ivs = Vec::new();
         let mut ok = true;
         let mut names: Vec<(String, Var)> = Vec::new();
@@ -772,12 +1038,17 @@ impl<'a> Checker<'a> {
             ivs.push(IterVar { var: v, dom: Range { min: lo, extent }, kind: IterKind::Reduce });
         }
         self.reduce_axes = names;
+        ok.then_some(ivs)
+    }
+
+    fn reduce(&mut self, op: ReduceOp, source: &ExprAst, axes: &[ReduceAxis], dtype: DType) -> R<Expr> {
+        let ivs = self.enter_reduce(axes);
         let src = self.expr(source, Some(dtype));
         self.reduce_axes.clear();
         let src = src?;
-        if !ok {
+        let Some(ivs) = ivs else {
             return Err(Poisoned);
-        }
+        };
         if src.dtype() != dtype {
             self.error_help(
                 source.loc,
@@ -794,7 +1065,7 @@ impl<'a> Checker<'a> {
             self.error(source.loc, format!("cannot `{}` `bool` values", op.name()));
             return Err(Poisoned);
         }
-        Ok(Expr::Reduce(Box::new(Reduce { op, source: src, axes: ivs })))
+        Ok(Expr::Reduce(Box::new(Reduce::new(op, src, ivs))))
     }
 
     fn finish(mut self, outputs: &[OutputAst]) -> Result<Checked, Vec<FrontendError>> {
@@ -868,6 +1139,7 @@ fn tensors_read<'e>(e: &'e ExprAst, out: &mut Vec<&'e str>) {
             }
         }
         ExprKind::Reduce { source, .. } => tensors_read(source, out),
+        ExprKind::CustomReduce(c) => c.sources.iter().for_each(|x| tensors_read(x, out)),
         _ => {}
     }
 }
