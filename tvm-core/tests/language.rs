@@ -574,3 +574,45 @@ fn a_long_scan_is_a_parallel_scan_on_gpus() {
         }
     }
 }
+
+/// A reduction of one value with a combiner of its own, cache-written; a later component
+/// of a reduction of two values, cache-read by its reader; a combiner dividing by a
+/// constant.
+const CUSTOM_CACHES: &str = r#"
+pub fn caches(x: f32[M, N]) -> (h: i64[M], y: f32[M], z: f32[M]) {
+    h[i] = reduce((x[i, j] * 7.0) as i64 + 50 for j in 0..N, 0, |a, b| (a + b) % 1000003);
+    let (m[i], s[i]): (f32[M], f32[M]) = reduce((x[i, j], x[i, j] * x[i, j]) for j in 0..N,
+        (f32::NEG_INFINITY, 0.0), |(m0, s0), (m1, s1)| (m0.max(m1), s0 + s1));
+    y[i] = s[i] * 0.5;
+    z[i] = m[i] + 1.0;
+}
+schedule!(cpu) {
+    let hl = h.cache_write(local);
+    hl.compute_at(h, h.i);
+    let sl = s.cache_read(local, [y]);
+    sl.compute_at(y, y.i);
+}
+"#;
+
+#[test]
+fn caches_of_reductions_with_a_combiner_of_their_own() {
+    let (rows, n) = (5usize, 37usize);
+    let x: Vec<f32> = rand_vec(rows * n, 13).iter().map(|v| (v * 4.0).round()).collect();
+    let h: Vec<f32> =
+        x.chunks(n).map(|r| r.iter().fold(0i64, |a, &e| (a + (e * 7.0) as i64 + 50) % 1000003) as f32).collect();
+    let y: Vec<f32> = x.chunks(n).map(|r| r.iter().map(|e| e * e).sum::<f32>() * 0.5).collect();
+    let z: Vec<f32> = x.chunks(n).map(|r| r.iter().cloned().fold(f32::NEG_INFINITY, f32::max) + 1.0).collect();
+    for variant in [Variant::Cpu, Variant::DefaultCpu, Variant::DefaultGpu] {
+        let outs = run_all(CUSTOM_CACHES, variant, &x, [rows, n]);
+        assert_eq!(outs[0], h, "{variant:?}: h");
+        assert_close(&outs[1], &y, &format!("{variant:?}: y"));
+        assert_close(&outs[2], &z, &format!("{variant:?}: z"));
+    }
+    // The cache read is of `s`, the second component, not of `m`.
+    let f = lower(CUSTOM_CACHES, Variant::Cpu);
+    let text = tvm_core::tir::printer::print_func(&f);
+    assert!(text.contains("s_local[") && !text.contains("m_local["), "{text}");
+    // Dumps show the combiner.
+    let g = tvm_core::te::print_graph(&parse(CUSTOM_CACHES).graph);
+    assert!(g.contains("reduce((") && g.contains("|(m0, s0), (m1, s1)|"), "{g}");
+}

@@ -626,10 +626,12 @@ pub(crate) fn parse_custom_reduce(
         if n == arity {
             continue;
         }
-        let msg = if targets.is_empty() {
+        let msg = if targets.is_empty() && what == "values" {
             format!(
                 "a reduction of {n} values defines {n} stages: write them together, as in `(v[i], w[i]) = reduce((e, f) for k in 0..N, (0.0, 0.0), |(a0, a1), (b0, b1)| (a0 + b0, a1 + b1));`"
             )
+        } else if targets.is_empty() {
+            format!("the reduction has one value, but {n} {what}")
         } else {
             let names: Vec<String> = targets.iter().map(|t| format!("`{}`", t.name)).collect();
             format!("the reduction defines {arity} stages ({}), but it has {n} {what}", names.join(", "))

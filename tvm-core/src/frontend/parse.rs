@@ -344,6 +344,11 @@ fn parse_arg_stage(input: ParseStream, cx: &mut Cx, is_let: bool, outputs: &[Out
     let Some((_, axes0)) = targets.first() else {
         return Err(syn::Error::new(g.span(), format!("expected the stages it defines: {usage}")));
     };
+    for (k, (name, _)) in targets.iter().enumerate() {
+        if targets[..k].iter().any(|(m, _)| m.name == name.name) {
+            return Err(syn::Error::new(cx.sm.span(name.loc), format!("`{}` is named twice", name.name)));
+        }
+    }
     for (name, axes) in &targets[1..] {
         if axes.iter().map(|a| &a.name).ne(axes0.iter().map(|a| &a.name)) {
             let names: Vec<String> = targets.iter().map(|(n, _)| format!("`{}`", n.name)).collect();

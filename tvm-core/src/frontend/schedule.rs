@@ -367,7 +367,9 @@ impl Applier {
             return Err(self.error(e.loc(), K::BadStatement { what: format!("`{e}` where a tensor was expected") }));
         };
         match self.lookup(n)? {
-            Value::Stage(s) => Ok(self.s.stage(s).tensor),
+            // The tensor of that name: a stage computes several for a `reduce` of several
+            // values, each named.
+            Value::Stage(s) => Ok(self.s.graph.find(&n.name).unwrap_or(self.s.stage(s).tensor)),
             Value::Input(t) => Ok(t),
             Value::Axis(_) => Err(self.error(n.loc, K::WrongKindOfName { name: n.name.clone(), expected: "a tensor" })),
             Value::Poison => Err(Failed),
@@ -524,8 +526,16 @@ impl Applier {
     fn receiver(&mut self, base: &SExpr, method: &str) -> R<Recv> {
         if method == "cache_read" {
             if let SExpr::Name(n) = base {
-                if let Value::Input(t) = self.lookup(n)? {
-                    return Ok(Recv::Input(t));
+                match self.lookup(n)? {
+                    Value::Input(t) => return Ok(Recv::Input(t)),
+                    // A later component of a `reduce` of several values: that tensor, not
+                    // the first one its stage is named after.
+                    Value::Stage(_) => {
+                        if let Some(t) = self.s.graph.find(&n.name).filter(|&t| self.s.graph.producer(t) != t) {
+                            return Ok(Recv::Input(t));
+                        }
+                    }
+                    _ => {}
                 }
             }
         }

@@ -406,11 +406,13 @@ impl Schedule {
 
     /// Whether `a` reads `b`, directly or through other stages.
     pub fn depends_on(&self, a: TensorId, b: TensorId) -> bool {
+        // `b`'s stage computes every component of a reduction of several values.
+        let bs = self.graph.tuple_outputs(b);
         let mut stack = vec![a];
         let mut seen = Vec::new();
         while let Some(t) = stack.pop() {
             for p in self.graph.inputs_of(t) {
-                if p == b {
+                if bs.contains(&p) {
                     return true;
                 }
                 if !seen.contains(&p) {
@@ -538,10 +540,12 @@ impl Schedule {
         let name = self.fresh_name(&format!("{tname}_{}", scope.0.name()));
         let new = self.copy_tensor(tensor.0, name, scope.1);
         for r in readers {
-            let rt = self.stage(r.0).tensor;
-            let t = self.graph.tensor_mut(rt);
-            if let Op::Compute { body, .. } = &mut t.op {
-                *body = ReplaceTensor { from: tensor.0, to: new }.mutate_expr(body.clone());
+            // Every component of a reduction of several values reads what its stage reads.
+            for rt in self.graph.tuple_outputs(self.stage(r.0).tensor) {
+                let t = self.graph.tensor_mut(rt);
+                if let Op::Compute { body, .. } = &mut t.op {
+                    *body = ReplaceTensor { from: tensor.0, to: new }.mutate_expr(body.clone());
+                }
             }
         }
         let sid = self.add_stage(new);
@@ -573,6 +577,12 @@ impl Schedule {
         let old = self.graph.tensor(st.tensor).clone();
         let name = self.fresh_name(&format!("{}_{}", old.name, scope.0.name()));
         let cache = self.graph.add(Tensor { name: name.clone(), ..old.clone() });
+        // A reduction with a combiner of its own names its tensors: the cache's is itself.
+        if let Op::Compute { body: Expr::Reduce(r), .. } = &mut self.graph.tensor_mut(cache).op {
+            if let Some(t) = r.tuple.as_mut() {
+                t.outputs = vec![cache];
+            }
+        }
         // The original tensor now copies the cache over fresh axes.
         let axes: Vec<IterVar> = old
             .axes()

@@ -522,15 +522,59 @@ impl<'a> Printer<'a> {
                 self.call("broadcast", &[&**value, &lanes], out)
             }
             Expr::Reduce(r) => {
-                out.push_str(r.op.name());
-                out.push('(');
-                self.write_expr(&r.source, out);
+                // `reduce((e, f) for k in .., (id0, id1), |(a0, a1), (b0, b1)| (c0, c1))[index]`
+                // for a combiner of the kernel's own.
+                let list = |p: &mut Self, xs: &[Expr], out: &mut String| {
+                    if xs.len() != 1 {
+                        out.push('(');
+                    }
+                    for (i, x) in xs.iter().enumerate() {
+                        if i > 0 {
+                            out.push_str(", ");
+                        }
+                        p.write_expr(x, out);
+                    }
+                    if xs.len() != 1 {
+                        out.push(')');
+                    }
+                };
+                match &r.tuple {
+                    Some(t) => {
+                        out.push_str("reduce(");
+                        list(self, &t.sources, out);
+                    }
+                    None => {
+                        out.push_str(r.op.name());
+                        out.push('(');
+                        self.write_expr(&r.source, out);
+                    }
+                }
                 for (i, ax) in r.axes.iter().enumerate() {
                     out.push_str(if i == 0 { " for " } else { ", " });
                     let v = self.var(&ax.var);
                     out.push_str(&format!("{v} in {}", self.range(&ax.dom)));
                 }
-                out.push(')');
+                if let Some(t) = &r.tuple {
+                    out.push_str(", ");
+                    list(self, &t.identity, out);
+                    let params = |p: &mut Self, vs: &[Var]| {
+                        let names: Vec<String> = vs.iter().map(|v| p.var(v)).collect();
+                        if names.len() == 1 {
+                            names[0].clone()
+                        } else {
+                            format!("({})", names.join(", "))
+                        }
+                    };
+                    let (a, b) = (params(self, &t.lhs), params(self, &t.rhs));
+                    out.push_str(&format!(", |{a}, {b}| "));
+                    list(self, &t.combine, out);
+                    out.push(')');
+                    if t.sources.len() > 1 {
+                        out.push_str(&format!("[{}]", t.index));
+                    }
+                } else {
+                    out.push(')');
+                }
             }
             // `check_index(v, extent, #site)`, `check_divisor(v, #site)`.
             Expr::Check { value, kind, site } => {

@@ -400,12 +400,18 @@ pub(crate) fn knob_values(ts: &TokenStream) -> (Option<String>, Vec<TokenStream>
 /// with a tunable unroll of the reduction; on GPU targets its spatial axes fused and split
 /// over a tunable number of threads per block, the reduction in a register. Every other
 /// stage keeps the target's default treatment. `None` for a kernel this does not cover
-/// (an output that is an input, a reduction read at another rank).
+/// (an output that is an input, a reduction read at another rank, a `reduce` with a
+/// combiner of its own).
 pub fn default_space(graph: &crate::te::Graph, kind: crate::TargetKind) -> Option<String> {
     use crate::te::Op;
     let out = *graph.outputs.first()?;
     let t = graph.tensor(out);
     let Op::Compute { axes, body } = &t.op else { return None };
+    // A reduction with a combiner of its own: its partial results are not a cache_write
+    // away (and several components are one stage).
+    if t.tuple_reduce().is_some() {
+        return None;
+    }
     let name = &t.name;
     let ax: Vec<String> = axes.iter().map(|a| format!("{name}.{}", a.var.name())).collect();
     let reduce_axes = |body: &crate::tir::Expr| -> Vec<String> {

@@ -747,7 +747,18 @@ impl Checker<'_> {
         }
         // An integer divisor is checked (in kernel bodies; bounds of reduction ranges are
         // computed before the kernel runs).
-        let r = if matches!(op, BinOpAst::Div | BinOpAst::Rem) && tl.is_integer() && !self.in_bounds {
+        let divides = matches!(op, BinOpAst::Div | BinOpAst::Rem) && tl.is_integer();
+        // A combiner's integer divisor is a nonzero constant: it runs where no check is
+        // reported from (in every lowering of the reduction, on partial results).
+        if divides && self.combiner.is_some() && r.as_int().is_none_or(|d| d == 0) {
+            self.error_help(
+                rhs.loc,
+                format!("the combiner divides by `{rhs}`, which is not a nonzero constant"),
+                "divide the values before the reduction (before `for`), or by a constant",
+            );
+            return Err(Poisoned);
+        }
+        let r = if divides && !self.in_bounds && self.combiner.is_none() {
             let site = CheckSite::Divisor { divisor: rhs.to_string() };
             self.check(r, CheckKind::Divisor, site, rhs.loc)
         } else {
