@@ -100,6 +100,37 @@ fn reductions_of_several_values_on_every_backend() {
     }
 }
 
+#[path = "../../examples/kernels/softmax_stats.rs"]
+mod example_softmax_stats;
+
+#[test]
+fn example_softmax_stats_one_and_two_passes() {
+    for (rows, n) in [(1usize, 1usize), (5, 300), (16, 1030)] {
+        let x: Vec<f32> = rand_vec(rows * n, 52).iter().map(|v| v * 20.0 - 10.0).collect();
+        let tx = tensor(&x, [rows, n]);
+        let m: Vec<f32> = x.chunks(n).map(|r| r.iter().cloned().fold(f32::NEG_INFINITY, f32::max)).collect();
+        let s: Vec<f32> =
+            x.chunks(n).zip(&m).map(|(r, &m)| r.iter().map(|&e| ((e - m) as f64).exp()).sum::<f64>() as f32).collect();
+        for d in super::backends() {
+            for two in [false, true] {
+                let what = format!("softmax_stats {rows}x{n} (two passes: {two}) on {d}");
+                let mut tm = tvm::Tensor::<f32, 1>::full([rows], f32::NAN);
+                let mut ts = tvm::Tensor::<f32, 1>::full([rows], f32::NAN);
+                if two {
+                    example_softmax_stats::stats_two_pass::run(d, &tx, &mut tm, &mut ts)
+                } else {
+                    example_softmax_stats::stats_online::run(d, &tx, &mut tm, &mut ts)
+                }
+                .unwrap_or_else(|e| panic!("{what}: {e}"));
+                assert_eq!(tm.as_slice(), &m[..], "{what}: m");
+                for (got, want) in ts.as_slice().iter().zip(&s) {
+                    assert!((got - want).abs() <= 1e-5 * want.abs(), "{what}: s {got} vs {want}");
+                }
+            }
+        }
+    }
+}
+
 #[path = "../../examples/kernels/cumsum.rs"]
 mod example_cumsum;
 
@@ -251,6 +282,8 @@ pub(super) fn sources() -> Vec<(&'static str, Source)> {
         ("example argmax", example_argmax::top1::source),
         ("nearest_zero", arg::nearest_zero::source),
         ("softmax_stats", custom::softmax_stats::source),
+        ("example stats_online", example_softmax_stats::stats_online::source),
+        ("example stats_two_pass", example_softmax_stats::stats_two_pass::source),
         ("example axpy f32", example_axpy::axpy::source::<f32>),
         ("example axpy f64", example_axpy::axpy::source::<f64>),
     ]
