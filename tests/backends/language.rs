@@ -278,6 +278,7 @@ pub(super) fn sources() -> Vec<(&'static str, Source)> {
         ("running_max", scans::running_max::source),
         ("iir", scans::iir::source),
         ("prefix_sum", scans::prefix_sum::source),
+        ("row_max", scans::row_max::source),
         ("example cumsum", example_cumsum::cumsum::source),
         ("example argmax", example_argmax::top1::source),
         ("nearest_zero", arg::nearest_zero::source),
@@ -404,6 +405,13 @@ pub mod scans {
     }
 
     tvm::compute! {
+        /// Three long running maxima: a parallel scan per row on GPU targets.
+        pub fn row_max(x: f32[3, n]) -> y: f32[3, n] {
+            y[r, t] = if t == 0 { x[r, t] } else { x[r, t].max(y[r, t - 1]) };
+        }
+    }
+
+    tvm::compute! {
         /// A second-order linear recurrence (an IIR filter) as an intermediate.
         pub fn iir(x: f32[n], a: f32, b: f32) -> y: f32[n] {
             let h[t]: f32[n] = x[t] + (if t >= 1 { a * h[t - 1] } else { 0.0 }) + (if t >= 2 { b * h[t - 2] } else { 0.0 });
@@ -446,6 +454,15 @@ fn scans_on_every_backend() {
             .collect();
         let tx = tensor(&x, [n]);
         on_every_backend(&format!("prefix_sum n={n}"), [n], &want, 0.0, |d, y| scans::prefix_sum::run(d, &tx, y));
+        let x3: Vec<f32> = rand_vec(3 * n, 48);
+        let mut want3 = x3.clone();
+        for r in 0..3 {
+            for j in 1..n {
+                want3[r * n + j] = want3[r * n + j].max(want3[r * n + j - 1]);
+            }
+        }
+        let tx3 = tensor(&x3, [3, n]);
+        on_every_backend(&format!("row_max 3x{n}"), [3, n], &want3, 0.0, |d, y| scans::row_max::run(d, &tx3, y));
     }
     for n in [1usize, 2, 777] {
         let x = rand_vec(n, 46);

@@ -311,8 +311,9 @@ fn argmax_and_argmin_give_the_value_and_the_first_index() {
     }
 }
 
-/// Runs the kernel `src` (one f32 input, outputs of any type, each of shape `[shape[0]]`
-/// or `shape` by its rank; outputs start poisoned) on the interpreter and, for GPU variants, on every
+/// Runs the kernel `src` (one f32 input of shape `shape`, or `[shape[0]]` for one dim;
+/// outputs of any type and rank whose dims are constants or the input's, starting
+/// poisoned) on the interpreter and, for GPU variants, on every
 /// OpenCL device; returns each output's values as f32s (every backend's must agree).
 fn run_all(src: &str, variant: Variant, x: &[f32], shape: [usize; 2]) -> Vec<Vec<f32>> {
     use tvm_core::interp::{ArgValue, HostTensor};
@@ -326,19 +327,34 @@ fn run_all(src: &str, variant: Variant, x: &[f32], shape: [usize; 2]) -> Vec<Vec
     for (n, target) in targets.into_iter().enumerate() {
         let s = schedule_for(&kernel, variant, target);
         let f = tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering: {e:?}"));
+        let ishape: Vec<usize> = match f.params.iter().find(|p| matches!(p, Param::Tensor { is_output: false, .. })) {
+            Some(Param::Tensor { shape: dims, .. }) if dims.len() == 1 => vec![shape[0]],
+            _ => shape.to_vec(),
+        };
+        let input_dims: Vec<(String, usize)> = match f.params.first() {
+            Some(Param::Tensor { shape: dims, .. }) => {
+                dims.iter().zip(&ishape).filter_map(|(d, &v)| d.as_var().map(|x| (x.name().to_string(), v))).collect()
+            }
+            _ => Vec::new(),
+        };
+        let dim_value = |d: &tvm_core::tir::Expr| -> usize {
+            match (d.as_int(), d.as_var()) {
+                (Some(c), _) => c as usize,
+                (_, Some(v)) => input_dims.iter().find(|(n, _)| n == v.name()).expect("a dim of the input").1,
+                _ => panic!("a dim that is neither a constant nor an input's dim"),
+            }
+        };
         let args = || -> Vec<ArgValue> {
             f.params
                 .iter()
                 .map(|p| match p {
-                    Param::Tensor { buffer, is_output: false, shape: dims }
-                        if buffer.dtype() == tvm_core::DType::F32 =>
-                    {
-                        let ishape = if dims.len() == 1 { vec![shape[0]] } else { shape.to_vec() };
-                        ArgValue::Tensor(HostTensor::f32(ishape, x.to_vec()))
+                    Param::Tensor { buffer, is_output: false, .. } if buffer.dtype() == tvm_core::DType::F32 => {
+                        ArgValue::Tensor(HostTensor::f32(ishape.clone(), x.to_vec()))
                     }
                     Param::Tensor { buffer, shape: dims, .. } => {
-                        // Poisoned: an element never written shows.
-                        let oshape = if dims.len() == 1 { vec![shape[0]] } else { shape.to_vec() };
+                        // Poisoned: an element never written shows. Its dims: constants,
+                        // or the input's dims of the same name.
+                        let oshape: Vec<usize> = dims.iter().map(|d| dim_value(d)).collect();
                         let size = oshape.iter().product();
                         let poison = vec![if buffer.dtype().is_float() { f64::NAN } else { 7777.0 }; size];
                         ArgValue::Tensor(HostTensor::from_f64(buffer.dtype(), oshape, &poison).unwrap())
@@ -615,4 +631,36 @@ fn caches_of_reductions_with_a_combiner_of_their_own() {
     // Dumps show the combiner.
     let g = tvm_core::te::print_graph(&parse(CUSTOM_CACHES).graph);
     assert!(g.contains("reduce((") && g.contains("|(m0, s0), (m1, s1)|"), "{g}");
+}
+
+/// Scans along the last dim of a few rows (a leading dim of 4, and leading dims 2 x 2):
+/// each row a parallel scan on GPUs (a `block.y` per row).
+const ROW_SCANS: &str = r#"
+pub fn row_scans(x: f32[4, N]) -> (s: f32[4, N], t: f32[2, 2, N]) {
+    s[r, j] = if j >= 1 { s[r, j - 1] + x[r, j] } else { x[r, j] };
+    t[a, b, j] = if j == 0 { x[a * 2 + b, j] } else { max(t[a, b, j - 1], x[a * 2 + b, j]) };
+}
+"#;
+
+#[test]
+fn a_long_scan_of_a_few_rows_is_a_parallel_scan_on_gpus() {
+    let k = parse(ROW_SCANS);
+    let s = schedule_for(&k, Variant::DefaultGpu, tvm_core::Target::cuda());
+    assert!(s.stages.iter().all(|st| st.parallel_scan), "every stage is a parallel scan");
+    for n in [1usize, 2049, 9000] {
+        let x: Vec<f32> = rand_vec(4 * n, 14).iter().map(|v| (v * 8.0).round() - 4.0).collect();
+        let mut s = x.clone();
+        let mut t = x.clone();
+        for r in 0..4 {
+            for j in 1..n {
+                s[r * n + j] += s[r * n + j - 1];
+                t[r * n + j] = t[r * n + j].max(t[r * n + j - 1]);
+            }
+        }
+        for variant in Variant::CPU_GPU {
+            let outs = run_all(ROW_SCANS, variant, &x, [4, n]);
+            assert_eq!(outs[0], s, "s n={n} {variant:?}");
+            assert_eq!(outs[1], t, "t n={n} {variant:?}");
+        }
+    }
 }

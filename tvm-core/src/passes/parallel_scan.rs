@@ -30,15 +30,18 @@ use crate::tir::{Buffer, Expr, ForKind, Range, ReduceOp, Scope, Stmt, ThreadTag,
 /// Elements each thread scans serially.
 const PER_THREAD: i64 = 8;
 
-/// The three launches computing `out[j]` for `j < n` as the inclusive scan of
-/// `element(j)` (an expression of loads, given the index) with `m.op`. `part` and `carry`
-/// (global, one element per chunk) are realized here.
+/// The three launches computing `out[.., j]` for `j < n` as the inclusive scan along the
+/// last dim of `element(lead, j)` (an expression of loads, given the indices) with
+/// `m.op`, for every index `lead` of the leading dims of extents `lead` (none for a scan
+/// alone; each row is then a `block.y` of every launch). `part` and `carry` (global, one
+/// element per chunk of each row) are realized here.
 pub fn parallel_scan(
     name: &str,
     m: &ScanMonoid,
     out: &Buffer,
+    lead: &[Expr],
     n: Expr,
-    element: &dyn Fn(Expr) -> Expr,
+    element: &dyn Fn(&[Expr], Expr) -> Expr,
     target: &Target,
 ) -> Stmt {
     let op = m.op;
@@ -49,6 +52,25 @@ pub fn parallel_scan(
     let v = PER_THREAD;
     let c = t * v;
     let blocks = (n.clone() + (c - 1)) / c;
+    let rows = lead.iter().cloned().reduce(|a, b| a * b).unwrap_or(Expr::int(1));
+    // The leading indices of row `r` (row-major).
+    let lead_of = |r: &Expr| -> Vec<Expr> {
+        (0..lead.len())
+            .map(|d| {
+                let q = match lead[d + 1..].iter().cloned().reduce(|a, b| a * b) {
+                    Some(inner) => r.clone() / inner,
+                    None => r.clone(),
+                };
+                if d == 0 {
+                    q
+                } else {
+                    q % lead[d].clone()
+                }
+            })
+            .collect()
+    };
+    // Chunk `b` of row `r` in `part` and `carry`.
+    let chunk = |r: &Expr, b: Expr| if lead.is_empty() { b } else { r.clone() * blocks.clone() + b };
     let part = Buffer::new(format!("{name}_part"), dt, Scope::Global);
     let carry = Buffer::new(format!("{name}_carry"), dt, Scope::Global);
     let local = |what: &str| Buffer::new(format!("{name}_{what}"), dt, Scope::Local);
@@ -64,10 +86,12 @@ pub fn parallel_scan(
         bounds: vec![Range::from_extent(size)],
         body: Box::new(body),
     };
-    let launch = |k: u32, grid: Expr, body: &dyn Fn(Expr, Expr) -> Stmt| {
+    let launch = |k: u32, grid: Expr, body: &dyn Fn(Expr, Expr, Expr) -> Stmt| {
         let (bx, tx) = (Var::index(format!("{name}_b{k}")), Var::index(format!("{name}_t{k}")));
-        let body = body(Expr::var(&bx), Expr::var(&tx));
-        Stmt::ThreadBinding {
+        let ry = Var::index(format!("{name}_r{k}"));
+        let row = if lead.is_empty() { Expr::int(0) } else { Expr::var(&ry) };
+        let body = body(row, Expr::var(&bx), Expr::var(&tx));
+        let s = Stmt::ThreadBinding {
             tag: ThreadTag::BlockX,
             var: bx,
             extent: grid,
@@ -77,6 +101,11 @@ pub fn parallel_scan(
                 extent: Expr::int(t),
                 body: Box::new(body),
             }),
+        };
+        if lead.is_empty() {
+            s
+        } else {
+            Stmt::ThreadBinding { tag: ThreadTag::BlockY, var: ry, extent: rows.clone(), body: Box::new(s) }
         }
     };
     // The element at `j` of the chunk of block `bx` read by thread `tx` in round `k`:
@@ -84,13 +113,13 @@ pub fn parallel_scan(
     let striped = |bx: &Expr, k: &Var, tx: &Expr| bx.clone() * c + Expr::var(k) * t + tx.clone();
 
     // 1. Each block's total.
-    let reduce = launch(1, blocks.clone(), &|bx, tx| {
+    let reduce = launch(1, blocks.clone(), &|row, bx, tx| {
         let (acc, red) = (local("acc1"), shared("red1"));
         let k = Var::index("k");
         let j = striped(&bx, &k, &tx);
-        let load = Stmt::if_then(Expr::lt(j.clone(), n.clone()), fold(&acc, element(j)));
+        let load = Stmt::if_then(Expr::lt(j.clone(), n.clone()), fold(&acc, element(&lead_of(&row), j)));
         let warps = warp_plan(ThreadTag::ThreadX, t, dt, target.warp_size).map(|w| (w, target.warp_size));
-        let write = |x: Expr| Stmt::store(&part, vec![bx.clone()], x);
+        let write = |x: Expr| Stmt::store(&part, vec![chunk(&row, bx.clone())], x);
         let body = Stmt::seq(vec![
             Stmt::store(&acc, z(), id()),
             lp(&k, Expr::int(v), ForKind::Unrolled, load),
@@ -105,7 +134,7 @@ pub fn parallel_scan(
 
     // 2. The exclusive prefix of every block's total, in one block.
     let runs = (blocks.clone() + (t - 1)) / t;
-    let totals = launch(2, Expr::int(1), &|_, tx| {
+    let totals = launch(2, Expr::int(1), &|row, _, tx| {
         let (acc, pre, tmp, sh) = (local("acc2"), local("pre2"), local("tmp2"), shared("sh2"));
         let (k, k2) = (Var::index("k"), Var::index("k"));
         let b = |k: &Var| tx.clone() * runs.clone() + Expr::var(k);
@@ -115,19 +144,22 @@ pub fn parallel_scan(
                 &k,
                 runs.clone(),
                 ForKind::Serial,
-                Stmt::if_then(Expr::lt(b(&k), blocks.clone()), fold(&acc, at(&part, b(&k)))),
+                Stmt::if_then(Expr::lt(b(&k), blocks.clone()), fold(&acc, at(&part, chunk(&row, b(&k))))),
             ),
         ];
         body.extend(block_exclusive_scan(op, dt, &acc, &pre, &tmp, &sh, &tx, t));
-        let write =
-            Stmt::seq(vec![Stmt::store(&carry, vec![b(&k2)], Expr::load(&pre, z())), fold(&pre, at(&part, b(&k2)))]);
+        let write = Stmt::seq(vec![
+            Stmt::store(&carry, vec![chunk(&row, b(&k2))], Expr::load(&pre, z())),
+            fold(&pre, at(&part, chunk(&row, b(&k2)))),
+        ]);
         body.push(lp(&k2, runs.clone(), ForKind::Serial, Stmt::if_then(Expr::lt(b(&k2), blocks.clone()), write)));
         let body = Stmt::seq(body);
         [acc, pre, tmp].iter().fold(realize(&sh, Expr::int(t), body), |s, b| realize(b, Expr::int(1), s))
     });
 
     // 3. Each chunk's inclusive scan, from its block's prefix.
-    let scan = launch(3, blocks.clone(), &|bx, tx| {
+    let scan = launch(3, blocks.clone(), &|row, bx, tx| {
+        let lead_ix = lead_of(&row);
         let (acc, pre, tmp, sh, tile) = (local("acc3"), local("pre3"), local("tmp3"), shared("sh3"), shared("tile"));
         let (k1, k2, k3, k4) = (Var::index("k"), Var::index("k"), Var::index("k"), Var::index("k"));
         let j = |k: &Var| striped(&bx, k, &tx);
@@ -138,7 +170,7 @@ pub fn parallel_scan(
         let mine = |k: &Var| pad(tx.clone() * v + Expr::var(k));
         let load = Stmt::If {
             cond: Expr::lt(j(&k1), n.clone()),
-            then: Box::new(Stmt::store(&tile, vec![slot(&k1)], element(j(&k1)))),
+            then: Box::new(Stmt::store(&tile, vec![slot(&k1)], element(&lead_ix, j(&k1)))),
             otherwise: Some(Box::new(Stmt::store(&tile, vec![slot(&k1)], id()))),
         };
         let mut body = vec![
@@ -148,14 +180,16 @@ pub fn parallel_scan(
             lp(&k2, Expr::int(v), ForKind::Unrolled, fold(&acc, at(&tile, mine(&k2)))),
         ];
         body.extend(block_exclusive_scan(op, dt, &acc, &pre, &tmp, &sh, &tx, t));
-        body.push(Stmt::store(&pre, z(), op.combine(at(&carry, bx.clone()), Expr::load(&pre, z()))));
+        body.push(Stmt::store(&pre, z(), op.combine(at(&carry, chunk(&row, bx.clone())), Expr::load(&pre, z()))));
         let step = Stmt::seq(vec![
             fold(&pre, at(&tile, mine(&k3))),
             Stmt::store(&tile, vec![mine(&k3)], Expr::load(&pre, z())),
         ]);
         body.push(lp(&k3, Expr::int(v), ForKind::Unrolled, step));
         body.push(Stmt::Barrier);
-        let store = Stmt::if_then(Expr::lt(j(&k4), n.clone()), Stmt::store(out, vec![j(&k4)], at(&tile, slot(&k4))));
+        let mut ix = lead_ix.clone();
+        ix.push(j(&k4));
+        let store = Stmt::if_then(Expr::lt(j(&k4), n.clone()), Stmt::store(out, ix, at(&tile, slot(&k4))));
         body.push(lp(&k4, Expr::int(v), ForKind::Unrolled, store));
         let body = Stmt::seq(body);
         let body = realize(&tile, Expr::int(c + c / 32), realize(&sh, Expr::int(t), body));
@@ -163,7 +197,8 @@ pub fn parallel_scan(
     });
 
     let body = Stmt::seq(vec![reduce, totals, scan]);
-    realize(&part, blocks.clone(), realize(&carry, blocks, body))
+    let size = if lead.is_empty() { blocks } else { blocks * rows };
+    realize(&part, size.clone(), realize(&carry, size, body))
 }
 
 /// The statements that leave in `pre[0]` the `op` of the `acc[0]` of the threads before

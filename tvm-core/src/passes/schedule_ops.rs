@@ -204,12 +204,16 @@ impl Ctx<'_> {
         let st = sch.stage(sid).clone();
         let t = sch.graph.tensor(st.tensor).clone();
         let buf = self.buffers[&st.tensor].clone();
-        if let (true, Some(m), [axis]) = (st.parallel_scan, sch.graph.scan_monoid(st.tensor), t.axes()) {
-            let element = |j: Expr| {
-                let map = HashMap::from([(axis.var.clone(), j)]);
+        if let (true, Some(m)) = (st.parallel_scan, sch.graph.scan_monoid(st.tensor)) {
+            // The scan dim is the last (the default schedule's rule).
+            let axes = t.axes();
+            let element = |lead: &[Expr], j: Expr| {
+                let map: HashMap<Var, Expr> =
+                    axes.iter().map(|a| a.var.clone()).zip(lead.iter().cloned().chain([j])).collect();
                 self.to_loads(substitute(m.element.clone(), &map))
             };
-            return super::parallel_scan::parallel_scan(&st.name, &m, &buf, t.shape[0].clone(), &element, &sch.target);
+            let (n, lead) = t.shape.split_last().expect("a scan has a dim");
+            return super::parallel_scan::parallel_scan(&st.name, &m, &buf, lead, n.clone(), &element, &sch.target);
         }
         let map = self.b.root_var_map(sch, sid);
         let Op::Compute { axes, body } = &t.op else { unreachable!("stages compute") };

@@ -7,9 +7,10 @@
 //! at once (rfactor, as a Halide or TVM schedule would write it). On GPUs, the spatial axes are
 //! fused and split by the target's preferred block size, bound to `block.x`/`thread.x`.
 //! A recurrence's scan axis is neither parallel, vectorized nor bound: on GPUs the other
-//! axes are moved outside it and bound; a scan alone that is an inclusive scan with `+ *
-//! max min` ([`Graph::scan_monoid`](crate::te::Graph::scan_monoid)) and not known to be
-//! shorter than [`PARALLEL_SCAN_MIN`] is a parallel scan, else it runs in one thread.
+//! axes are moved outside it and bound; an inclusive scan with `+ * max min`
+//! ([`Graph::scan_monoid`](crate::te::Graph::scan_monoid)) along the last dim, not known
+//! to be shorter than [`PARALLEL_SCAN_MIN`], alone or in at most
+//! [`PARALLEL_SCAN_MAX_ROWS`] rows known at compile time, is a parallel scan.
 
 use super::primitives::Arg;
 use super::*;
@@ -18,6 +19,11 @@ use crate::tir::Expr;
 /// The shortest scan axis the default GPU schedule computes as a parallel scan (a shorter
 /// one runs in one thread: the three launches would cost more).
 pub const PARALLEL_SCAN_MIN: i64 = 4096;
+
+/// The most rows (the product of the other dims, all known at compile time) whose scans
+/// the default GPU schedule spreads over the threads; more rows (or an unknown number)
+/// run one per thread.
+pub const PARALLEL_SCAN_MAX_ROWS: i64 = 256;
 
 impl Schedule {
     /// Gives every stage that no primitive named the target's default treatment.
@@ -42,10 +48,14 @@ impl Schedule {
                 // A recurrence's scan axis stays a loop inside each thread: the other axes
                 // go outside it and are the ones bound; a scan alone runs in one thread.
                 let bound: Vec<AxisId> = spatial.iter().copied().filter(|&a| Some(a) != scan).collect();
+                // A long scan along the last dim, alone or in few rows (too few to fill
+                // the GPU one row per thread): each spread over the GPU's threads.
+                let rows: Option<i64> = bound.iter().map(|&a| self.static_extent(a)).product();
+                let last = spatial.last() == scan.as_ref();
                 match scan {
-                    // A long scan alone: one scan spread over the GPU's threads.
                     Some(scan)
-                        if bound.is_empty()
+                        if last
+                            && rows.is_some_and(|r| r <= PARALLEL_SCAN_MAX_ROWS)
                             && self.graph.scan_monoid(st.tensor).is_some()
                             && self.static_extent(scan).is_none_or(|e| e >= PARALLEL_SCAN_MIN) =>
                     {
