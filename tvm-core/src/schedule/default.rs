@@ -50,7 +50,8 @@ impl Schedule {
                 let bound: Vec<AxisId> = spatial.iter().copied().filter(|&a| Some(a) != scan).collect();
                 // A long scan along the last dim, alone or in few rows (too few to fill
                 // the GPU one row per thread): each spread over the GPU's threads.
-                let rows: Option<i64> = bound.iter().map(|&a| self.static_extent(a)).product();
+                let rows: Option<i64> =
+                    bound.iter().try_fold(1i64, |r, &a| self.static_extent(a).and_then(|e| r.checked_mul(e)));
                 let last = spatial.last() == scan.as_ref();
                 match scan {
                     Some(scan)
