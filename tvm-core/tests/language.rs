@@ -490,6 +490,15 @@ fn custom_reductions_of_several_values_schedule_like_sum() {
             assert_close(&outs[4], &ss, &format!("{what}: ss"));
         }
     }
+    // A reduce in parentheses is the stage's right-hand side too.
+    let paren = "pub fn f(x: f32[M, N]) -> y: f32[M] { y[i] = (reduce(x[i, j] for j in 0..N, 0.0, |a, b| a + b)); }";
+    let out = run_all(paren, Variant::DefaultCpu, &x_small(), [2, 3]);
+    assert_eq!(out[0], vec![3.0, 12.0], "parenthesized reduce");
+    // The default CPU schedule's partial results are vector code: the combiner's values
+    // are vector `let`s (a serial loop would pass the numbers above too).
+    let text = tvm_core::tir::printer::print_func(&lower(CUSTOM, Variant::DefaultCpu));
+    assert!(text.contains("let m_rf_x0 = x[ramp("), "the one-pass statistics are vectorized:\n{text}");
+    assert!(text.contains("let v_rf_x1 = ramp("), "argmax's index lanes are a vector:\n{text}");
 }
 
 /// A softmax whose statistics (max and sum of exponentials) are one reduction of two
@@ -663,4 +672,9 @@ fn a_long_scan_of_a_few_rows_is_a_parallel_scan_on_gpus() {
             assert_eq!(outs[1], t, "t n={n} {variant:?}");
         }
     }
+}
+
+/// 0, 1, .., 5 as two rows of three.
+fn x_small() -> Vec<f32> {
+    (0..6).map(|v| v as f32).collect()
 }

@@ -267,7 +267,7 @@ pub enum ExprKind {
 /// `reduce(e for k in lo..hi, identity, |a, b| combined)`, or over several values at
 /// once, `(v[i], w[i]) = reduce((e, f) for k in .., (id_e, id_f), |(a0, a1), (b0, b1)|
 /// (c0, c1))`: a reduction with a combiner the user writes. Every stage the reduction
-/// defines has this same node, with its own `index`.
+/// defines has this same node (the checker takes the stages of one `op_loc` together).
 #[derive(Clone, Debug, PartialEq)]
 pub struct CustomReduceAst {
     /// The `reduce` token.
@@ -280,10 +280,6 @@ pub struct CustomReduceAst {
     pub lhs: Vec<Name>,
     pub rhs: Vec<Name>,
     pub combine: Vec<ExprAst>,
-    /// The whole closure, where errors about it point.
-    pub closure_loc: Loc,
-    /// The component this stage holds.
-    pub index: usize,
 }
 
 /// One `k in lo..hi` of a reduction.

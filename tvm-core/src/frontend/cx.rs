@@ -132,6 +132,23 @@ fn piece(tokens: Vec<TokenTree>, terminated: bool) -> Piece {
 
 /// An identifier (not a keyword), or the error `msg` at the current token (or at the
 /// end of the input).
+/// `item, item, ..` to the end of `input`, a trailing comma allowed.
+pub(crate) fn comma_list<T>(
+    input: ParseStream,
+    cx: &mut Cx,
+    mut item: impl FnMut(ParseStream, &mut Cx) -> syn::Result<T>,
+) -> syn::Result<Vec<T>> {
+    let mut out = Vec::new();
+    while !input.is_empty() {
+        out.push(item(input, cx)?);
+        if input.is_empty() {
+            break;
+        }
+        input.parse::<syn::Token![,]>()?;
+    }
+    Ok(out)
+}
+
 pub(crate) fn ident(input: ParseStream, msg: &str) -> syn::Result<syn::Ident> {
     if input.peek(syn::Ident) {
         input.parse()

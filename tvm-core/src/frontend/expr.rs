@@ -4,7 +4,7 @@
 //! and comparisons do not chain.
 
 use super::ast::*;
-use super::cx::{ident, parse_group, Cx};
+use super::cx::{comma_list, ident, parse_group, Cx};
 use crate::loc::Loc;
 use crate::tir::ReduceOp;
 use proc_macro2::{Group, Punct, Span};
@@ -568,24 +568,26 @@ pub(crate) fn parse_custom_reduce(
 ) -> syn::Result<CustomReduceAst> {
     let usage = "`reduce(x[i, k] for k in 0..N, 0.0, |a, b| a + b)`: the values, the identity, and the combiner";
     let arity = targets.len().max(1);
-    let c = parse_group(g, cx, |input, cx| {
-        let sources = parse_values(input, cx)?;
+    let comma = |input: ParseStream, what: &str| -> syn::Result<()> {
+        if !input.peek(Token![,]) {
+            return Err(input.error(what));
+        }
+        input.parse::<Token![,]>().map(drop)
+    };
+    // The reduction, and where each part is (its values, identities, the two parameters
+    // and the combined values), for the count errors.
+    let (c, locs) = parse_group(g, cx, |input, cx| {
+        let (sources, sources_loc) = parse_values(input, cx)?;
         if !input.peek(Token![for]) {
             return Err(input.error(format!("expected `for` and the reduction's axes: {usage}")));
         }
         let axes = reduce_axes(input, cx, true)?;
-        if !input.peek(Token![,]) {
-            return Err(input.error(format!(
-                "expected `,` and the identity (the result of reducing nothing), then the combiner: {usage}"
-            )));
-        }
-        input.parse::<Token![,]>()?;
-        let identity = parse_values(input, cx)?;
-        if !input.peek(Token![,]) {
-            return Err(input.error(format!("expected `,` and the combiner, a closure: {usage}")));
-        }
-        input.parse::<Token![,]>()?;
-        let start = cx.loc(input.span());
+        comma(
+            input,
+            &format!("expected `,` and the identity (the result of reducing nothing), then the combiner: {usage}"),
+        )?;
+        let (identity, identity_loc) = parse_values(input, cx)?;
+        comma(input, &format!("expected `,` and the combiner, a closure: {usage}"))?;
         if !input.peek(Token![|]) || input.peek(Token![||]) {
             return Err(input.error(format!(
                 "expected the combiner, a closure of the accumulated value and the next one: {usage}"
@@ -593,36 +595,32 @@ pub(crate) fn parse_custom_reduce(
         }
         input.parse::<Token![|]>()?;
         let lhs = parse_params(input, cx)?;
-        if !input.peek(Token![,]) {
-            return Err(input.error("expected `,` and the combiner's second parameter: `|a, b| ..`"));
-        }
-        input.parse::<Token![,]>()?;
+        comma(input, "expected `,` and the combiner's second parameter: `|a, b| ..`")?;
         let rhs = parse_params(input, cx)?;
         if !input.peek(Token![|]) {
             return Err(input.error("expected `|` after the combiner's two parameters: `|a, b| ..`"));
         }
         input.parse::<Token![|]>()?;
-        let combine = parse_values(input, cx)?;
-        let closure_loc = cx.join(start, combine.1);
+        let (combine, combine_loc) = parse_values(input, cx)?;
         if input.peek(Token![,]) {
             input.parse::<Token![,]>()?;
         }
         if !input.is_empty() {
             return Err(input.error("expected `)` after the combiner"));
         }
-        let lhs_loc = cx.join(lhs[0].loc, lhs[lhs.len() - 1].loc);
-        let rhs_loc = cx.join(rhs[0].loc, rhs[rhs.len() - 1].loc);
-        Ok((sources, axes, identity, lhs, lhs_loc, rhs, rhs_loc, combine, closure_loc))
+        let span = |cx: &mut Cx, ns: &[Name]| cx.join(ns[0].loc, ns[ns.len() - 1].loc);
+        let locs = [sources_loc, identity_loc, span(cx, &lhs), span(cx, &rhs), combine_loc];
+        Ok((CustomReduceAst { op_loc, sources, axes, identity, lhs, rhs, combine }, locs))
     })?;
-    let (sources, axes, identity, lhs, lhs_loc, rhs, rhs_loc, combine, closure_loc) = c;
-    let parts = [
-        ("values", sources.0.len(), sources.1),
-        ("identities", identity.0.len(), identity.1),
-        ("accumulated values in the combiner's first parameter", lhs.len(), lhs_loc),
-        ("new values in its second parameter", rhs.len(), rhs_loc),
-        ("combined values", combine.0.len(), combine.1),
+    let counts = [c.sources.len(), c.identity.len(), c.lhs.len(), c.rhs.len(), c.combine.len()];
+    let whats = [
+        "values",
+        "identities",
+        "accumulated values in the combiner's first parameter",
+        "new values in its second parameter",
+        "combined values",
     ];
-    for (what, n, loc) in parts {
+    for ((what, n), loc) in whats.into_iter().zip(counts).zip(locs) {
         if n == arity {
             continue;
         }
@@ -638,17 +636,7 @@ pub(crate) fn parse_custom_reduce(
         };
         return Err(syn::Error::new(cx.sm.span(loc), msg));
     }
-    Ok(CustomReduceAst {
-        op_loc,
-        sources: sources.0,
-        axes,
-        identity: identity.0,
-        lhs,
-        rhs,
-        combine: combine.0,
-        closure_loc,
-        index: 0,
-    })
+    Ok(c)
 }
 
 /// One value, or a tuple of values `(e0, e1, ..)` (a parenthesized expression with a
@@ -662,17 +650,7 @@ fn parse_values(input: ParseStream, cx: &mut Cx) -> syn::Result<(Vec<ExprAst>, L
         if whole && comma {
             input.parse::<Group>()?;
             let loc = cx.loc(g.span());
-            let items = parse_group(&g, cx, |input, cx| {
-                let mut xs = Vec::new();
-                while !input.is_empty() {
-                    xs.push(parse_expr(input, cx)?);
-                    if input.is_empty() {
-                        break;
-                    }
-                    input.parse::<Token![,]>()?;
-                }
-                Ok(xs)
-            })?;
+            let items = parse_group(&g, cx, |input, cx| comma_list(input, cx, parse_expr))?;
             return Ok((items, loc));
         }
     }
@@ -686,18 +664,8 @@ fn parse_params(input: ParseStream, cx: &mut Cx) -> syn::Result<Vec<Name>> {
     let what = "expected the combiner's parameter: a name, or a tuple of names such as `(a0, a1)`";
     if input.peek(syn::token::Paren) {
         let g: Group = input.parse()?;
-        let names = parse_group(&g, cx, |input, cx| {
-            let mut xs = Vec::new();
-            while !input.is_empty() {
-                let id = ident(input, what)?;
-                xs.push(cx.name(&id));
-                if input.is_empty() {
-                    break;
-                }
-                input.parse::<Token![,]>()?;
-            }
-            Ok(xs)
-        })?;
+        let names =
+            parse_group(&g, cx, |input, cx| comma_list(input, cx, |input, cx| Ok(cx.name(&ident(input, what)?))))?;
         if names.is_empty() {
             return Err(syn::Error::new(g.span(), what));
         }

@@ -7,7 +7,7 @@
 //! errors in the other pieces.
 
 use super::ast::*;
-use super::cx::{ident, parse_group, parse_inner, split_top, Cx};
+use super::cx::{comma_list, ident, parse_group, parse_inner, split_top, Cx};
 use super::error::{from_syn, FrontendError};
 use super::expr::parse_expr;
 use crate::loc::{Loc, SourceMap};
@@ -380,17 +380,7 @@ fn parse_arg_stage(input: ParseStream, cx: &mut Cx, is_let: bool, outputs: &[Out
         };
         let tg = group(input, Delimiter::Parenthesis, &what)?;
         let n = targets.len();
-        let tys = parse_group(&tg, cx, |input, cx| {
-            let mut tys = Vec::new();
-            while !input.is_empty() {
-                tys.push(parse_tensor_type(input, cx)?);
-                if input.is_empty() {
-                    break;
-                }
-                input.parse::<Token![,]>()?;
-            }
-            Ok(tys)
-        })?;
+        let tys = parse_group(&tg, cx, |input, cx| comma_list(input, cx, parse_tensor_type))?;
         if tys.len() != n {
             return Err(syn::Error::new(tg.span(), format!("expected {n} types, one per stage; found {}", tys.len())));
         }
@@ -416,9 +406,8 @@ fn parse_arg_stage(input: ParseStream, cx: &mut Cx, is_let: bool, outputs: &[Out
         let stages = targets
             .into_iter()
             .zip(types)
-            .enumerate()
-            .map(|(index, ((name, axes), ty))| {
-                let body = ExprKind::CustomReduce(Box::new(CustomReduceAst { index, ..c.clone() }));
+            .map(|((name, axes), ty)| {
+                let body = ExprKind::CustomReduce(Box::new(c.clone()));
                 StageAst { is_let, name, axes, ty, body: ExprAst { kind: body, loc } }
             })
             .collect();

@@ -99,23 +99,10 @@ pub fn allreduce(
             ])
         }
         None => {
-            let slot = |off: Expr| row.clone() * extent + off;
-            let mut body = vec![Stmt::store(red, vec![slot(tid.clone())], Expr::load(acc, zero())), Stmt::Barrier];
-            let mut step = (extent as u64).next_power_of_two() as i64 / 2;
-            while step >= 1 {
-                let mine = Expr::load(red, vec![slot(tid.clone())]);
-                let theirs = Expr::load(red, vec![slot(tid.clone() + step)]);
-                let cond =
-                    Expr::and(Expr::lt(tid.clone(), Expr::int(step)), Expr::lt(tid.clone() + step, Expr::int(extent)));
-                body.push(Stmt::if_then(cond, Stmt::store(red, vec![slot(tid.clone())], op.combine(mine, theirs))));
-                body.push(Stmt::Barrier);
-                step /= 2;
-            }
-            let result = Expr::load(red, vec![slot(Expr::int(0))]);
-            body.push(Stmt::if_then(Expr::eq(tid.clone(), Expr::int(0)), write(result)));
-            // The buffer may be reused by the next iteration of an enclosing loop.
-            body.push(Stmt::Barrier);
-            Stmt::seq(body)
+            let combine = |acc: Accumulators, x: Vec<Expr>| combine_one(op, acc, x);
+            tree(std::slice::from_ref(acc), std::slice::from_ref(red), tid, extent, row, &combine, |vs| {
+                write(vs[0].clone())
+            })
         }
     }
 }
@@ -129,16 +116,16 @@ pub fn shared_elements(extent: i64, rows: i64, warps: Option<(i64, u32)>) -> i64
     }
 }
 
+/// Elements of buffers to combine into, one per component: the buffer and the indices.
+pub type Accumulators = Vec<(Buffer, Vec<Expr>)>;
+
 /// `acc = combine(acc, x)` for every component of `red`, each `acc` an element of a
 /// buffer: a single store for a built-in combiner; for a combiner over several values,
 /// every new value is computed (in `let`s named after `name`) before any is stored, since
 /// each may read every old one.
-pub fn combine_into(red: &Reduce, name: &str, acc: Vec<(Buffer, Vec<Expr>)>, x: Vec<Expr>) -> Stmt {
+pub fn combine_into(red: &Reduce, name: &str, acc: Accumulators, x: Vec<Expr>) -> Stmt {
     if red.tuple.is_none() {
-        let (Some((b, idx)), Some(x)) = (acc.into_iter().next(), x.into_iter().next()) else {
-            unreachable!("one component")
-        };
-        return Stmt::store(&b, idx.clone(), red.op.combine(Expr::load(&b, idx), x));
+        return combine_one(red.op, acc, x);
     }
     let mut lets: Vec<(Var, Expr)> = Vec::new();
     let mut bind = |n: String, e: Expr| {
@@ -158,6 +145,14 @@ pub fn combine_into(red: &Reduce, name: &str, acc: Vec<(Buffer, Vec<Expr>)>, x: 
     body
 }
 
+/// `acc = op(acc, x)` for one element `acc` of a buffer and a built-in combiner.
+fn combine_one(op: ReduceOp, acc: Accumulators, x: Vec<Expr>) -> Stmt {
+    let (Some((b, idx)), Some(x)) = (acc.into_iter().next(), x.into_iter().next()) else {
+        unreachable!("one component")
+    };
+    Stmt::store(&b, idx.clone(), op.combine(Expr::load(&b, idx), x))
+}
+
 /// [`allreduce`]'s shared-memory tree for a reduction over several values: the partial
 /// results of every component in `accs[c][0]`, one shared buffer per component in `reds`
 /// (each of [`shared_elements`] elements with no warps), all components combined in each
@@ -173,6 +168,22 @@ pub fn allreduce_tuple(
     row: &Expr,
     write: impl FnOnce(Vec<Expr>) -> Stmt,
 ) -> Stmt {
+    tree(accs, reds, tid, extent, row, &|acc, x| combine_into(red, name, acc, x), write)
+}
+
+/// The shared-memory tree of every component at once: each thread's partial results into
+/// `reds`, then at each step the threads of the first half combine (with `combine`, given
+/// the elements of `reds` to update and the values to combine in) the other half's, a
+/// barrier after each step; `write(results)` on thread 0 of each row.
+fn tree(
+    accs: &[Buffer],
+    reds: &[Buffer],
+    tid: &Expr,
+    extent: i64,
+    row: &Expr,
+    combine: &dyn Fn(Accumulators, Vec<Expr>) -> Stmt,
+    write: impl FnOnce(Vec<Expr>) -> Stmt,
+) -> Stmt {
     let slot = |off: Expr| row.clone() * extent + off;
     let mut body: Vec<Stmt> = accs
         .iter()
@@ -185,7 +196,7 @@ pub fn allreduce_tuple(
         let mine = reds.iter().map(|r| (r.clone(), vec![slot(tid.clone())])).collect();
         let theirs = reds.iter().map(|r| Expr::load(r, vec![slot(tid.clone() + step)])).collect();
         let cond = Expr::and(Expr::lt(tid.clone(), Expr::int(step)), Expr::lt(tid.clone() + step, Expr::int(extent)));
-        body.push(Stmt::if_then(cond, combine_into(red, name, mine, theirs)));
+        body.push(Stmt::if_then(cond, combine(mine, theirs)));
         body.push(Stmt::Barrier);
         step /= 2;
     }

@@ -25,7 +25,7 @@
 use super::lower_cross_thread_reduction::{allreduce, shared_elements, warp_plan};
 use crate::target::Target;
 use crate::te::ScanMonoid;
-use crate::tir::{Buffer, Expr, ForKind, Range, ReduceOp, Scope, Stmt, ThreadTag, Var};
+use crate::tir::{Buffer, Expr, ForKind, ReduceOp, Scope, Stmt, ThreadTag, Var};
 
 /// Elements each thread scans serially.
 const PER_THREAD: i64 = 8;
@@ -81,11 +81,6 @@ pub fn parallel_scan(
     // `acc[0] = acc[0] ⊕ x`.
     let fold = |acc: &Buffer, x: Expr| Stmt::store(acc, z(), op.combine(Expr::load(acc, z()), x));
     let lp = |var: &Var, extent: Expr, kind: ForKind, body: Stmt| Stmt::for_loop(var.clone(), extent, kind, body);
-    let realize = |b: &Buffer, size: Expr, body: Stmt| Stmt::Realize {
-        buffer: b.clone(),
-        bounds: vec![Range::from_extent(size)],
-        body: Box::new(body),
-    };
     let launch = |k: u32, grid: Expr, body: &dyn Fn(Expr, Expr, Expr) -> Stmt| {
         let (bx, tx) = (Var::index(format!("{name}_b{k}")), Var::index(format!("{name}_t{k}")));
         let ry = Var::index(format!("{name}_r{k}"));
@@ -125,10 +120,10 @@ pub fn parallel_scan(
             lp(&k, Expr::int(v), ForKind::Unrolled, load),
             allreduce(op, &acc, &red, &tx, t, &Expr::int(0), warps, write),
         ]);
-        let body = realize(&acc, Expr::int(1), body);
+        let body = Stmt::realize(&acc, Expr::int(1), body);
         match shared_elements(t, 1, warps) {
             0 => body,
-            e => realize(&red, Expr::int(e), body),
+            e => Stmt::realize(&red, Expr::int(e), body),
         }
     });
 
@@ -154,7 +149,7 @@ pub fn parallel_scan(
         ]);
         body.push(lp(&k2, runs.clone(), ForKind::Serial, Stmt::if_then(Expr::lt(b(&k2), blocks.clone()), write)));
         let body = Stmt::seq(body);
-        [acc, pre, tmp].iter().fold(realize(&sh, Expr::int(t), body), |s, b| realize(b, Expr::int(1), s))
+        [acc, pre, tmp].iter().fold(Stmt::realize(&sh, Expr::int(t), body), |s, b| Stmt::realize(b, Expr::int(1), s))
     });
 
     // 3. Each chunk's inclusive scan, from its block's prefix.
@@ -192,13 +187,13 @@ pub fn parallel_scan(
         let store = Stmt::if_then(Expr::lt(j(&k4), n.clone()), Stmt::store(out, ix, at(&tile, slot(&k4))));
         body.push(lp(&k4, Expr::int(v), ForKind::Unrolled, store));
         let body = Stmt::seq(body);
-        let body = realize(&tile, Expr::int(c + c / 32), realize(&sh, Expr::int(t), body));
-        [acc, pre, tmp].iter().fold(body, |s, b| realize(b, Expr::int(1), s))
+        let body = Stmt::realize(&tile, Expr::int(c + c / 32), Stmt::realize(&sh, Expr::int(t), body));
+        [acc, pre, tmp].iter().fold(body, |s, b| Stmt::realize(b, Expr::int(1), s))
     });
 
     let body = Stmt::seq(vec![reduce, totals, scan]);
     let size = if lead.is_empty() { blocks } else { blocks * rows };
-    realize(&part, size.clone(), realize(&carry, size, body))
+    Stmt::realize(&part, size.clone(), Stmt::realize(&carry, size, body))
 }
 
 /// The statements that leave in `pre[0]` the `op` of the `acc[0]` of the threads before

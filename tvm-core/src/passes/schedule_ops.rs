@@ -17,13 +17,8 @@ use std::collections::HashMap;
 pub fn schedule_ops(sch: &Schedule, b: &Bounds) -> Result<PrimFunc, Vec<ScheduleError>> {
     let mut cx = Ctx { sch, b, buffers: HashMap::new(), errors: Vec::new() };
     cx.make_buffers();
-    let order: Vec<StageId> = sch
-        .graph
-        .topo_order()
-        .into_iter()
-        .filter_map(|t| sch.stage_of(t))
-        .filter(|&s| sch.stage(s).attach == Attach::Root)
-        .fold(Vec::new(), dedup);
+    let order: Vec<StageId> =
+        sch.stages_in_order().into_iter().filter(|&s| sch.stage(s).attach == Attach::Root).collect();
     let mut body = Stmt::NoOp;
     for &sid in order.iter().rev() {
         let nest = cx.make_nest(sid);
@@ -118,12 +113,10 @@ impl Ctx<'_> {
     fn attach_at(&mut self, sid: StageId, axis: AxisId, rest: Stmt) -> Stmt {
         let attached: Vec<StageId> = self
             .sch
-            .graph
-            .topo_order()
+            .stages_in_order()
             .into_iter()
-            .filter_map(|t| self.sch.stage_of(t))
             .filter(|&p| self.sch.stage(p).attach == Attach::At { stage: sid, axis })
-            .fold(Vec::new(), dedup);
+            .collect();
         let mut body = rest;
         for &p in attached.iter().rev() {
             let nest = self.make_nest(p);
@@ -386,8 +379,7 @@ impl Ctx<'_> {
         ]);
         let leaf = st.leaf.clone();
         let nest = self.wrap_loops(sid, &leaf[p..], guarded(spatial_guard, store));
-        let nest =
-            Stmt::Realize { buffer: prev, bounds: vec![Range::from_extent(Expr::int(size))], body: Box::new(nest) };
+        let nest = Stmt::realize(&prev, Expr::int(size), nest);
         Some(self.wrap_loops(sid, &leaf[..p], nest))
     }
 
@@ -495,13 +487,12 @@ impl Ctx<'_> {
         let inits = accs.iter().zip(identities).map(|(a, id)| Stmt::store(a, zero(), id)).collect();
         let mut part = Stmt::seq(vec![Stmt::seq(inits), nest, tree]);
         for acc in accs.into_iter().rev() {
-            part = Stmt::Realize { buffer: acc, bounds: vec![Range::from_extent(Expr::int(1))], body: Box::new(part) };
+            part = Stmt::realize(&acc, Expr::int(1), part);
         }
         let red_elements = shared_elements(ext, rows, warps);
         if red_elements != 0 {
             for r in reds.into_iter().rev() {
-                let bounds = vec![Range::from_extent(Expr::int(red_elements))];
-                part = Stmt::Realize { buffer: r, bounds, body: Box::new(part) };
+                part = Stmt::realize(&r, Expr::int(red_elements), part);
             }
         }
         Stmt::ThreadBinding { tag, var: sch.axis(tb).var.clone(), extent: Expr::int(ext), body: Box::new(part) }
@@ -516,14 +507,6 @@ struct Reduction<'a> {
     indices: Vec<Expr>,
     sources: Vec<Expr>,
     identities: Vec<Expr>,
-}
-
-/// `out` with `s` appended unless it holds it already.
-fn dedup(mut out: Vec<StageId>, s: StageId) -> Vec<StageId> {
-    if !out.contains(&s) {
-        out.push(s);
-    }
-    out
 }
 
 /// `if all(conds) { s }`.

@@ -199,6 +199,16 @@ impl Schedule {
         let tensor = self.graph.producer(tensor);
         self.stage_ids().find(|&s| self.stage(s).tensor == tensor)
     }
+    /// Every stage, producers before consumers (each once: the components of a
+    /// reduction of several values are computed by their first one's stage).
+    pub fn stages_in_order(&self) -> Vec<StageId> {
+        self.graph
+            .topo_order()
+            .into_iter()
+            .filter(|&t| self.graph.producer(t) == t)
+            .filter_map(|t| self.stage_of(t))
+            .collect()
+    }
     /// The stage of that name, or the stage that computes the tensor of that name (the
     /// components of a reduction over several values all name their one stage, as in TVM).
     pub fn find_stage(&self, name: &str) -> Option<StageId> {

@@ -579,9 +579,7 @@ impl Schedule {
         let cache = self.graph.add(Tensor { name: name.clone(), ..old.clone() });
         // A reduction with a combiner of its own names its tensors: the cache's is itself.
         if let Op::Compute { body: Expr::Reduce(r), .. } = &mut self.graph.tensor_mut(cache).op {
-            if let Some(t) = r.tuple.as_mut() {
-                t.outputs = vec![cache];
-            }
+            **r = r.component(0, &[cache]);
         }
         // The original tensor now copies the cache over fresh axes.
         let axes: Vec<IterVar> = old
@@ -728,19 +726,14 @@ impl Schedule {
         let outs = self.graph.tuple_outputs(st.tensor);
         let identities = red.identities(old.dtype);
         let rf_red = (!rf_red.is_empty() || red.tuple.is_some()).then_some(rf_red);
-        let mut red = (*red).clone().map_sources(|s| substitute(s, &map));
-        if let Some(g) = &guard {
-            // Past the end of the split axis, each component reads its identity.
-            match red.tuple.as_mut() {
-                Some(t) => {
-                    for (s, id) in t.sources.iter_mut().zip(&identities) {
-                        *s = Expr::select(g.clone(), s.clone(), id.clone());
-                    }
-                    red.source = t.sources[t.index].clone();
-                }
-                None => red.source = Expr::select(g.clone(), red.source.clone(), identities[0].clone()),
+        // Past the end of the split axis, each component reads its identity.
+        let red = (*red).clone().map_components(|c, s| {
+            let s = substitute(s, &map);
+            match &guard {
+                Some(g) => Expr::select(g.clone(), s, identities[c].clone()),
+                None => s,
             }
-        }
+        });
         let mut rf_axes =
             vec![IterVar { var: r_var, dom: Range::from_extent(r_extent.clone()), kind: IterKind::DataPar }];
         rf_axes.extend(spatial);
@@ -750,16 +743,7 @@ impl Schedule {
             let t = self.graph.tensor(out).clone();
             let rf_body = match &rf_red {
                 None => red.source.clone(),
-                Some(axes) => {
-                    let mut r = red.clone();
-                    r.axes = axes.clone();
-                    if let Some(tu) = r.tuple.as_mut() {
-                        tu.index = c;
-                        tu.outputs = rf_ids.clone();
-                        r.source = tu.sources[c].clone();
-                    }
-                    Expr::Reduce(Box::new(r))
-                }
+                Some(axes) => Expr::Reduce(Box::new(Reduce { axes: axes.clone(), ..red.component(c, &rf_ids) })),
             };
             let mut rf_shape = vec![r_extent.clone()];
             rf_shape.extend(t.shape.iter().cloned());
@@ -784,15 +768,11 @@ impl Schedule {
             .iter()
             .map(|&t| Expr::ProducerLoad { tensor: t, indices: idx.clone(), dtype: self.graph.tensor(t).dtype })
             .collect();
+        let mut reads = reads.into_iter();
+        let over_rf = Reduce { axes: vec![kr], ..red }.map_sources(|_| reads.next().expect("one read per component"));
         for (c, &out) in outs.iter().enumerate() {
-            let mut r =
-                Reduce { op: red.op, source: reads[c].clone(), axes: vec![kr.clone()], tuple: red.tuple.clone() };
-            if let Some(tu) = r.tuple.as_mut() {
-                tu.sources = reads.clone();
-                tu.index = c;
-                tu.outputs = outs.clone();
-            }
-            self.graph.tensor_mut(out).op = Op::Compute { axes: s_axes.clone(), body: Expr::Reduce(Box::new(r)) };
+            let body = Expr::Reduce(Box::new(over_rf.component(c, &outs)));
+            self.graph.tensor_mut(out).op = Op::Compute { axes: s_axes.clone(), body };
         }
         // Rebuild s's stage from its new op, keeping its place and scope.
         let fresh = self.add_stage(st.tensor);

@@ -187,12 +187,8 @@ impl Graph {
         let is_prev = |e: &Expr| match e {
             Expr::ProducerLoad { tensor, indices, .. } if *tensor == id => {
                 indices.iter().zip(t.axes()).enumerate().all(|(k, (ix, ax))| {
-                    let ix = match ix {
-                        Expr::Check { value, .. } => value,
-                        ix => ix,
-                    };
                     let want = if k == d { Expr::var(&ax.var) - 1 } else { Expr::var(&ax.var) };
-                    analyzer.simplify(&(ix.clone() - want)).is_const_int(0)
+                    analyzer.simplify(&(ix.unchecked().clone() - want)).is_const_int(0)
                 })
             }
             _ => false,
@@ -225,11 +221,7 @@ impl Graph {
             if let Expr::ProducerLoad { tensor, indices, .. } = e {
                 if *tensor == id {
                     for (d, (ix, ax)) in indices.iter().zip(t.axes()).enumerate() {
-                        let ix = match ix {
-                            Expr::Check { value, .. } => value,
-                            ix => ix,
-                        };
-                        if ix.as_var() != Some(&ax.var) {
+                        if ix.unchecked().as_var() != Some(&ax.var) {
                             dim = Some(d);
                         }
                     }

@@ -437,15 +437,30 @@ impl Reduce {
     }
     /// The reduction with every source mapped by `f` once (`source` follows).
     pub fn map_sources(self, mut f: impl FnMut(Expr) -> Expr) -> Reduce {
+        self.map_components(|_, s| f(s))
+    }
+    /// [`Reduce::map_sources`], `f` also given each source's component number.
+    pub fn map_components(self, mut f: impl FnMut(usize, Expr) -> Expr) -> Reduce {
         let Reduce { op, source, axes, tuple } = self;
         match tuple {
             Some(mut t) => {
-                t.sources = std::mem::take(&mut t.sources).into_iter().map(&mut f).collect();
+                t.sources = std::mem::take(&mut t.sources).into_iter().enumerate().map(|(c, s)| f(c, s)).collect();
                 let source = t.sources[t.index].clone();
                 Reduce { op, source, axes, tuple: Some(t) }
             }
-            None => Reduce { op, source: f(source), axes, tuple: None },
+            None => Reduce { op, source: f(0, source), axes, tuple: None },
         }
+    }
+    /// This reduction as component `index` of the tensors `outputs` (itself for a
+    /// built-in combiner).
+    pub fn component(&self, index: usize, outputs: &[TensorId]) -> Reduce {
+        let mut r = self.clone();
+        if let Some(t) = r.tuple.as_mut() {
+            t.index = index;
+            t.outputs = outputs.to_vec();
+            r.source = t.sources[index].clone();
+        }
+        r
     }
     /// The identity of every component.
     pub fn identities(&self, dtype: DType) -> Vec<Expr> {
@@ -468,10 +483,6 @@ impl Reduce {
                 vec![self.op.combine(a.expect("one component"), b.expect("one component"))]
             }
         }
-    }
-    /// The number of components.
-    pub fn arity(&self) -> usize {
-        self.tuple.as_ref().map_or(1, |t| t.sources.len())
     }
 }
 
@@ -645,6 +656,13 @@ impl Expr {
         }
     }
 
+    /// The expression a bounds or divisor check guards (itself when unchecked).
+    pub fn unchecked(&self) -> &Expr {
+        match self {
+            Expr::Check { value, .. } => value,
+            e => e,
+        }
+    }
     /// The type of the value the expression produces.
     pub fn dtype(&self) -> DType {
         match self {

@@ -192,6 +192,10 @@ impl Stmt {
     pub fn for_loop(var: Var, extent: Expr, kind: ForKind, body: Stmt) -> Stmt {
         Stmt::For { var, min: Expr::int(0), extent, kind, body: Box::new(body) }
     }
+    /// `body` with `buffer` realized over `0..elements` (one dim).
+    pub fn realize(buffer: &Buffer, elements: Expr, body: Stmt) -> Stmt {
+        Stmt::Realize { buffer: buffer.clone(), bounds: vec![Range::from_extent(elements)], body: Box::new(body) }
+    }
     pub fn if_then(cond: Expr, then: Stmt) -> Stmt {
         Stmt::If { cond, then: Box::new(then), otherwise: None }
     }

@@ -162,9 +162,10 @@ pub(crate) fn check_kernel(ast: &KernelAst, sm: &SourceMap) -> Result<Checked, V
         let group = match &ast.stages[k].body.strip_parens().kind {
             ExprKind::CustomReduce(r) => ast.stages[k..]
                 .iter()
-                .take_while(|st| matches!(&st.body.kind, ExprKind::CustomReduce(o) if o.op_loc == r.op_loc))
-                .count()
-                .max(1),
+                .take_while(
+                    |st| matches!(&st.body.strip_parens().kind, ExprKind::CustomReduce(o) if o.op_loc == r.op_loc),
+                )
+                .count(),
             _ => 0,
         };
         if group > 0 {
@@ -186,31 +187,11 @@ pub(crate) fn check_kernel(ast: &KernelAst, sm: &SourceMap) -> Result<Checked, V
 }
 
 fn collect_reduce_axes(e: &ExprAst, out: &mut HashSet<String>) {
-    match &e.kind {
-        ExprKind::Reduce { source, axes, .. } => {
-            out.extend(axes.iter().map(|a| a.name.name.clone()));
-            collect_reduce_axes(source, out);
-        }
-        ExprKind::CustomReduce(c) => {
-            out.extend(c.axes.iter().map(|a| a.name.name.clone()));
-            c.sources.iter().for_each(|x| collect_reduce_axes(x, out));
-        }
-        ExprKind::Index { indices, .. } => indices.iter().for_each(|i| collect_reduce_axes(i, out)),
-        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } | ExprKind::Paren(expr) => {
-            collect_reduce_axes(expr, out)
-        }
-        ExprKind::Binary { lhs, rhs, .. } => {
-            collect_reduce_axes(lhs, out);
-            collect_reduce_axes(rhs, out);
-        }
-        ExprKind::If { cond, then, otherwise } => {
-            collect_reduce_axes(cond, out);
-            collect_reduce_axes(then, out);
-            collect_reduce_axes(otherwise, out);
-        }
-        ExprKind::Call { args, .. } => args.iter().for_each(|a| collect_reduce_axes(a, out)),
-        ExprKind::Int { .. } | ExprKind::Float { .. } | ExprKind::Bool(_) | ExprKind::Name(_) => {}
-    }
+    visit_ast(e, &mut |x| match &x.kind {
+        ExprKind::Reduce { axes, .. } => out.extend(axes.iter().map(|a| a.name.name.clone())),
+        ExprKind::CustomReduce(c) => out.extend(c.axes.iter().map(|a| a.name.name.clone())),
+        _ => {}
+    });
 }
 
 /// The first read of a tensor in `e`.
@@ -700,22 +681,8 @@ impl<'a> Checker<'a> {
         let name = &st.name;
         let body = match &st.body.strip_parens().kind {
             ExprKind::Reduce { op, source, axes: raxes, .. } => self.reduce(*op, source, raxes, target.dtype),
-            _ => self.expr(&st.body, Some(target.dtype)).and_then(|b| {
-                if b.dtype() != target.dtype {
-                    self.error_help(
-                        st.body.loc,
-                        format!(
-                            "mismatched types: `{}` is `{}`, but its right-hand side `{}` is `{}`",
-                            name.name,
-                            target.dtype,
-                            st.body,
-                            b.dtype()
-                        ),
-                        format!("cast it: `{} as {}`", castable(&st.body), target.dtype),
-                    );
-                    return Err(Poisoned);
-                }
-                Ok(b)
+            _ => self.expr_of_type(&st.body, target.dtype, |t| {
+                format!("`{}` is `{}`, but its right-hand side `{}` is `{t}`", name.name, target.dtype, st.body)
             }),
         };
         self.stage_axes.clear();
@@ -848,15 +815,7 @@ impl<'a> Checker<'a> {
         let outputs: Vec<TensorId> = (0..sts.len() as u32).map(|k| TensorId(base + k)).collect();
         for (index, (st, t)) in sts.iter().zip(&tys).enumerate() {
             let body = match &body {
-                Expr::Reduce(r) => {
-                    let mut r = (**r).clone();
-                    if let Some(tu) = r.tuple.as_mut() {
-                        tu.index = index;
-                        tu.outputs = outputs.clone();
-                        r.source = tu.sources[index].clone();
-                    }
-                    Expr::Reduce(Box::new(r))
-                }
+                Expr::Reduce(r) => Expr::Reduce(Box::new(r.component(index, &outputs))),
                 b => b.clone(),
             };
             self.add_tensor(&st.name, t, axes.clone(), body);
@@ -872,34 +831,15 @@ impl<'a> Checker<'a> {
         let mut ok = ivs.is_some();
         let mut sources = Vec::new();
         for ((x, &d), name) in c.sources.iter().zip(dtypes).zip(names) {
-            match self.expr(x, Some(d)) {
-                Ok(e) if e.dtype() == d => sources.push(e),
-                Ok(e) => {
-                    self.error_help(
-                        x.loc,
-                        format!(
-                            "mismatched types: `{name}` is `{d}`, but the reduced expression `{x}` is `{}`",
-                            e.dtype()
-                        ),
-                        format!("cast it: `{} as {d}`", castable(x)),
-                    );
-                    ok = false;
-                }
+            match self.expr_of_type(x, d, |t| format!("`{name}` is `{d}`, but the reduced expression `{x}` is `{t}`")) {
+                Ok(e) => sources.push(e),
                 Err(_) => ok = false,
             }
         }
         self.reduce_axes.clear();
         let mut identity = Vec::new();
         for ((x, &d), name) in c.identity.iter().zip(dtypes).zip(names) {
-            match self.expr(x, Some(d)) {
-                Ok(e) if e.dtype() != d => {
-                    self.error_help(
-                        x.loc,
-                        format!("mismatched types: `{name}` is `{d}`, but its identity `{x}` is `{}`", e.dtype()),
-                        format!("cast it: `{} as {d}`", castable(x)),
-                    );
-                    ok = false;
-                }
+            match self.expr_of_type(x, d, |t| format!("`{name}` is `{d}`, but its identity `{x}` is `{t}`")) {
                 Ok(e) => {
                     let e = crate::arith::Analyzer::new().simplify(&e);
                     if matches!(e, Expr::Int { .. } | Expr::Float { .. } | Expr::Bool(_)) {
@@ -928,6 +868,26 @@ impl<'a> Checker<'a> {
         };
         let tuple = TupleReduce { sources, identity, lhs, rhs, combine, index: 0, outputs: Vec::new() };
         Ok(Reduce { op: ReduceOp::Sum, source: tuple.sources[0].clone(), axes: ivs, tuple: Some(Box::new(tuple)) })
+    }
+
+    /// `x` checked as a value of type `d`; another type is reported as "mismatched
+    /// types: " and `what(its type)`, with a cast as the help.
+    fn expr_of_type(&mut self, x: &ExprAst, d: DType, what: impl FnOnce(DType) -> String) -> R<Expr> {
+        let e = self.expr(x, Some(d))?;
+        self.of_type(x, e, d, what)
+    }
+
+    /// [`Self::expr_of_type`] of `e`, already checked from `x`.
+    fn of_type(&mut self, x: &ExprAst, e: Expr, d: DType, what: impl FnOnce(DType) -> String) -> R<Expr> {
+        if e.dtype() != d {
+            self.error_help(
+                x.loc,
+                format!("mismatched types: {}", what(e.dtype())),
+                format!("cast it: `{} as {d}`", castable(x)),
+            );
+            return Err(Poisoned);
+        }
+        Ok(e)
     }
 
     /// The combiner of a `reduce`: its parameters (one variable per component for the
@@ -969,16 +929,8 @@ impl<'a> Checker<'a> {
         self.combiner = Some(params);
         let mut combine = Vec::new();
         for ((x, &d), name) in c.combine.iter().zip(dtypes).zip(names) {
-            match self.expr(x, Some(d)) {
-                Ok(e) if e.dtype() == d => combine.push(e),
-                Ok(e) => {
-                    self.error_help(
-                        x.loc,
-                        format!("mismatched types: `{name}` is `{d}`, but its combined value `{x}` is `{}`", e.dtype()),
-                        format!("cast it: `{} as {d}`", castable(x)),
-                    );
-                    ok = false;
-                }
+            match self.expr_of_type(x, d, |t| format!("`{name}` is `{d}`, but its combined value `{x}` is `{t}`")) {
+                Ok(e) => combine.push(e),
                 Err(_) => ok = false,
             }
         }
@@ -1045,22 +997,13 @@ impl<'a> Checker<'a> {
         let ivs = self.enter_reduce(axes);
         let src = self.expr(source, Some(dtype));
         self.reduce_axes.clear();
-        let src = src?;
-        let Some(ivs) = ivs else {
+        let (src, Some(ivs)) = (src?, ivs) else {
             return Err(Poisoned);
         };
-        if src.dtype() != dtype {
-            self.error_help(
-                source.loc,
-                format!(
-                    "mismatched types: `{}` is `{dtype}`, but the reduced expression `{source}` is `{}`",
-                    self.stage,
-                    src.dtype()
-                ),
-                format!("cast it: `{} as {dtype}`", castable(source)),
-            );
-            return Err(Poisoned);
-        }
+        let stage = self.stage.clone();
+        let src = self.of_type(source, src, dtype, |t| {
+            format!("`{stage}` is `{dtype}`, but the reduced expression `{source}` is `{t}`")
+        })?;
         if dtype.is_bool() {
             self.error(source.loc, format!("cannot `{}` `bool` values", op.name()));
             return Err(Poisoned);
@@ -1116,30 +1059,9 @@ impl<'a> Checker<'a> {
 
 /// The names of the tensors `e` reads, in order.
 fn tensors_read<'e>(e: &'e ExprAst, out: &mut Vec<&'e str>) {
-    match &e.kind {
-        ExprKind::Index { tensor, indices } => {
+    visit_ast(e, &mut |x| {
+        if let ExprKind::Index { tensor, .. } = &x.kind {
             out.push(&tensor.name);
-            for i in indices {
-                tensors_read(i, out);
-            }
         }
-        ExprKind::Unary { expr, .. } | ExprKind::Cast { expr, .. } | ExprKind::Paren(expr) => tensors_read(expr, out),
-        ExprKind::Binary { lhs, rhs, .. } => {
-            tensors_read(lhs, out);
-            tensors_read(rhs, out);
-        }
-        ExprKind::If { cond, then, otherwise } => {
-            for x in [cond, then, otherwise] {
-                tensors_read(x, out);
-            }
-        }
-        ExprKind::Call { args, .. } => {
-            for x in args {
-                tensors_read(x, out);
-            }
-        }
-        ExprKind::Reduce { source, .. } => tensors_read(source, out),
-        ExprKind::CustomReduce(c) => c.sources.iter().for_each(|x| tensors_read(x, out)),
-        _ => {}
-    }
+    });
 }
