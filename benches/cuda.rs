@@ -33,6 +33,21 @@ use tvm::{compute, Device, DeviceTensor, Tensor};
 #[path = "../examples/kernels/vector_add.rs"]
 mod vector_add_kernel;
 use vector_add_kernel::vector_add;
+#[path = "../examples/kernels/softmax.rs"]
+mod softmax_kernel;
+use softmax_kernel::softmax;
+#[path = "../examples/kernels/layernorm.rs"]
+mod layernorm_kernel;
+use layernorm_kernel::layernorm;
+#[path = "../examples/kernels/softmax_stats.rs"]
+mod softmax_stats_kernel;
+use softmax_stats_kernel::{stats_online, stats_two_pass};
+#[path = "../examples/kernels/argmax.rs"]
+mod argmax_kernel;
+use argmax_kernel::top1;
+#[path = "../examples/kernels/cumsum.rs"]
+mod cumsum_kernel;
+use cumsum_kernel::cumsum;
 
 const N: usize = 4096;
 
@@ -100,6 +115,84 @@ compute! {
         b_s.bind(bty, thread.y);
         b_s.bind(btx, thread.x);
         b_s.vectorize(bv);
+    }
+}
+
+compute! {
+    /// An inclusive prefix sum of one long vector, with no schedule: the default GPU
+    /// schedule makes it a parallel scan (reduce the chunks, scan the totals, scan the
+    /// chunks from their carries).
+    pub fn prefix_sum(x: f32[N]) -> y: f32[N] {
+        y[i] = if i >= 1 { y[i - 1] + x[i] } else { x[i] };
+    }
+}
+
+compute! {
+    /// c = a · b at 4096³ with both tiles staged k-major in shared memory (`at` is `a`
+    /// transposed, inlined, so its shared copy is `[k][i]`; `b`'s is `[k][j]`): each thread
+    /// reads its 8 rows and 8 columns of a k-step as contiguous runs (vector loads, no bank
+    /// conflicts), where the example's packed panels give 8 threads of a warp one bank.
+    pub fn sgemm_4096_kmajor(a: f32[4096, 4096], b: f32[4096, 4096]) -> c: f32[4096, 4096] {
+        let at[k, i]: f32[4096, 4096] = a[i, k];
+        c[i, j] = sum(at[k, i] * b[k, j] for k in 0..4096);
+    }
+
+    schedule!(cuda) {
+        at.compute_inline();
+        let cl = c.cache_write(local);
+        let (bi, bj, ii, jj) = c.tile(c.i, c.j, 128, 128);
+        let (ty, yi) = c.split(ii, 8);
+        let (tx, xi) = c.split(jj, 8);
+        c.reorder(bi, bj, ty, tx, yi, xi);
+        c.bind(bi, block.y);
+        c.bind(bj, block.x);
+        c.bind(ty, thread.y);
+        c.bind(tx, thread.x);
+        let (xo, xv) = c.split(xi, 4);
+        c.vectorize(xv);
+        cl.compute_at(c, tx);
+        let [ci, cj] = cl.axes();
+        let (ko, ki) = cl.split(cl.k, 8);
+        cl.reorder(ko, ki, ci, cj);
+        cl.unroll(ki);
+        cl.unroll(ci);
+        cl.unroll(cj);
+        let a_s = at.cache_read(shared, [cl]);
+        let b_s = b.cache_read(shared, [cl]);
+        a_s.compute_at(cl, ko);
+        b_s.compute_at(cl, ko);
+        // a's tile: 8 consecutive k of a row per 8 threads (32-byte runs of global memory).
+        let [ak, ai] = a_s.axes();
+        a_s.reorder(ai, ak);
+        let af = a_s.fuse(ai, ak);
+        let (at_y, af_x) = a_s.split(af, 64);
+        let (af_o, atx) = a_s.split(af_x, 16);
+        a_s.reorder(af_o, at_y, atx);
+        a_s.bind(at_y, thread.y);
+        a_s.bind(atx, thread.x);
+        // b's tile: rows of 128, float4 per thread.
+        let [bk, bj2] = b_s.axes();
+        let bf = b_s.fuse(bk, bj2);
+        let (bt, bv) = b_s.split(bf, 4);
+        let (bty, btx) = b_s.split(bt, 16);
+        b_s.bind(bty, thread.y);
+        b_s.bind(btx, thread.x);
+        b_s.vectorize(bv);
+    }
+}
+
+compute! {
+    /// The vector add with four elements a thread, as float4 loads and stores.
+    pub fn vector_add4(a: f32[n], b: f32[n]) -> c: f32[n] {
+        c[i] = a[i] + b[i];
+    }
+
+    schedule!(cuda) {
+        let (o, v) = c.split(c.i, 4);
+        let (bx, tx) = c.split(o, 256);
+        c.bind(bx, block.x);
+        c.bind(tx, thread.x);
+        c.vectorize(v);
     }
 }
 
@@ -218,7 +311,8 @@ fn bench_sgemm(c: &mut Criterion) {
     sgemm_4096::run_on(dev, &a, &b, &mut out).unwrap();
     cu.wait_tvm();
     println!("cuda bench: sgemm_4096 first call (load and run) {:.0} ms", t.elapsed().as_secs_f64() * 1e3);
-    let ours = out.to_host().unwrap();
+    let ours_host = out.to_host().unwrap();
+    let ours = &ours_host;
     // A sample of entries against an f64 reference on the host.
     for s in 0..64 {
         let (i, j) = ((s * 977 + 13) % N, (s * 331 + 7) % N);
@@ -300,6 +394,27 @@ fn bench_sgemm(c: &mut Criterion) {
     let theirs_dyn = blas.is_some().then_some(&mut theirs as &mut dyn FnMut());
     let (t_ours, t_theirs) = interleaved(10, launches, &mut ours, theirs_dyn);
     let gflops = |t: f64| flops / t / 1e9;
+    // The k-major variant: the same product, checked against the first, timed the same way.
+    let mut out_k = DeviceTensor::<f32, 2>::zeros(dev, [N, N]).unwrap();
+    sgemm_4096_kmajor::run_on(dev, &a, &b, &mut out_k).unwrap();
+    let got_k = out_k.to_host().unwrap();
+    let diff = got_k.as_slice().iter().zip(ours_host.as_slice()).map(|(x, y)| (x - y).abs()).fold(0f32, f32::max);
+    println!("cuda bench: sgemm_4096_kmajor vs sgemm_4096: max |difference| {diff:e}");
+    assert!(diff <= 1e-3, "the k-major product differs from the example's by {diff}");
+    let mut ours_k = || {
+        for _ in 0..launches {
+            sgemm_4096_kmajor::run_on(dev, &a, &b, &mut out_k).unwrap();
+        }
+        cu.wait_tvm();
+    };
+    let theirs_dyn = blas.is_some().then_some(&mut theirs as &mut dyn FnMut());
+    let (t_k, t_theirs_k) = interleaved(10, launches, &mut ours_k, theirs_dyn);
+    println!(
+        "cuda summary: sgemm 4096³ f32, k-major shared tiles: tvm-rs {:.0} GFLOP/s ({:.3} ms); ratio tvm-rs / cuBLAS {:.3}",
+        gflops(t_k),
+        t_k * 1e3,
+        t_theirs_k / t_k
+    );
     match blas {
         Some(_) => println!(
             "cuda summary: sgemm 4096³ f32: tvm-rs {:.0} GFLOP/s ({:.3} ms), cuBLAS {:.0} GFLOP/s ({:.3} ms); \
@@ -328,11 +443,10 @@ fn bench_vector_add(c: &mut Criterion) {
     let b = Tensor::from_vec(b_host.clone(), [n]).unwrap().to_device(dev).unwrap();
     let mut out = DeviceTensor::<f32, 1>::zeros(dev, [n]).unwrap();
     vector_add::run_on(dev, &a, &b, &mut out).unwrap();
-    let got = out.to_host().unwrap();
-    for (i, ((g, x), y)) in got.as_slice().iter().zip(&a_host).zip(&b_host).enumerate() {
+    let got_all = out.to_host().unwrap();
+    for (i, ((g, x), y)) in got_all.as_slice().iter().zip(&a_host).zip(&b_host).enumerate() {
         assert_eq!(*g, x + y, "vector_add[{i}]");
     }
-    drop(got);
 
     let src = cu.stream.clone_htod(&a_host).unwrap();
     let mut dst: CudaSlice<f32> = cu.stream.alloc_zeros(n).unwrap();
@@ -373,6 +487,24 @@ fn bench_vector_add(c: &mut Criterion) {
     };
     let (t_ours, t_copy) = interleaved(20, launches, &mut ours, Some(&mut theirs));
     let (gbs_ours, gbs_copy) = (3.0 * bytes / t_ours / 1e9, 2.0 * bytes / t_copy / 1e9);
+    // The same add, four elements a thread (float4).
+    let mut out4 = DeviceTensor::<f32, 1>::zeros(dev, [n]).unwrap();
+    vector_add4::run_on(dev, &a, &b, &mut out4).unwrap();
+    assert_eq!(out4.to_host().unwrap().as_slice(), got_all.as_slice(), "vector_add4 equals vector_add");
+    let mut ours4 = || {
+        for _ in 0..launches {
+            vector_add4::run_on(dev, &a, &b, &mut out4).unwrap();
+        }
+        cu.wait_tvm();
+    };
+    let (t_ours4, t_copy4) = interleaved(20, launches, &mut ours4, Some(&mut theirs));
+    let (gbs_ours4, gbs_copy4) = (3.0 * bytes / t_ours4 / 1e9, 2.0 * bytes / t_copy4 / 1e9);
+    println!(
+        "cuda summary: vector add 2^26 f32, float4 a thread: tvm-rs {gbs_ours4:.0} GB/s ({:.1} µs), device-to-device \
+         copy {gbs_copy4:.0} GB/s; ratio tvm-rs / copy {:.3}",
+        t_ours4 * 1e6,
+        gbs_ours4 / gbs_copy4
+    );
     println!(
         "cuda summary: vector add 2^26 f32: tvm-rs {gbs_ours:.0} GB/s ({:.1} µs, 3 x 256 MiB), device-to-device copy \
          {gbs_copy:.0} GB/s ({:.1} µs, 2 x 256 MiB); ratio tvm-rs / copy {:.3} (in GB/s; medians of 20 rounds of \
@@ -383,5 +515,167 @@ fn bench_vector_add(c: &mut Criterion) {
     );
 }
 
-criterion_group!(benches, bench_sgemm, bench_vector_add);
+/// The example kernels that are bound by memory (softmax, layer norm, a softmax's
+/// statistics in one pass and in two, argmax, row-wise cumsum with the example's schedule
+/// of one thread per row, and a parallel prefix sum with the default schedule), each on
+/// 256 MiB of f32 already on the device, checked against a host reference on a sample of
+/// rows, and timed against the least traffic it must move at the rate of a
+/// device-to-device copy measured in the same rounds: `fraction of the copy rate` is the
+/// time that traffic takes at that rate over the kernel's time (1.0: as fast as a copy).
+fn bench_rows(_c: &mut Criterion) {
+    let Some(cu) = cuda() else { return };
+    let dev = &cu.device;
+    let (rows, cols) = (16384usize, 4096usize);
+    let n = rows * cols;
+    let x_host = values(n, 5);
+    let x2 = Tensor::from_vec(x_host.clone(), [rows, cols]).unwrap();
+    let x = x2.to_device(dev).unwrap();
+    let x1 = Tensor::from_vec(x_host.clone(), [n]).unwrap().to_device(dev).unwrap();
+    let gamma_host: Vec<f32> = (0..cols).map(|j| 1.0 + (j % 7) as f32 * 0.125).collect();
+    let beta_host: Vec<f32> = (0..cols).map(|j| (j % 5) as f32 * 0.25 - 0.5).collect();
+    let gamma = Tensor::from_vec(gamma_host.clone(), [cols]).unwrap().to_device(dev).unwrap();
+    let beta = Tensor::from_vec(beta_host.clone(), [cols]).unwrap().to_device(dev).unwrap();
+    let mut y = DeviceTensor::<f32, 2>::zeros(dev, [rows, cols]).unwrap();
+    let mut y1 = DeviceTensor::<f32, 1>::zeros(dev, [n]).unwrap();
+    let (mut m, mut s) =
+        (DeviceTensor::<f32, 1>::zeros(dev, [rows]).unwrap(), DeviceTensor::<f32, 1>::zeros(dev, [rows]).unwrap());
+    let mut at = DeviceTensor::<i64, 1>::zeros(dev, [rows]).unwrap();
+    let src = cu.stream.clone_htod(&x_host).unwrap();
+    let mut dst: CudaSlice<f32> = cu.stream.alloc_zeros(n).unwrap();
+    let sample: Vec<usize> = (0..16).map(|k| (k * 1031 + 7) % rows).collect();
+    let row = |r: usize| &x_host[r * cols..(r + 1) * cols];
+    let close = |got: f32, want: f64, what: &str| {
+        assert!((got as f64 - want).abs() <= 1e-4 * want.abs().max(1.0), "{what}: got {got}, want {want}");
+    };
+
+    // Each kernel once, checked on the sampled rows.
+    softmax::run_on(dev, &x, &mut y).unwrap();
+    let got = y.to_host().unwrap();
+    for &r in &sample {
+        let mx = row(r).iter().cloned().fold(f32::NEG_INFINITY, f32::max) as f64;
+        let sum: f64 = row(r).iter().map(|&v| (v as f64 - mx).exp()).sum();
+        for (j, &v) in row(r).iter().enumerate().step_by(61) {
+            close(got.as_slice()[r * cols + j], (v as f64 - mx).exp() / sum, "softmax");
+        }
+    }
+    layernorm::run_on(dev, &x, &gamma, &beta, &mut y).unwrap();
+    let got = y.to_host().unwrap();
+    for &r in &sample {
+        let mean = row(r).iter().map(|&v| v as f64).sum::<f64>() / cols as f64;
+        let var = row(r).iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / cols as f64;
+        for (j, &v) in row(r).iter().enumerate().step_by(61) {
+            let want = (v as f64 - mean) / (var + 1e-5).sqrt() * gamma_host[j] as f64 + beta_host[j] as f64;
+            close(got.as_slice()[r * cols + j], want, "layernorm");
+        }
+    }
+    for online in [true, false] {
+        if online {
+            stats_online::run_on(dev, &x, &mut m, &mut s).unwrap();
+        } else {
+            stats_two_pass::run_on(dev, &x, &mut m, &mut s).unwrap();
+        }
+        let (gm, gs) = (m.to_host().unwrap(), s.to_host().unwrap());
+        for &r in &sample {
+            let mx = row(r).iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+            assert_eq!(gm.as_slice()[r], mx, "softmax statistics (one pass: {online}): max of row {r}");
+            let want: f64 = row(r).iter().map(|&v| (v as f64 - mx as f64).exp()).sum();
+            assert!(
+                ((gs.as_slice()[r] as f64 - want) / want).abs() < 1e-5,
+                "softmax statistics (one pass: {online}): sum of row {r}: {} vs {want}",
+                gs.as_slice()[r]
+            );
+        }
+    }
+    top1::run_on(dev, &x, &mut m, &mut at).unwrap();
+    let (gm, ga) = (m.to_host().unwrap(), at.to_host().unwrap());
+    for &r in &sample {
+        let mx = row(r).iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+        let first = row(r).iter().position(|&v| v == mx).unwrap() as i64;
+        assert_eq!((gm.as_slice()[r], ga.as_slice()[r]), (mx, first), "argmax of row {r}");
+    }
+    cumsum::run_on(dev, &x, &mut y).unwrap();
+    let got = y.to_host().unwrap();
+    for &r in &sample {
+        let mut acc = 0f64;
+        for (j, &v) in row(r).iter().enumerate() {
+            acc += v as f64;
+            if j % 97 == 0 {
+                close(got.as_slice()[r * cols + j], acc, "cumsum");
+            }
+        }
+    }
+    prefix_sum::run_on(dev, &x1, &mut y1).unwrap();
+    let got = y1.to_host().unwrap();
+    let mut acc = 0f64;
+    let mut worst = 0f64;
+    for (i, &v) in x_host.iter().enumerate() {
+        acc += v as f64;
+        if i % 4099 == 0 || i == n - 1 {
+            // An f32 scan of 2^26 terms of magnitude <= 0.5 whose partial sums stay small:
+            // its error grows with the number of additions, bounded here by an absolute 0.5.
+            worst = worst.max((got.as_slice()[i] as f64 - acc).abs());
+        }
+    }
+    assert!(worst < 0.5, "prefix_sum: largest absolute error {worst} on the sample");
+    println!(
+        "cuda bench: memory-bound kernels on {rows}x{cols} f32 checked on {} rows; prefix_sum max |error| {worst:.3e}",
+        sample.len()
+    );
+
+    // (name, the least bytes it must move); `launch(k)` runs kernel k once.
+    let mib = 4.0 * n as f64;
+    let kernels = [
+        ("softmax (example schedule)", 2.0 * mib),
+        ("layernorm (example schedule)", 2.0 * mib),
+        ("softmax statistics, one pass", mib),
+        ("softmax statistics, two passes", mib),
+        ("argmax (example schedule)", mib),
+        ("row cumsum (example: a thread per row)", 2.0 * mib),
+        ("prefix sum 2^26 (default: parallel scan)", 2.0 * mib),
+    ];
+    let mut launch = |k: usize| match k {
+        0 => softmax::run_on(dev, &x, &mut y).unwrap(),
+        1 => layernorm::run_on(dev, &x, &gamma, &beta, &mut y).unwrap(),
+        2 => stats_online::run_on(dev, &x, &mut m, &mut s).unwrap(),
+        3 => stats_two_pass::run_on(dev, &x, &mut m, &mut s).unwrap(),
+        4 => top1::run_on(dev, &x, &mut m, &mut at).unwrap(),
+        5 => cumsum::run_on(dev, &x, &mut y).unwrap(),
+        _ => prefix_sum::run_on(dev, &x1, &mut y1).unwrap(),
+    };
+    let launches = 10;
+    for (k, &(name, bytes)) in kernels.iter().enumerate() {
+        let mut ours = || {
+            for _ in 0..launches {
+                launch(k);
+            }
+            cu.wait_tvm();
+        };
+        let mut copy = || {
+            for _ in 0..launches {
+                cu.stream.memcpy_dtod(&src, &mut dst).unwrap();
+            }
+            cu.wait_cudarc();
+        };
+        ours();
+        let (t_ours, t_copy) = interleaved(10, launches, &mut ours, Some(&mut copy));
+        // The copy moves 2 x 256 MiB; at its rate, `bytes` take:
+        let floor = t_copy * bytes / (2.0 * mib);
+        println!(
+            "cuda summary: {name}, {rows}x{cols} f32: tvm-rs {:.1} µs ({:.0} GB/s of least traffic); the copy rate {:.0} GB/s \
+             would move that traffic in {:.1} µs: fraction of the copy rate {:.3} (medians of 10 rounds of {launches} launches)",
+            t_ours * 1e6,
+            bytes / t_ours / 1e9,
+            2.0 * mib / t_copy / 1e9,
+            floor * 1e6,
+            floor / t_ours
+        );
+    }
+
+    // The profile's device timestamps (CUDA events) and the peak fraction.
+    let p = softmax::profile(dev, &x2).unwrap();
+    println!("cuda bench: profile: {p}");
+    println!("cuda bench: profile peak fraction: {:?}", p.peak_fraction());
+}
+
+criterion_group!(benches, bench_sgemm, bench_vector_add, bench_rows);
 criterion_main!(benches);

@@ -52,6 +52,7 @@ cp "$(pick backends <<<"$tests_json")" "$stage/backends"
 cp "$(pick device_tensors <<<"$tests_json")" "$stage/device_tensors"
 cp "$(pick cuda <<<"$runtime_json")" "$stage/runtime_cuda"
 cp "$(pick cuda <<<"$bench_json")" "$stage/bench_cuda"
+cp benches/peers/gpu_torch.py "$stage/gpu_torch.py"
 strip "$stage"/backends "$stage"/device_tensors "$stage"/runtime_cuda "$stage"/bench_cuda
 
 if [ -e "$venv_lib/libnvrtc.so.12" ]; then
@@ -179,6 +180,8 @@ if command -v nvidia-smi >/dev/null; then
 fi
 {
   echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  echo "vm.overcommit_memory=$(cat /proc/sys/vm/overcommit_memory 2>&1)"
+  grep -E '^(MemTotal|SwapTotal)' /proc/meminfo
   ls -l "$libdir"
   nvidia-smi 2>&1 | head -20
 } >"$out/env.log" 2>&1
@@ -207,10 +210,19 @@ run runtime_cuda 140 ${require_tools[@]+"${require_tools[@]}"} -- --nocapture &
 run backends 140 ${require_cuda[@]+"${require_cuda[@]}"} -- --nocapture &
 run device_tensors 140 -- --nocapture &
 wait
-run bench_cuda 100 -- --bench
+run bench_cuda 150 -- --bench
+# The peer: PyTorch (cuBLAS, its own kernels) on the same sizes, where the machine has it.
+t0=$(date +%s)
+if python3 -c 'import torch; assert torch.cuda.is_available()' >/dev/null 2>&1; then
+  timeout -k 5 120 python3 "$here/gpu_torch.py" >"$out/torch.log" 2>&1
+  echo "$? $(( $(date +%s) - t0 ))" >/tmp/gpu-check-rc.torch
+else
+  echo "no torch with CUDA on this machine: the peer is not measured" >"$out/torch.log"
+  echo "0 0" >/tmp/gpu-check-rc.torch
+fi
 
 failed=0
-for name in runtime_cuda backends device_tensors bench_cuda; do
+for name in runtime_cuda backends device_tensors bench_cuda torch; do
   read -r rc secs <"/tmp/gpu-check-rc.$name"
   case $rc in
     0) verdict=ok ;;
@@ -226,8 +238,8 @@ for name in runtime_cuda backends device_tensors bench_cuda; do
   grep -h -E '^test .* FAILED$' "$log" | head -n 10 | sed 's/^/    /' | tee -a "$summary"
   # The first panics, with the line of their message.
   grep -h -A1 'panicked at' "$log" | grep -v '^--$' | head -n 6 | sed 's/^/    /' | tee -a "$summary"
-  grep -h -E 'skipped|skipping|backend suite runs on|cuda bench:|^cuda summary:' "$log" | sort | uniq -c | sort -rn \
-    | head -n 12 | sed 's/^/   /' | tee -a "$summary"
+  grep -h -E 'skipped|skipping|backend suite runs on|cuda bench:|^cuda summary:|^torch' "$log" | sort | uniq -c | sort -rn \
+    | head -n 24 | sed 's/^/   /' | tee -a "$summary"
 done
 # On the GPU machine, what must have run on CUDA rather than been skipped.
 if [ "$dry" != 1 ]; then
@@ -238,7 +250,7 @@ if [ "$dry" != 1 ]; then
     fi
   }
   need backends 'backend suite runs on: .*cuda:0' "the backend suite on cuda:0"
-  need runtime_cuda '^device: cuda:0' "tvm-runtime's kernels on cuda:0 (on_a_cuda_device_kernels_run_and_limits_hold)"
+  need runtime_cuda 'device: cuda:0' "tvm-runtime's kernels on cuda:0 (on_a_cuda_device_kernels_run_and_limits_hold)"
   need bench_cuda '^cuda summary: sgemm' "the sgemm measurement"
   need bench_cuda '^cuda summary: vector add' "the vector add measurement"
 fi

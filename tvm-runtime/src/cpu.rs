@@ -295,6 +295,9 @@ pub fn try_scratch<T: Copy + 'static>(len: i64, fill: T, name: &str, kernel: &st
         if bytes > isize::MAX as u128 {
             return Err(oom("more than the address space holds"));
         }
+        if crate::storage::beyond_host_memory(bytes) {
+            return Err(oom(crate::storage::BEYOND_HOST_MEMORY));
+        }
         vec.try_reserve_exact(len - vec.len()).map_err(|_| oom("the host allocator returned no memory"))?;
     }
     vec.resize(len, fill);
@@ -650,6 +653,9 @@ pub fn try_vec<T: crate::Element>(n: i64, fill: T, name: &str, kernel: &str) -> 
         Ok(l) if bytes <= isize::MAX as u128 => l,
         _ => return Err(oom("more than the address space holds")),
     };
+    if crate::storage::beyond_host_memory(bytes) {
+        return Err(oom(crate::storage::BEYOND_HOST_MEMORY));
+    }
     let zero = T::as_bytes(std::slice::from_ref(&fill)).iter().all(|&b| b == 0);
     if !zero || layout.size() == 0 {
         let mut v = Vec::new();

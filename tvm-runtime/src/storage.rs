@@ -14,7 +14,46 @@ use std::ptr::NonNull;
 
 /// `Err(OutOfMemory)` for host memory of `bytes` that could not be had.
 pub(crate) fn host_oom(bytes: usize) -> crate::Error {
-    crate::Error::OutOfMemory { device: "cpu".into(), bytes, reason: "the host allocator returned no memory".into() }
+    let reason =
+        if beyond_host_memory(bytes as u128) { BEYOND_HOST_MEMORY } else { "the host allocator returned no memory" };
+    crate::Error::OutOfMemory { device: "cpu".into(), bytes, reason: reason.into() }
+}
+
+/// Why a block larger than the machine's memory is refused where Linux overcommits.
+pub(crate) const BEYOND_HOST_MEMORY: &str = "more than this machine's RAM and swap together (where Linux is \
+     set to overcommit, the allocator would return it and the process be killed writing it)";
+
+/// Whether `bytes` of host memory are more than this machine could ever back: only where
+/// Linux is set never to refuse an allocation (`vm.overcommit_memory = 1`, common on GPU
+/// machines), more than its RAM and swap together (the bound Linux's default heuristic
+/// applies itself, from `/proc/meminfo`). There the allocator returns such a block, and
+/// the process is killed when a kernel writes it; this makes the request an
+/// `OutOfMemory` instead. Elsewhere (Linux's default mode, other systems) the allocator
+/// says so itself, and this is `false`.
+pub(crate) fn beyond_host_memory(bytes: u128) -> bool {
+    use std::sync::OnceLock;
+    static LIMIT: OnceLock<Option<u128>> = OnceLock::new();
+    let limit = LIMIT.get_or_init(|| {
+        let mode = std::fs::read_to_string("/proc/sys/vm/overcommit_memory").ok()?;
+        host_memory_limit(&mode, &std::fs::read_to_string("/proc/meminfo").ok()?)
+    });
+    limit.is_some_and(|l| bytes > l)
+}
+
+/// The bound [`beyond_host_memory`] applies, from the texts of
+/// `/proc/sys/vm/overcommit_memory` and `/proc/meminfo`: `MemTotal` plus `SwapTotal` in
+/// bytes in mode 1, else none (`None` too if the text has no `MemTotal`).
+fn host_memory_limit(overcommit_mode: &str, meminfo: &str) -> Option<u128> {
+    if overcommit_mode.trim() != "1" {
+        return None;
+    }
+    let field = |name: &str| {
+        meminfo.lines().find_map(|l| {
+            let rest = l.strip_prefix(name)?.strip_prefix(':')?.trim();
+            rest.strip_suffix("kB").unwrap_or(rest).trim().parse::<u128>().ok().map(|kb| kb * 1024)
+        })
+    };
+    Some(field("MemTotal")? + field("SwapTotal").unwrap_or(0))
 }
 
 /// The alignment of host tensor data, in bytes.
@@ -122,6 +161,9 @@ impl<T: Element> Aligned<T> {
             return Ok(NonNull::dangling());
         }
         let layout = Self::layout(len).ok_or(bytes)?;
+        if beyond_host_memory(bytes as u128) {
+            return Err(bytes);
+        }
         // SAFETY: the layout has a non-zero size (len > 0 elements of a sized T).
         let p = unsafe {
             if zeroed {
@@ -189,6 +231,17 @@ impl<T> Drop for Aligned<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const MEMINFO: &str = "MemTotal:       24576000 kB\nMemFree:        20000000 kB\nSwapTotal:       1024000 kB\n";
+
+    #[test]
+    fn the_host_memory_bound_applies_where_linux_overcommits_only() {
+        assert_eq!(host_memory_limit("1\n", MEMINFO), Some((24576000 + 1024000) * 1024));
+        assert_eq!(host_memory_limit("0\n", MEMINFO), None);
+        assert_eq!(host_memory_limit("2", MEMINFO), None);
+        assert_eq!(host_memory_limit("1", "MemTotal: 1000 kB\n"), Some(1000 * 1024), "no swap line");
+        assert_eq!(host_memory_limit("1", "SwapTotal: 1000 kB\n"), None, "no MemTotal: no bound");
+    }
 
     fn aligned<T>(s: &[T]) -> bool {
         (s.as_ptr() as usize).is_multiple_of(ALIGN)

@@ -52,6 +52,10 @@ pub(crate) struct DeviceState {
     queue: CommandQueue,
     max_work_group_size: usize,
     max_work_item_sizes: Vec<usize>,
+    /// `CL_DEVICE_MAX_MEM_ALLOC_SIZE`: larger buffers are refused before the driver is
+    /// asked (the specification makes them `CL_INVALID_BUFFER_SIZE`, but a CPU driver on a
+    /// machine that overcommits memory may hand them out).
+    max_alloc_bytes: Option<u64>,
     caps: Caps,
     /// Device buffers of dropped [`Buffer`]s, by size in bytes, for the next allocations.
     pool: Mutex<Vec<(usize, ClBuffer<u8>)>>,
@@ -161,6 +165,7 @@ impl OpenClRuntime {
                     .map_err(|e| fail("creating a command queue", e))?;
                 let max_work_group_size = dev.max_work_group_size().map_err(|e| fail("querying the device", e))?;
                 let max_work_item_sizes = dev.max_work_item_sizes().unwrap_or_default();
+                let max_alloc_bytes = dev.max_mem_alloc_size().ok();
                 let extensions = dev.extensions().unwrap_or_default();
                 let has = |ext: &str| extensions.split_whitespace().any(|e| e == ext);
                 let caps = Caps {
@@ -176,6 +181,7 @@ impl OpenClRuntime {
                     queue,
                     max_work_group_size,
                     max_work_item_sizes,
+                    max_alloc_bytes,
                     caps,
                     pool: Mutex::new(Vec::new()),
                     modules: super::ModuleCache::new(),
@@ -304,6 +310,13 @@ impl DeviceState {
         if let Some(mem) = pooled {
             crate::stats::count(|s| s.pool_reuses += 1);
             return Ok(Buffer { state: self, mem: Some(mem), bytes });
+        }
+        if let Some(max) = self.max_alloc_bytes.filter(|&m| size as u128 > m as u128) {
+            return Err(Error::OutOfMemory {
+                device: self.label().to_string(),
+                bytes,
+                reason: format!("more than the device's largest buffer (CL_DEVICE_MAX_MEM_ALLOC_SIZE, {max} bytes)"),
+            });
         }
         // SAFETY: no host pointer is passed.
         let create = || unsafe { ClBuffer::<u8>::create(&self.context, CL_MEM_READ_WRITE, size, std::ptr::null_mut()) };
