@@ -18,7 +18,12 @@ fn walk(dir: &Path, files: &mut Vec<std::path::PathBuf>) {
 }
 
 fn main() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // The manifest directory cargo gives this run, not the one this script was compiled
+    // in (`env!`): cargo reuses a compiled build script for a copy of the package at
+    // another path whose fingerprint matches, and the id then hashed the other copy's
+    // sources, so edits here kept the old id and stale expansions were read back.
+    let dir = std::env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR for build scripts");
+    let root = Path::new(&dir);
     let mut files = vec![root.join("Cargo.toml")];
     walk(&root.join("src"), &mut files);
     files.sort();
@@ -27,7 +32,7 @@ fn main() {
         f.strip_prefix(root).unwrap_or(f).hash(&mut h);
         std::fs::read(f).unwrap_or_default().hash(&mut h);
     }
-    env!("CARGO_PKG_VERSION").hash(&mut h);
+    std::env::var("CARGO_PKG_VERSION").unwrap_or_default().hash(&mut h);
     println!("cargo:rustc-env=TVM_CORE_BUILD_ID={:016x}", h.finish());
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=Cargo.toml");

@@ -38,6 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 # ----------------------------------------------------------------------------- kernels
 
 N = 1024  # sgemm / matmul size
+MATMUL_BLOCK = 128  # matmul.rs: the rows of a parallel block, split into 8-row register tiles
 CONV = dict(C=64, F=64, H=56, W=56, R=3, S=3)
 ROWS, COLS = 4096, 1024  # softmax / layernorm
 VEC = 1 << 24  # vector add / copy
@@ -53,7 +54,7 @@ KERNELS = {
     "sgemm_bn16": ("C=A·B 1024³, 16-col packed B, write cache", "flop", GEMM_FLOP),
     "sgemm_bn64": ("C=A·B 1024³, 64-col packed B, write cache", "flop", GEMM_FLOP),
     "sgemm_bn32_nocache": ("C=A·B 1024³, 32-col packed B, no cache", "flop", GEMM_FLOP),
-    "matmul": ("C=A·B 1024³, 32-col packed B, 8x32 register tile", "flop", GEMM_FLOP),
+    "matmul": ("C=A·B 1024³, 32-col packed B, 128-row blocks of 8x32 register tiles", "flop", GEMM_FLOP),
     "conv2d_padded": ("3x3 conv 64->64 56x56, pad stage", "flop", CONV_FLOP),
     "conv2d": ("3x3 conv 64->64 56x56, pad stage, extended rows, 8x48 register tile", "flop", CONV_FLOP),
     "conv2d_if": ("3x3 conv 64->64 56x56, pad by if", "flop", CONV_FLOP),
@@ -303,17 +304,19 @@ def tvm_gemm(bn, cache, reg_tile=None):
     sch.vectorize(py)
     cb = sch.get_sblock("C")
     if reg_tile is not None:
-        # matmul.rs: c tiled 8 x 32, parallel io, vectorize ji; the local cache at jo,
-        # k split by 4, reorder(ko, ki, ci, cj), unroll ki and ci, vectorize cj.
+        # matmul.rs: c tiled 128 x 32, the 128 rows split by 8, parallel io, vectorize
+        # ji; the local cache at iio, k split by 4, reorder(ko, ki, ci, cj), unroll ki
+        # and ci, vectorize cj.
         ti, tj = reg_tile
         wb = sch.cache_write(cb, 0, "local")  # wb copies C_local out; cb computes into it
         i, j = sch.get_loops(wb)
-        io, ii = sch.split(i, [None, ti])
+        io, ii = sch.split(i, [None, MATMUL_BLOCK])
         jo, ji = sch.split(j, [None, tj])
         sch.reorder(io, jo, ii, ji)
+        iio, _iii = sch.split(ii, [None, ti])
         sch.parallel(io)
         sch.vectorize(ji)
-        sch.compute_at(cb, jo)
+        sch.compute_at(cb, iio)
         ci, cj, ck = sch.get_loops(cb)[-3:]
         ko, ki = sch.split(ck, [None, 4])
         sch.reorder(ko, ki, ci, cj)
@@ -607,8 +610,16 @@ def halide_gemm(bn, cache, reg_tile=None):
         cc[x, y] += A[r, y] * bp[x % bn, r, x // bn]
         C[x, y] = cc[x, y]
         ty, tx = reg_tile if reg_tile else (bn, bn)
-        C.tile(x, y, xo, yo, xi, yi, tx, ty).parallel(yo).vectorize(xi)
-        cc.compute_at(C, xo).vectorize(x, tx)
+        if reg_tile:
+            # matmul.rs: tiles of 128 rows x 32 columns, the rows split by 8, the cache at
+            # the 8-row step (yio)
+            yio, yii = hl.Var("yio"), hl.Var("yii")
+            C.tile(x, y, xo, yo, xi, yi, tx, MATMUL_BLOCK).split(yi, yio, yii, ty) \
+                .reorder(xi, yii, yio, xo, yo).parallel(yo).vectorize(xi)
+            cc.compute_at(C, yio).vectorize(x, tx)
+        else:
+            C.tile(x, y, xo, yo, xi, yi, tx, ty).parallel(yo).vectorize(xi)
+            cc.compute_at(C, xo).vectorize(x, tx)
         if reg_tile:
             # matmul.rs: reorder(ko, ki, ci, cj), unroll ki and ci, vectorize cj
             cc.update().split(r.x, ro, ri, 4).reorder(x, y, ri, ro).vectorize(x, tx) \

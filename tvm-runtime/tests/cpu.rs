@@ -270,15 +270,34 @@ fn allocation_errors_name_the_tensor_and_the_bytes() {
         }
         other => panic!("{other:?}"),
     }
-    assert_eq!(cpu::try_vec(3, 1.5f32, "t", "k").unwrap(), vec![1.5; 3]);
+    assert_eq!(&*cpu::try_vec(3, 1.5f32, "t", "k").unwrap(), &[1.5; 3]);
     // Zero fills come zeroed from the allocator, any element type.
-    assert_eq!(cpu::try_vec(1000, 0.0f32, "t", "k").unwrap(), vec![0.0; 1000]);
-    assert_eq!(cpu::try_vec(7, false, "t", "k").unwrap(), vec![false; 7]);
-    assert_eq!(cpu::try_vec(5, 0i64, "t", "k").unwrap(), vec![0; 5]);
+    assert_eq!(&*cpu::try_vec(1000, 0.0f32, "t", "k").unwrap(), &[0.0; 1000]);
+    assert_eq!(&*cpu::try_vec(7, false, "t", "k").unwrap(), &[false; 7]);
+    assert_eq!(&*cpu::try_vec(5, 0i64, "t", "k").unwrap(), &[0; 5]);
     let mut v = cpu::try_vec(1 << 20, 0u8, "t", "k").unwrap();
-    v.push(1); // a Vec like any other: it grows and frees through the global allocator
-    assert_eq!((v.len(), v[1 << 20], v.iter().map(|&b| b as u64).sum::<u64>()), ((1 << 20) + 1, 1, 1));
-    assert_eq!(cpu::try_vec(-2, 1.5f32, "t", "k").unwrap(), Vec::<f32>::new());
+    v[1 << 19] = 1;
+    assert_eq!((v.len(), v[1 << 19], v.iter().map(|&b| b as u64).sum::<u64>()), (1 << 20, 1, 1));
+    assert!(cpu::try_vec(-2, 1.5f32, "t", "k").unwrap().is_empty());
+    // Every buffer starts at a multiple of 64 bytes (a cache line, a 16-lane vector), small
+    // or large (a large one comes from mmap, 16 bytes past a page, unless moved), zero or
+    // not, for elements of 1 to 8 bytes.
+    for n in [1i64, 3, 17, 1000, 1 << 20, 3 << 20] {
+        let ptrs = [
+            cpu::try_vec(n, 0f32, "t", "k").unwrap().as_ptr() as usize,
+            cpu::try_vec(n, 2f32, "t", "k").unwrap().as_ptr() as usize,
+            cpu::try_vec(n, 0u8, "t", "k").unwrap().as_ptr() as usize,
+            cpu::try_vec(n, 0i64, "t", "k").unwrap().as_ptr() as usize,
+            cpu::try_vec(n, 1u16, "t", "k").unwrap().as_ptr() as usize,
+        ];
+        for p in ptrs {
+            assert_eq!(p % 64, 0, "a buffer of {n} elements at {p:#x}");
+        }
+        let mut b = cpu::try_vec(n, 0.5f64, "t", "k").unwrap();
+        assert_eq!((b.as_ptr() as usize % 64, b.len()), (0, n as usize));
+        b[n as usize - 1] = 2.0;
+        assert_eq!(b.iter().sum::<f64>(), 0.5 * (n - 1) as f64 + 2.0);
+    }
 }
 
 /// Per-iteration buffers of parallel loops come from the thread's pool, fallibly.

@@ -184,7 +184,7 @@ impl Emitter<'_> {
             _ => {
                 let n = self.expr(extent)?;
                 let (rt, name, kname) = (&self.opts.rt_path, buffer.name(), &self.f.name);
-                quote!(let mut #id: ::std::vec::Vec<#t> = #rt::cpu::try_vec(#n as i64, #zero, #name, #kname)?;)
+                quote!(let mut #id: #rt::cpu::HostBuf<#t> = #rt::cpu::try_vec(#n as i64, #zero, #name, #kname)?;)
             }
         };
         let len = self.facts.exact(extent).then(|| extent.clone());
