@@ -659,6 +659,48 @@ impl<T: crate::Element + std::fmt::Debug> std::fmt::Debug for HostBuf<T> {
     }
 }
 
+/// How many blocks the intermediate pool of one thread keeps, and the largest it keeps.
+pub const HOST_POOL_ENTRIES: usize = 8;
+pub const HOST_POOL_BYTES: usize = 256 << 20;
+
+thread_local! {
+    /// Blocks of dropped [`HostBuf`]s (their `Vec`s, by element type), for the next
+    /// intermediates of kernels called on this thread.
+    static HOST_POOL: std::cell::RefCell<Vec<Box<dyn std::any::Any>>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A pooled block of exactly `total` elements of `T`, if this thread's pool has one.
+fn pooled_block<T: 'static>(total: usize) -> Option<Vec<T>> {
+    HOST_POOL
+        .try_with(|p| {
+            let mut p = p.try_borrow_mut().ok()?;
+            let i = p.iter().position(|b| b.downcast_ref::<Vec<T>>().is_some_and(|v| v.len() == total))?;
+            p.swap_remove(i).downcast::<Vec<T>>().ok().map(|b| *b)
+        })
+        .ok()
+        .flatten()
+}
+
+impl<T: crate::Element> Drop for HostBuf<T> {
+    /// The block goes back to this thread's pool (the oldest is freed past
+    /// [`HOST_POOL_ENTRIES`]; blocks over [`HOST_POOL_BYTES`] are freed).
+    fn drop(&mut self) {
+        let vec = std::mem::take(&mut self.vec);
+        if vec.is_empty() || vec.len().saturating_mul(std::mem::size_of::<T>()) > HOST_POOL_BYTES {
+            return;
+        }
+        let _ = HOST_POOL.try_with(|p| {
+            if let Ok(mut p) = p.try_borrow_mut() {
+                if p.len() >= HOST_POOL_ENTRIES {
+                    p.remove(0);
+                }
+                p.push(Box::new(vec));
+            }
+        });
+    }
+}
+
 impl<T: crate::Element> std::ops::Deref for HostBuf<T> {
     type Target = [T];
     fn deref(&self) -> &[T] {
@@ -672,11 +714,17 @@ impl<T: crate::Element> std::ops::DerefMut for HostBuf<T> {
     }
 }
 
-/// A buffer of `n` elements equal to `fill` for intermediate `name` of `kernel`, starting
-/// at a multiple of 64 bytes; `Err(OutOfMemory)` naming it and the byte count when the
-/// memory cannot be had (never an abort). A negative `n` (an empty extent) is 0. A zero
-/// `fill` comes zeroed from the allocator (large blocks as lazily mapped pages, as
-/// `vec![0.0; n]` does), not written.
+/// A buffer of `n` elements for intermediate `name` of `kernel`, starting at a multiple of
+/// 64 bytes; `Err(OutOfMemory)` naming it and the byte count when the memory cannot be
+/// had (never an abort). A negative `n` (an empty extent) is 0.
+///
+/// The block of an earlier intermediate of the same size and type dropped on this thread
+/// is reused as it was left (a TIR allocation is uninitialized, as [`Scratch`]'s are; the
+/// interpreter rejects a kernel that reads an element it has not written), so that a
+/// kernel called again does not map, fault in and zero its intermediates again: that
+/// was 12% of the conv2d example's time (its padded input and extended rows, 1.7 MB).
+/// Otherwise the elements are `fill`: a zero `fill` comes zeroed from the allocator (large
+/// blocks as lazily mapped pages, as `vec![0.0; n]` does), not written.
 pub fn try_vec<T: crate::Element>(n: i64, fill: T, name: &str, kernel: &str) -> Result<HostBuf<T>, crate::Error> {
     let n = usize::try_from(n).unwrap_or(0);
     let bytes = n as u128 * std::mem::size_of::<T>() as u128;
@@ -693,7 +741,9 @@ pub fn try_vec<T: crate::Element>(n: i64, fill: T, name: &str, kernel: &str) -> 
         return Err(oom(crate::storage::BEYOND_HOST_MEMORY));
     }
     let zero = T::as_bytes(std::slice::from_ref(&fill)).iter().all(|&b| b == 0);
-    let vec = if !zero || layout.size() == 0 {
+    let vec = if let Some(v) = pooled_block::<T>(total) {
+        v
+    } else if !zero || layout.size() == 0 {
         let mut v = Vec::new();
         v.try_reserve_exact(total).map_err(|_| oom("the host allocator returned no memory"))?;
         v.resize(total, fill);

@@ -300,6 +300,33 @@ fn allocation_errors_name_the_tensor_and_the_bytes() {
     }
 }
 
+/// A dropped intermediate's block goes back to the thread's pool and is reused, as it was
+/// left, by the next intermediate of the same size and type on that thread; other sizes,
+/// types and threads get blocks of their own.
+#[test]
+fn intermediate_blocks_are_reused_on_their_thread() {
+    let n = 777_777i64; // a size no other test uses
+    let mut a = cpu::try_vec(n, 0f32, "t", "k").unwrap();
+    a[5] = 3.5;
+    let p = a.as_ptr();
+    drop(a);
+    let b = cpu::try_vec(n, 0f32, "t", "k").unwrap();
+    assert_eq!((b.as_ptr(), b[5], b.len()), (p, 3.5, n as usize), "the same block, as it was left");
+    let c = cpu::try_vec(n, 0f32, "t", "k").unwrap();
+    assert_ne!(c.as_ptr(), p, "one block serves one buffer at a time");
+    let d = cpu::try_vec(n - 1, 0f32, "t", "k").unwrap();
+    let e = cpu::try_vec(n, 0i32, "t", "k").unwrap();
+    assert!(d.as_ptr() != p && (e.as_ptr() as *const f32) != p);
+    drop(b);
+    let other = std::thread::spawn(move || cpu::try_vec(n, 0f32, "t", "k").unwrap()[5]).join().unwrap();
+    assert_eq!(other, 0.0, "another thread's block is fresh");
+    assert_eq!(cpu::try_vec(n, 0f32, "t", "k").unwrap().as_ptr(), p);
+    for v in [&c, &d] {
+        assert_eq!(v.as_ptr() as usize % 64, 0);
+    }
+    drop(e);
+}
+
 /// Per-iteration buffers of parallel loops come from the thread's pool, fallibly.
 #[test]
 fn scratch_buffers_are_allocated_fallibly() {
