@@ -5,14 +5,19 @@
 //!   thread, both operands staged through shared memory with float4 loads) at 4096³,
 //!   against cuBLAS `cublasSgemm_v2` (through cudarc; default math mode, so plain f32,
 //!   no TF32).
-//! * vector add 2^26 f32 (`examples/kernels/vector_add.rs`) against a device-to-device
-//!   copy of one operand (`cuMemcpyDtoDAsync`): the add moves 3 x 256 MiB, the copy 2 x.
+//! * vector add 2^26 f32 (`examples/kernels/vector_add.rs`, and `vector_add4`: four
+//!   elements a thread) against a device-to-device copy of one operand
+//!   (`cuMemcpyDtoDAsync`): the add moves 3 x 256 MiB, the copy 2 x. A k-major variant of
+//!   the sgemm (`sgemm_4096_kmajor`) against cuBLAS too.
+//! * the memory-bound examples on 16384 x 4096 f32 (`bench_rows`) against the least
+//!   traffic they must move at the copy rate.
 //!
 //! Everything stays on the device: inputs and outputs are `DeviceTensor`s passed to
 //! `run_on` (cudarc buffers for cuBLAS and the copy), so no host copy is timed. Each timed
 //! iteration ends by waiting for the GPU: for tvm-rs, the download of a 1-element device
-//! tensor (the runtime has no public synchronize; its one stream per device runs that
-//! copy after every kernel enqueued before, and returns when it is done); for cudarc,
+//! tensor (written before `Device::synchronize` existed, and kept as the H200 figures were
+//! measured with it: the runtime's one stream per device runs that copy after every
+//! kernel enqueued before, and returns when it is done; a 4-byte copy); for cudarc,
 //! `CudaStream::synchronize`. Criterion measures each side (one launch and the wait per
 //! iteration); then both run interleaved for a few rounds of several launches and one
 //! wait each (which amortises the wait), and a `cuda summary:` line per bench prints the
@@ -409,11 +414,15 @@ fn bench_sgemm(c: &mut Criterion) {
     };
     let theirs_dyn = blas.is_some().then_some(&mut theirs as &mut dyn FnMut());
     let (t_k, t_theirs_k) = interleaved(10, launches, &mut ours_k, theirs_dyn);
+    let vs_blas = if blas.is_some() {
+        format!("ratio tvm-rs / cuBLAS {:.3}", t_theirs_k / t_k)
+    } else {
+        "cuBLAS not measured".into()
+    };
     println!(
-        "cuda summary: sgemm 4096³ f32, k-major shared tiles: tvm-rs {:.0} GFLOP/s ({:.3} ms); ratio tvm-rs / cuBLAS {:.3}",
+        "cuda summary: k-major sgemm 4096³ f32 (variant): tvm-rs {:.0} GFLOP/s ({:.3} ms); {vs_blas}",
         gflops(t_k),
         t_k * 1e3,
-        t_theirs_k / t_k
     );
     match blas {
         Some(_) => println!(
@@ -500,7 +509,7 @@ fn bench_vector_add(c: &mut Criterion) {
     let (t_ours4, t_copy4) = interleaved(20, launches, &mut ours4, Some(&mut theirs));
     let (gbs_ours4, gbs_copy4) = (3.0 * bytes / t_ours4 / 1e9, 2.0 * bytes / t_copy4 / 1e9);
     println!(
-        "cuda summary: vector add 2^26 f32, float4 a thread: tvm-rs {gbs_ours4:.0} GB/s ({:.1} µs), device-to-device \
+        "cuda summary: float4 vector add 2^26 f32 (variant): tvm-rs {gbs_ours4:.0} GB/s ({:.1} µs), device-to-device \
          copy {gbs_copy4:.0} GB/s; ratio tvm-rs / copy {:.3}",
         t_ours4 * 1e6,
         gbs_ours4 / gbs_copy4
@@ -544,8 +553,11 @@ fn bench_rows(_c: &mut Criterion) {
     let mut dst: CudaSlice<f32> = cu.stream.alloc_zeros(n).unwrap();
     let sample: Vec<usize> = (0..16).map(|k| (k * 1031 + 7) % rows).collect();
     let row = |r: usize| &x_host[r * cols..(r + 1) * cols];
-    let close = |got: f32, want: f64, what: &str| {
-        assert!((got as f64 - want).abs() <= 1e-4 * want.abs().max(1.0), "{what}: got {got}, want {want}");
+    // Relative to the value (softmax's are about 2.4e-4 here), plus an absolute `floor`
+    // for values near zero: f32 rounding of a normalised row or a running sum of
+    // thousands of terms, far below what a wrong kernel gives.
+    let close = |got: f32, want: f64, floor: f64, what: &str| {
+        assert!((got as f64 - want).abs() <= 1e-4 * want.abs() + floor, "{what}: got {got}, want {want}");
     };
 
     // Each kernel once, checked on the sampled rows.
@@ -555,7 +567,7 @@ fn bench_rows(_c: &mut Criterion) {
         let mx = row(r).iter().cloned().fold(f32::NEG_INFINITY, f32::max) as f64;
         let sum: f64 = row(r).iter().map(|&v| (v as f64 - mx).exp()).sum();
         for (j, &v) in row(r).iter().enumerate().step_by(61) {
-            close(got.as_slice()[r * cols + j], (v as f64 - mx).exp() / sum, "softmax");
+            close(got.as_slice()[r * cols + j], (v as f64 - mx).exp() / sum, 1e-8, "softmax");
         }
     }
     layernorm::run_on(dev, &x, &gamma, &beta, &mut y).unwrap();
@@ -565,7 +577,7 @@ fn bench_rows(_c: &mut Criterion) {
         let var = row(r).iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / cols as f64;
         for (j, &v) in row(r).iter().enumerate().step_by(61) {
             let want = (v as f64 - mean) / (var + 1e-5).sqrt() * gamma_host[j] as f64 + beta_host[j] as f64;
-            close(got.as_slice()[r * cols + j], want, "layernorm");
+            close(got.as_slice()[r * cols + j], want, 1e-4, "layernorm");
         }
     }
     for online in [true, false] {
@@ -600,7 +612,7 @@ fn bench_rows(_c: &mut Criterion) {
         for (j, &v) in row(r).iter().enumerate() {
             acc += v as f64;
             if j % 97 == 0 {
-                close(got.as_slice()[r * cols + j], acc, "cumsum");
+                close(got.as_slice()[r * cols + j], acc, 1e-3, "cumsum");
             }
         }
     }
@@ -611,27 +623,28 @@ fn bench_rows(_c: &mut Criterion) {
     for (i, &v) in x_host.iter().enumerate() {
         acc += v as f64;
         if i % 4099 == 0 || i == n - 1 {
-            // An f32 scan of 2^26 terms of magnitude <= 0.5 whose partial sums stay small:
-            // its error grows with the number of additions, bounded here by an absolute 0.5.
             worst = worst.max((got.as_slice()[i] as f64 - acc).abs());
         }
     }
-    assert!(worst < 0.5, "prefix_sum: largest absolute error {worst} on the sample");
+    // The partial sums reach tens of thousands; a serial f32 scan of these values is off
+    // by about 0.025 at most. A chunk's total is about 0.5 to 1, so a lost or doubled
+    // carry of one chunk shows as an error of that size.
+    assert!(worst < 0.05, "prefix_sum: largest absolute error {worst} on the sample");
     println!(
         "cuda bench: memory-bound kernels on {rows}x{cols} f32 checked on {} rows; prefix_sum max |error| {worst:.3e}",
         sample.len()
     );
 
     // (name, the least bytes it must move); `launch(k)` runs kernel k once.
-    let mib = 4.0 * n as f64;
+    let tensor_bytes = 4.0 * n as f64;
     let kernels = [
-        ("softmax (example schedule)", 2.0 * mib),
-        ("layernorm (example schedule)", 2.0 * mib),
-        ("softmax statistics, one pass", mib),
-        ("softmax statistics, two passes", mib),
-        ("argmax (example schedule)", mib),
-        ("row cumsum (example: a thread per row)", 2.0 * mib),
-        ("prefix sum 2^26 (default: parallel scan)", 2.0 * mib),
+        ("softmax (example schedule)", 2.0 * tensor_bytes),
+        ("layernorm (example schedule)", 2.0 * tensor_bytes),
+        ("softmax statistics, one pass", tensor_bytes),
+        ("softmax statistics, two passes", tensor_bytes),
+        ("argmax (example schedule)", tensor_bytes),
+        ("row cumsum (example: a thread per row)", 2.0 * tensor_bytes),
+        ("prefix sum 2^26 (default: parallel scan)", 2.0 * tensor_bytes),
     ];
     let mut launch = |k: usize| match k {
         0 => softmax::run_on(dev, &x, &mut y).unwrap(),
@@ -659,13 +672,13 @@ fn bench_rows(_c: &mut Criterion) {
         ours();
         let (t_ours, t_copy) = interleaved(10, launches, &mut ours, Some(&mut copy));
         // The copy moves 2 x 256 MiB; at its rate, `bytes` take:
-        let floor = t_copy * bytes / (2.0 * mib);
+        let floor = t_copy * bytes / (2.0 * tensor_bytes);
         println!(
             "cuda summary: {name}, {rows}x{cols} f32: tvm-rs {:.1} µs ({:.0} GB/s of least traffic); the copy rate {:.0} GB/s \
              would move that traffic in {:.1} µs: fraction of the copy rate {:.3} (medians of 10 rounds of {launches} launches)",
             t_ours * 1e6,
             bytes / t_ours / 1e9,
-            2.0 * mib / t_copy / 1e9,
+            2.0 * tensor_bytes / t_copy / 1e9,
             floor * 1e6,
             floor / t_ours
         );

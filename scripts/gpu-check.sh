@@ -250,9 +250,9 @@ if [ "$dry" != 1 ]; then
     fi
   }
   need backends 'backend suite runs on: .*cuda:0' "the backend suite on cuda:0"
-  need runtime_cuda 'device: cuda:0' "tvm-runtime's kernels on cuda:0 (on_a_cuda_device_kernels_run_and_limits_hold)"
-  need bench_cuda '^cuda summary: sgemm' "the sgemm measurement"
-  need bench_cuda '^cuda summary: vector add' "the vector add measurement"
+  need runtime_cuda '^test child_on_a_cuda_device \.\.\. device: cuda:0' "tvm-runtime's kernels on cuda:0 (on_a_cuda_device_kernels_run_and_limits_hold)"
+  need bench_cuda '^cuda summary: sgemm 4096³ f32: tvm-rs' "the sgemm measurement"
+  need bench_cuda '^cuda summary: vector add 2\^26 f32: tvm-rs' "the vector add measurement"
 fi
 echo
 echo "==== summary ($summary), $(( $(date +%s) - start ))s in all"

@@ -431,12 +431,18 @@ fn example_layernorm() {
 #[test]
 fn example_conv2d() {
     let (c, h, w) = (64, 56, 56);
-    let (data, wt) = (rand_vec(c * h * w, 28), rand_vec(c * c * 9, 29));
-    let want = reference::conv2d_3x3(&data, &wt, 1, c, c, h, w);
-    let (td, tw) = (tensor(&data, [1, c, h, w]), tensor(&wt, [c, c, 3, 3]));
-    on_every_backend("example conv2d 64->64 56x56", [1, c, h, w], &want, rtol_for_sum(c * 9), |d, o| {
-        example_conv2d::conv2d::run(d, &td, &tw, o)
-    });
+    // Twice, on different data: the second call's intermediates (the padded input, the
+    // extended rows) are the first call's blocks, reused as they were left
+    // (`cpu::try_vec`'s pool), so a kernel that read an element of one before writing it
+    // would see the first call's values.
+    for seeds in [(28, 29), (38, 39)] {
+        let (data, wt) = (rand_vec(c * h * w, seeds.0), rand_vec(c * c * 9, seeds.1));
+        let want = reference::conv2d_3x3(&data, &wt, 1, c, c, h, w);
+        let (td, tw) = (tensor(&data, [1, c, h, w]), tensor(&wt, [c, c, 3, 3]));
+        on_every_backend("example conv2d 64->64 56x56", [1, c, h, w], &want, rtol_for_sum(c * 9), |d, o| {
+            example_conv2d::conv2d::run(d, &td, &tw, o)
+        });
+    }
 }
 
 #[test]

@@ -659,15 +659,18 @@ impl<T: crate::Element + std::fmt::Debug> std::fmt::Debug for HostBuf<T> {
     }
 }
 
-/// How many blocks the intermediate pool of one thread keeps, and the largest it keeps.
+/// How many blocks the intermediate pool of one thread keeps, and how many bytes in all
+/// (a larger block is freed on drop; the oldest go first).
 pub const HOST_POOL_ENTRIES: usize = 8;
 pub const HOST_POOL_BYTES: usize = 256 << 20;
+
+/// The bytes of a pooled block (a `Vec<T>` behind `dyn Any`, with its byte count).
+type PoolEntry = (usize, Box<dyn std::any::Any>);
 
 thread_local! {
     /// Blocks of dropped [`HostBuf`]s (their `Vec`s, by element type), for the next
     /// intermediates of kernels called on this thread.
-    static HOST_POOL: std::cell::RefCell<Vec<Box<dyn std::any::Any>>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+    static HOST_POOL: std::cell::RefCell<Vec<PoolEntry>> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// A pooled block of exactly `total` elements of `T`, if this thread's pool has one.
@@ -675,27 +678,31 @@ fn pooled_block<T: 'static>(total: usize) -> Option<Vec<T>> {
     HOST_POOL
         .try_with(|p| {
             let mut p = p.try_borrow_mut().ok()?;
-            let i = p.iter().position(|b| b.downcast_ref::<Vec<T>>().is_some_and(|v| v.len() == total))?;
-            p.swap_remove(i).downcast::<Vec<T>>().ok().map(|b| *b)
+            let i = p.iter().position(|(_, b)| b.downcast_ref::<Vec<T>>().is_some_and(|v| v.len() == total))?;
+            p.remove(i).1.downcast::<Vec<T>>().ok().map(|b| *b)
         })
         .ok()
         .flatten()
 }
 
 impl<T: crate::Element> Drop for HostBuf<T> {
-    /// The block goes back to this thread's pool (the oldest is freed past
-    /// [`HOST_POOL_ENTRIES`]; blocks over [`HOST_POOL_BYTES`] are freed).
+    /// The block goes back to this thread's pool; the oldest blocks are freed past
+    /// [`HOST_POOL_ENTRIES`] blocks or [`HOST_POOL_BYTES`] bytes, and a block larger than
+    /// that is freed at once.
     fn drop(&mut self) {
         let vec = std::mem::take(&mut self.vec);
-        if vec.is_empty() || vec.len().saturating_mul(std::mem::size_of::<T>()) > HOST_POOL_BYTES {
+        let bytes = vec.len().saturating_mul(std::mem::size_of::<T>());
+        if vec.is_empty() || bytes > HOST_POOL_BYTES {
             return;
         }
         let _ = HOST_POOL.try_with(|p| {
             if let Ok(mut p) = p.try_borrow_mut() {
-                if p.len() >= HOST_POOL_ENTRIES {
+                while !p.is_empty()
+                    && (p.len() >= HOST_POOL_ENTRIES || p.iter().map(|e| e.0).sum::<usize>() + bytes > HOST_POOL_BYTES)
+                {
                     p.remove(0);
                 }
-                p.push(Box::new(vec));
+                p.push((bytes, Box::new(vec)));
             }
         });
     }
@@ -719,8 +726,9 @@ impl<T: crate::Element> std::ops::DerefMut for HostBuf<T> {
 /// had (never an abort). A negative `n` (an empty extent) is 0.
 ///
 /// The block of an earlier intermediate of the same size and type dropped on this thread
-/// is reused as it was left (a TIR allocation is uninitialized, as [`Scratch`]'s are; the
-/// interpreter rejects a kernel that reads an element it has not written), so that a
+/// is reused, as it was left for a zero `fill` (a TIR allocation is uninitialized, as
+/// [`Scratch`]'s are; the interpreter rejects a kernel that reads an element it has not
+/// written; generated code always passes zero), filled otherwise, so that a
 /// kernel called again does not map, fault in and zero its intermediates again: that
 /// was 12% of the conv2d example's time (its padded input and extended rows, 1.7 MB).
 /// Otherwise the elements are `fill`: a zero `fill` comes zeroed from the allocator (large
@@ -741,7 +749,10 @@ pub fn try_vec<T: crate::Element>(n: i64, fill: T, name: &str, kernel: &str) -> 
         return Err(oom(crate::storage::BEYOND_HOST_MEMORY));
     }
     let zero = T::as_bytes(std::slice::from_ref(&fill)).iter().all(|&b| b == 0);
-    let vec = if let Some(v) = pooled_block::<T>(total) {
+    let vec = if let Some(mut v) = pooled_block::<T>(total) {
+        if !zero {
+            v.fill(fill);
+        }
         v
     } else if !zero || layout.size() == 0 {
         let mut v = Vec::new();
@@ -761,6 +772,9 @@ pub fn try_vec<T: crate::Element>(n: i64, fill: T, name: &str, kernel: &str) -> 
     };
     // The first element at a multiple of 64 bytes: the allocator aligns to `T`, so the
     // distance is a whole number of elements, at most `pad`.
+    // (Every element type's alignment is its size on the targets tested; where it is
+    // smaller, as for 8-byte types on i686, the start can be off a 64-byte boundary,
+    // which is slower there, never unsound.)
     let start = if pad == 0 { 0 } else { (vec.as_ptr() as usize).wrapping_neg() % crate::storage::ALIGN / size };
     Ok(HostBuf { vec, start, len: n })
 }

@@ -321,6 +321,15 @@ fn intermediate_blocks_are_reused_on_their_thread() {
     let other = std::thread::spawn(move || cpu::try_vec(n, 0f32, "t", "k").unwrap()[5]).join().unwrap();
     assert_eq!(other, 0.0, "another thread's block is fresh");
     assert_eq!(cpu::try_vec(n, 0f32, "t", "k").unwrap().as_ptr(), p);
+    // A nonzero fill is written into a reused block.
+    let f = cpu::try_vec(n, 2f32, "t", "k").unwrap();
+    assert_eq!((f.as_ptr(), f.iter().all(|&v| v == 2.0)), (p, true));
+    drop(f);
+    // Blocks larger than the pool's bytes are not kept.
+    let big = cpu::HOST_POOL_BYTES as i64 / 4 + 1024;
+    drop(cpu::try_vec(big, 0f32, "t", "k").unwrap());
+    let h = cpu::try_vec(n, 0f32, "t", "k").unwrap();
+    assert_eq!(h.as_ptr(), p, "the small block is still pooled (the big one did not evict it)");
     for v in [&c, &d] {
         assert_eq!(v.as_ptr() as usize % 64, 0);
     }

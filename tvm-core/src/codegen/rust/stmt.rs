@@ -184,7 +184,13 @@ impl Emitter<'_> {
             _ => {
                 let n = self.expr(extent)?;
                 let (rt, name, kname) = (&self.opts.rt_path, buffer.name(), &self.f.name);
-                quote!(let mut #id: #rt::cpu::HostBuf<#t> = #rt::cpu::try_vec(#n as i64, #zero, #name, #kname)?;)
+                // A plain slice, as for scratch buffers: no `Deref` and bounds check of
+                // the block at every use.
+                let guard = format_ident!("__buf_{}", id);
+                quote!(
+                    let mut #guard: #rt::cpu::HostBuf<#t> = #rt::cpu::try_vec(#n as i64, #zero, #name, #kname)?;
+                    let #id: &mut [#t] = &mut #guard;
+                )
             }
         };
         let len = self.facts.exact(extent).then(|| extent.clone());
