@@ -419,3 +419,29 @@ fn misuse_is_an_error_not_a_panic() {
     assert!(matches!(&e, Error::OutOfMemory { bytes: usize::MAX, reason, .. } if reason.contains(&want)), "{e:?}");
     assert_eq!(m.alloc("tmp", Some(10), 4).unwrap().len_bytes(), 40);
 }
+
+/// A buffer larger than the device's largest (`CL_DEVICE_MAX_MEM_ALLOC_SIZE`) is
+/// `OutOfMemory` before the driver is asked (a CPU driver on a machine that overcommits
+/// memory may hand it out, and the process be killed using it); one just under that bound
+/// is the driver's to refuse or grant.
+#[test]
+fn buffers_beyond_the_device_limit_are_refused_up_front() {
+    let _serial = serial();
+    if !device_or_skip("buffers_beyond_the_device_limit_are_refused_up_front") {
+        return;
+    }
+    let e = DeviceTensor::<f32, 1>::zeros(&DEV, [1usize << 40]).unwrap_err();
+    match &e {
+        Error::OutOfMemory { device, bytes, reason } => {
+            assert!(device.starts_with("opencl:0"), "{device}");
+            assert_eq!(*bytes, 4usize << 40);
+            assert!(reason.contains("CL_DEVICE_MAX_MEM_ALLOC_SIZE"), "{reason}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // The device still works after the refusal.
+    let t = Tensor::from_vec(vec![1.0f32, 2.0], [2]).unwrap();
+    let mut back = Tensor::zeros([2]);
+    t.to_device(&DEV).unwrap().copy_to(&mut back).unwrap();
+    assert_eq!(back.as_slice(), &[1.0, 2.0]);
+}
