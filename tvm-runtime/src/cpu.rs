@@ -249,9 +249,53 @@ pub const SCRATCH_POOL_ENTRIES: usize = 8;
 /// The largest buffer (in bytes of capacity) the scratch pool of a thread keeps.
 pub const SCRATCH_POOL_BYTES: usize = 1 << 22;
 
+/// A per-thread pool of vectors of any element type (each a `Vec<T>` behind `dyn Any`,
+/// with its bytes), as [`Scratch`] and [`HostBuf`] keep them.
+type Pool = std::cell::RefCell<Vec<(usize, Box<dyn std::any::Any>)>>;
+
 thread_local! {
-    static SCRATCH_POOL: std::cell::RefCell<Vec<Box<dyn std::any::Any>>> =
-        const { std::cell::RefCell::new(Vec::new()) };
+    static SCRATCH_POOL: Pool = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Takes from this thread's `pool` the oldest vector of `T`s that `fits`, if any.
+/// (`try_with` / `try_borrow_mut`: a thread being torn down, or a never expected
+/// reentrant call, gets none instead of a panic.)
+fn pool_take<T: 'static>(
+    pool: &'static std::thread::LocalKey<Pool>,
+    fits: impl Fn(&Vec<T>) -> bool,
+) -> Option<Box<Vec<T>>> {
+    pool.try_with(|p| {
+        let mut p = p.try_borrow_mut().ok()?;
+        let i = p.iter().position(|(_, b)| b.downcast_ref::<Vec<T>>().is_some_and(&fits))?;
+        p.remove(i).1.downcast::<Vec<T>>().ok()
+    })
+    .ok()
+    .flatten()
+}
+
+/// Gives `vec` back to this thread's `pool`: freed if its capacity is over `max_block`
+/// bytes, else kept, the oldest entries freed past `max_entries` of them or `max_total`
+/// bytes in all.
+fn pool_give<T: 'static>(
+    pool: &'static std::thread::LocalKey<Pool>,
+    vec: Box<Vec<T>>,
+    max_entries: usize,
+    max_block: usize,
+    max_total: usize,
+) {
+    let bytes = vec.capacity().saturating_mul(std::mem::size_of::<T>());
+    if vec.capacity() == 0 || bytes > max_block {
+        return;
+    }
+    let _ = pool.try_with(|p| {
+        if let Ok(mut p) = p.try_borrow_mut() {
+            while !p.is_empty() && (p.len() >= max_entries || p.iter().map(|e| e.0).sum::<usize>() + bytes > max_total)
+            {
+                p.remove(0);
+            }
+            p.push((bytes, vec));
+        }
+    });
 }
 
 /// A buffer of `len` elements from the calling thread's pool (see [`Scratch`]).
@@ -262,24 +306,11 @@ pub fn scratch<T: Copy + 'static>(len: usize, fill: T) -> Scratch<T> {
     Scratch { vec: Some(vec) }
 }
 
-/// A vector of the calling thread's pool holding `T`s (as its last user left it), or a
-/// new empty one.
+/// A vector of the calling thread's scratch pool holding `T`s (as its last user left
+/// it), or a new empty one.
 #[inline]
 fn pooled<T: 'static>() -> Box<Vec<T>> {
-    // `try_with` / `try_borrow_mut`: a thread being torn down, or a (never expected)
-    // reentrant call, gets a fresh buffer instead of a panic.
-    let pooled = SCRATCH_POOL
-        .try_with(|p| {
-            let mut p = p.try_borrow_mut().ok()?;
-            let i = p.iter().position(|b| b.is::<Vec<T>>())?;
-            Some(p.swap_remove(i))
-        })
-        .ok()
-        .flatten();
-    match pooled.map(|b| b.downcast::<Vec<T>>()) {
-        Some(Ok(v)) => v,
-        _ => Box::new(Vec::new()),
-    }
+    pool_take(&SCRATCH_POOL, |_| true).unwrap_or_default()
 }
 
 /// [`scratch`] for intermediate `name` of `kernel`, allocated fallibly:
@@ -306,17 +337,9 @@ pub fn try_scratch<T: Copy + 'static>(len: i64, fill: T, name: &str, kernel: &st
 
 impl<T: 'static> Drop for Scratch<T> {
     fn drop(&mut self) {
-        let Some(vec) = self.vec.take() else { return };
-        if vec.capacity().saturating_mul(std::mem::size_of::<T>()) > SCRATCH_POOL_BYTES {
-            return;
+        if let Some(vec) = self.vec.take() {
+            pool_give(&SCRATCH_POOL, vec, SCRATCH_POOL_ENTRIES, SCRATCH_POOL_BYTES, usize::MAX);
         }
-        let _ = SCRATCH_POOL.try_with(|p| {
-            if let Ok(mut p) = p.try_borrow_mut() {
-                if p.len() < SCRATCH_POOL_ENTRIES {
-                    p.push(vec);
-                }
-            }
-        });
     }
 }
 
@@ -664,25 +687,10 @@ impl<T: crate::Element + std::fmt::Debug> std::fmt::Debug for HostBuf<T> {
 pub const HOST_POOL_ENTRIES: usize = 8;
 pub const HOST_POOL_BYTES: usize = 256 << 20;
 
-/// The bytes of a pooled block (a `Vec<T>` behind `dyn Any`, with its byte count).
-type PoolEntry = (usize, Box<dyn std::any::Any>);
-
 thread_local! {
-    /// Blocks of dropped [`HostBuf`]s (their `Vec`s, by element type), for the next
-    /// intermediates of kernels called on this thread.
-    static HOST_POOL: std::cell::RefCell<Vec<PoolEntry>> = const { std::cell::RefCell::new(Vec::new()) };
-}
-
-/// A pooled block of exactly `total` elements of `T`, if this thread's pool has one.
-fn pooled_block<T: 'static>(total: usize) -> Option<Vec<T>> {
-    HOST_POOL
-        .try_with(|p| {
-            let mut p = p.try_borrow_mut().ok()?;
-            let i = p.iter().position(|(_, b)| b.downcast_ref::<Vec<T>>().is_some_and(|v| v.len() == total))?;
-            p.remove(i).1.downcast::<Vec<T>>().ok().map(|b| *b)
-        })
-        .ok()
-        .flatten()
+    /// Blocks of dropped [`HostBuf`]s, for the next intermediates of kernels called on
+    /// this thread.
+    static HOST_POOL: Pool = const { std::cell::RefCell::new(Vec::new()) };
 }
 
 impl<T: crate::Element> Drop for HostBuf<T> {
@@ -690,21 +698,8 @@ impl<T: crate::Element> Drop for HostBuf<T> {
     /// [`HOST_POOL_ENTRIES`] blocks or [`HOST_POOL_BYTES`] bytes, and a block larger than
     /// that is freed at once.
     fn drop(&mut self) {
-        let vec = std::mem::take(&mut self.vec);
-        let bytes = vec.len().saturating_mul(std::mem::size_of::<T>());
-        if vec.is_empty() || bytes > HOST_POOL_BYTES {
-            return;
-        }
-        let _ = HOST_POOL.try_with(|p| {
-            if let Ok(mut p) = p.try_borrow_mut() {
-                while !p.is_empty()
-                    && (p.len() >= HOST_POOL_ENTRIES || p.iter().map(|e| e.0).sum::<usize>() + bytes > HOST_POOL_BYTES)
-                {
-                    p.remove(0);
-                }
-                p.push((bytes, Box::new(vec)));
-            }
-        });
+        let vec = Box::new(std::mem::take(&mut self.vec));
+        pool_give(&HOST_POOL, vec, HOST_POOL_ENTRIES, HOST_POOL_BYTES, HOST_POOL_BYTES);
     }
 }
 
@@ -741,15 +736,14 @@ pub fn try_vec<T: crate::Element>(n: i64, fill: T, name: &str, kernel: &str) -> 
     // Room to move the start to a multiple of 64 bytes (none for an empty buffer).
     let pad = if n == 0 || size == 0 { 0 } else { crate::storage::ALIGN.div_ceil(size) };
     let total = n.checked_add(pad).unwrap_or(usize::MAX);
-    let layout = match std::alloc::Layout::array::<T>(total) {
-        Ok(l) if bytes <= isize::MAX as u128 / 2 => l,
-        _ => return Err(oom("more than the address space holds")),
+    let Ok(layout) = std::alloc::Layout::array::<T>(total) else {
+        return Err(oom("more than the address space holds"));
     };
     if crate::storage::beyond_host_memory(bytes) {
         return Err(oom(crate::storage::BEYOND_HOST_MEMORY));
     }
     let zero = T::as_bytes(std::slice::from_ref(&fill)).iter().all(|&b| b == 0);
-    let vec = if let Some(mut v) = pooled_block::<T>(total) {
+    let vec = if let Some(mut v) = pool_take(&HOST_POOL, |v: &Vec<T>| v.len() == total).map(|b| *b) {
         if !zero {
             v.fill(fill);
         }

@@ -167,28 +167,22 @@ impl Emitter<'_> {
                 let n = Literal::usize_unsuffixed(n as usize);
                 quote!(let mut #id: [#t; #n] = [#zero; #n];)
             }
-            // Inside a parallel loop's body, once per iteration: from the thread's pool.
-            // (Fallible: `?` leaves the iteration's function with `OutOfMemory`.)
-            _ if self.in_parallel => {
-                let n = self.expr(extent)?;
-                let (rt, name, kname) = (&self.opts.rt_path, buffer.name(), &self.f.name);
-                // A plain slice from here on: stores through it cannot change the
-                // pool's bookkeeping, so LLVM keeps its address in a register.
-                let guard = format_ident!("__scratch_{}", id);
-                quote!(
-                    let mut #guard = #rt::cpu::try_scratch::<#t>(#n as i64, #zero, #name, #kname)?;
-                    let #id: &mut [#t] = &mut #guard;
-                )
-            }
-            // Outside the parallel loops: `?` leaves the body with `OutOfMemory`.
+            // A buffer from a pool of the calling thread, bound to a plain slice: stores
+            // through it cannot change the pool's bookkeeping, so LLVM keeps its address
+            // in a register. Inside a parallel loop's body, once per iteration
+            // (`try_scratch`); outside, a 64-byte-aligned block (`try_vec`). Fallible: `?`
+            // leaves the function with `OutOfMemory`.
             _ => {
                 let n = self.expr(extent)?;
                 let (rt, name, kname) = (&self.opts.rt_path, buffer.name(), &self.f.name);
-                // A plain slice, as for scratch buffers: no `Deref` and bounds check of
-                // the block at every use.
                 let guard = format_ident!("__buf_{}", id);
+                let alloc = if self.in_parallel {
+                    quote!(#rt::cpu::try_scratch::<#t>(#n as i64, #zero, #name, #kname)?)
+                } else {
+                    quote!(#rt::cpu::try_vec::<#t>(#n as i64, #zero, #name, #kname)?)
+                };
                 quote!(
-                    let mut #guard: #rt::cpu::HostBuf<#t> = #rt::cpu::try_vec(#n as i64, #zero, #name, #kname)?;
+                    let mut #guard = #alloc;
                     let #id: &mut [#t] = &mut #guard;
                 )
             }
