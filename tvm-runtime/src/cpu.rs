@@ -379,8 +379,11 @@ pub unsafe fn exp_f32_avx512<const L: usize>(x: [f32; L]) -> [f32; L] {
         // max(c, x) and min(c, x) return x when it is NaN (the second operand), so NaN
         // flows through to the result.
         let xc = _mm512_min_ps(_mm512_set1_ps(89.0), _mm512_max_ps(_mm512_set1_ps(-104.0), x));
-        // k = round(x · log2 e), to nearest, no exceptions.
-        let k = _mm512_roundscale_ps::<0x08>(_mm512_mul_ps(xc, _mm512_set1_ps(std::f32::consts::LOG2_E)));
+        // k = round(x · log2 e) as `exp_f32_fma` finds it: adding 1.5 · 2^23 inside the
+        // FMA rounds to an integer (nearest, ties to even), subtracting it leaves k. Two
+        // operations where a multiply and `vrndscaleps` (two micro-ops) were three.
+        let shifter = _mm512_set1_ps(12_582_912.0);
+        let k = _mm512_sub_ps(_mm512_fmadd_ps(xc, _mm512_set1_ps(std::f32::consts::LOG2_E), shifter), shifter);
         let r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693_145_75), xc);
         let r = _mm512_fnmadd_ps(k, _mm512_set1_ps(1.428_606_8e-6), r);
         let mut p = _mm512_set1_ps(1.0 / 5040.0);

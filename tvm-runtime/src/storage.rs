@@ -7,6 +7,15 @@
 //!
 //! A `Vec` that is aligned already (or empty) is kept as it is, so `from_vec` and
 //! `into_vec` of it copy nothing; other data is copied once into an aligned block.
+//!
+//! On Linux a block of [`HUGE_MIN`] bytes or more is mapped directly, at a multiple of
+//! 2 MiB, and marked for transparent huge pages (`madvise(MADV_HUGEPAGE)`), as numpy
+//! does for its arrays of 4 MiB and more: one TLB entry covers 512 pages' worth of a
+//! row-by-row kernel's input and output. The softmax example on 4096 x 1024 f32 (16 MB
+//! in, 16 MB out) read and wrote a new 4 KiB page every row; a plain-Rust copy of its
+//! loops took 1.09 ms on 4 KiB pages and 0.92-0.97 ms on huge pages (two threads, Intel
+//! Xeon host). The mapping is also zeroed by the kernel, page by page as first touched,
+//! where the allocator's `alloc_zeroed` at 64-byte alignment writes every byte.
 
 use crate::element::Element;
 use std::alloc::{self, Layout};
@@ -58,6 +67,79 @@ fn host_memory_limit(overcommit_mode: &str, meminfo: &str) -> Option<u128> {
 
 /// The alignment of host tensor data, in bytes.
 pub const ALIGN: usize = 64;
+
+/// The byte size from which a host block is mapped on huge-page boundaries (Linux).
+pub const HUGE_MIN: usize = 4 << 20;
+
+/// A transparent huge page on x86-64 (and the alignment of those mappings elsewhere).
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Whether a block of `bytes` is mapped by [`map_huge`] (and so freed by [`unmap_huge`]).
+fn is_huge(bytes: usize) -> bool {
+    cfg!(target_os = "linux") && bytes >= HUGE_MIN
+}
+
+/// The length of the mapping of a block of `bytes` (a whole number of huge pages).
+fn huge_len(bytes: usize) -> usize {
+    bytes.div_ceil(HUGE_PAGE) * HUGE_PAGE
+}
+
+/// A private anonymous mapping of `huge_len(bytes)` zero bytes starting at a multiple of
+/// [`HUGE_PAGE`], advised for huge pages; `None` if it cannot be had.
+#[cfg(target_os = "linux")]
+fn map_huge(bytes: usize) -> Option<NonNull<u8>> {
+    let len = huge_len(bytes);
+    let total = len.checked_add(HUGE_PAGE)?;
+    // SAFETY: a new anonymous mapping aliases nothing; the arguments are valid for mmap.
+    let base = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            total,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if base == libc::MAP_FAILED {
+        return None;
+    }
+    let start = (base as usize).next_multiple_of(HUGE_PAGE);
+    let head = start - base as usize;
+    let tail = total - head - len;
+    // SAFETY: `[base, start)` and `[start + len, base + total)` lie inside the mapping
+    // just made, are page-aligned (base is; head and tail are multiples of 2 MiB minus
+    // page-aligned amounts, so multiples of the page size) and hold nothing yet. The
+    // madvise is a hint on the part kept; its failure (no THP support) changes nothing.
+    unsafe {
+        if head > 0 {
+            libc::munmap(base, head);
+        }
+        if tail > 0 {
+            libc::munmap((start + len) as *mut libc::c_void, tail);
+        }
+        libc::madvise(start as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
+    }
+    NonNull::new(start as *mut u8)
+}
+
+#[cfg(not(target_os = "linux"))]
+fn map_huge(_bytes: usize) -> Option<NonNull<u8>> {
+    None
+}
+
+/// Unmaps a block of `bytes` that [`map_huge`] returned at `p`.
+///
+/// # Safety
+/// `p` came from `map_huge(bytes)` and is not used afterwards.
+#[cfg(target_os = "linux")]
+unsafe fn unmap_huge(p: *mut u8, bytes: usize) {
+    // SAFETY: the caller's contract: `[p, p + huge_len(bytes))` is that mapping.
+    unsafe { libc::munmap(p.cast(), huge_len(bytes)) };
+}
+
+#[cfg(not(target_os = "linux"))]
+unsafe fn unmap_huge(_p: *mut u8, _bytes: usize) {}
 
 /// The elements of a host tensor.
 pub(crate) enum Storage<T: Element> {
@@ -130,7 +212,8 @@ impl<T: Element> Clone for Storage<T> {
 /// `len` initialized elements of `T` at a multiple of [`ALIGN`], owned.
 ///
 /// Invariant: when `len > 0` and `T` is not zero-sized, `ptr` came from
-/// `alloc::alloc(Self::layout(len))` and its `len` elements are initialized; otherwise
+/// `map_huge(bytes)` if [`is_huge`] holds for its `bytes`, else from
+/// `alloc::alloc(Self::layout(len))`, and its `len` elements are initialized; otherwise
 /// `ptr` is dangling (well aligned for `T`, never read through for a non-zero size) and
 /// nothing is freed.
 pub(crate) struct Aligned<T> {
@@ -164,6 +247,11 @@ impl<T: Element> Aligned<T> {
         if beyond_host_memory(bytes as u128) {
             return Err(bytes);
         }
+        if is_huge(bytes) {
+            // Zero bytes already (an anonymous mapping), at a multiple of 2 MiB (so of
+            // ALIGN and of T's alignment).
+            return map_huge(bytes).map(NonNull::cast).ok_or(bytes);
+        }
         // SAFETY: the layout has a non-zero size (len > 0 elements of a sized T).
         let p = unsafe {
             if zeroed {
@@ -177,8 +265,9 @@ impl<T: Element> Aligned<T> {
 
     /// `len` copies of `value`.
     fn try_filled(len: usize, value: T) -> Result<Self, usize> {
-        // Zero bytes (every element type's default) come zeroed from the allocator, in
-        // pages mapped lazily for large blocks, as `vec![0.0; n]` does.
+        // Zero bytes (every element type's default) come zeroed: a huge block from its
+        // mapping (each page zeroed by the kernel when first touched), others from the
+        // allocator.
         let zero = T::as_bytes(std::slice::from_ref(&value)).iter().all(|&b| b == 0);
         let ptr = Self::try_alloc(len, zero)?;
         if !zero && std::mem::size_of::<T>() != 0 {
@@ -220,6 +309,13 @@ impl<T> Drop for Aligned<T> {
         if self.len == 0 || std::mem::size_of::<T>() == 0 {
             return;
         }
+        let bytes = self.len * std::mem::size_of::<T>();
+        if is_huge(bytes) {
+            // SAFETY: the block came from `map_huge(bytes)` (the invariant) and `self`
+            // is gone after this.
+            unsafe { unmap_huge(self.ptr.as_ptr().cast::<u8>(), bytes) };
+            return;
+        }
         // The layout the block was allocated with (it was valid then, for this `len`).
         let Some(layout) = Self::layout(self.len) else { return };
         // SAFETY: `ptr` came from `alloc` with this layout (the invariant); every element
@@ -231,6 +327,54 @@ impl<T> Drop for Aligned<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The VmFlags line of the mapping of /proc/self/smaps that holds `addr`.
+    #[cfg(target_os = "linux")]
+    fn vm_flags_at(addr: usize) -> Option<String> {
+        let smaps = std::fs::read_to_string("/proc/self/smaps").ok()?;
+        let mut inside = false;
+        for line in smaps.lines() {
+            let head = line.split_whitespace().next().unwrap_or("");
+            if let Some((lo, hi)) = head.split_once('-') {
+                if let (Ok(lo), Ok(hi)) = (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16)) {
+                    inside = lo <= addr && addr < hi;
+                    continue;
+                }
+            }
+            if inside && line.starts_with("VmFlags:") {
+                return Some(line.to_string());
+            }
+        }
+        None
+    }
+
+    #[test]
+    fn large_blocks_are_mapped_on_huge_page_boundaries_zeroed_and_freed() {
+        let n = HUGE_MIN / 4 + 3; // just over the threshold, not a whole number of pages
+        for round in 0..3 {
+            let mut z = Aligned::<f32>::try_filled(n, 0.0).unwrap();
+            let p = z.as_slice().as_ptr() as usize;
+            assert_eq!(p % if cfg!(target_os = "linux") { HUGE_PAGE } else { ALIGN }, 0);
+            assert!(z.as_slice().iter().all(|&v| v == 0.0), "round {round}");
+            z.as_mut_slice()[n - 1] = 7.0;
+            let c = Aligned::try_from_slice(z.as_slice()).unwrap();
+            assert_eq!((c.as_slice()[n - 1], c.as_slice()[0]), (7.0, 0.0));
+            let f = Aligned::<i32>::try_filled(n, -5).unwrap();
+            assert!(f.as_slice().iter().all(|&v| v == -5));
+            #[cfg(target_os = "linux")]
+            if std::path::Path::new("/sys/kernel/mm/transparent_hugepage/enabled").exists() {
+                let flags = vm_flags_at(p).expect("the block's mapping is in smaps");
+                assert!(flags.split_whitespace().any(|f| f == "hg"), "not advised for huge pages: {flags}");
+            }
+            drop(z);
+            #[cfg(target_os = "linux")]
+            assert_eq!(vm_flags_at(p), None, "the mapping outlived its block");
+        }
+        // Below the threshold: the allocator's block at 64 bytes.
+        let small = Aligned::<f32>::try_filled(HUGE_MIN / 4 - 1, 1.0).unwrap();
+        assert_eq!(small.as_slice().as_ptr() as usize % ALIGN, 0);
+        assert!(small.as_slice().iter().all(|&v| v == 1.0));
+    }
 
     const MEMINFO: &str = "MemTotal:       24576000 kB\nMemFree:        20000000 kB\nSwapTotal:       1024000 kB\n";
 
