@@ -18,7 +18,7 @@ compute! {
         // lanes wide: the row max and the row sum as 16 partial results (rfactor) that
         // are then combined, the exponentials into a row buffer, the output.
         y.parallel(y.i);
-        // Knobs: the vector width of the element passes and of the two reductions.
+        // Knobs: the vector width of the element passes, and of each reduction.
         let (jo, ji) = y.split(y.j, tune!(w: 16, 8, 32));
         y.vectorize(ji);
         m.compute_at(y, y.i);
@@ -26,14 +26,16 @@ compute! {
         s.compute_at(y, y.i);
         let (eo, ei) = e.split(e.j, tune!(w));
         e.vectorize(ei);
-        let (mo, mi) = m.split(m.j, tune!(wr: 16, 8, 32));
+        // The max as 64 partial results (four registers, four independent chains; LLVM
+        // combines them as a tree), the sum as 16 (its combine is 16 ordered adds).
+        let (mo, mi) = m.split(m.j, tune!(wm: 64, 16, 32));
         let m_rf = m.rfactor(mi);
         m_rf.compute_at(y, y.i);
         let [mk, mr] = m_rf.axes();
         let [mo2] = m_rf.reduce_axes();
         m_rf.reorder(mr, mo2, mk);
         m_rf.vectorize(mk);
-        let (so, si) = s.split(s.j, tune!(wr));
+        let (so, si) = s.split(s.j, tune!(ws: 16, 32, 64));
         let s_rf = s.rfactor(si);
         s_rf.compute_at(y, y.i);
         let [sk, sr] = s_rf.axes();

@@ -38,8 +38,12 @@ pub fn lower_traced(sch: &Schedule, trace: &mut dyn FnMut(PassEvent<'_>)) -> Res
     let f = schedule_ops::schedule_ops(&sch, &bounds)?;
     t.tir(&f, "schedule_ops", Phase::Scheduled);
     // Simplify before flattening, so that region extents are constants where possible.
-    let f = simplify::simplify(f);
+    let mut f = simplify::simplify(f);
     t.tir(&f, "simplify", Phase::Scheduled);
+    if !sch.target.is_gpu() {
+        f = reuse_output::reuse_output(f);
+        t.tir(&f, "reuse_output", Phase::Scheduled);
+    }
     let f = flatten_storage::flatten_storage(f);
     t.tir(&f, "flatten_storage", Phase::Flattened);
     let mut f = simplify::simplify(f);

@@ -75,9 +75,10 @@
     cb.checked = false;
     cb.dispatchEvent(new Event("change"));
     out.rows_all = rows().length;
-    // The pass that changed most: its TIR, then its diff against the previous pass.
+    // A pass that changes matmul's TIR (flattening): its TIR, then its diff against the
+    // previous pass.
     const tir = rows().filter((r) => !r.classList.contains("te"));
-    tir[2].click();
+    tir.find((r) => r.textContent.includes("flatten_storage")).click();
     out.selected = text("#passes tr.sel");
     out.tir_after = text("#pass-body").slice(0, 2000);
     click('[data-view="diff"]');

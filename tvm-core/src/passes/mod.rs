@@ -12,6 +12,7 @@ pub mod inline_stages;
 pub mod lower_cross_thread_reduction;
 pub mod parallel_scan;
 pub mod partition_loops;
+pub mod reuse_output;
 pub mod schedule_ops;
 pub mod simplify;
 pub mod split_host_device;
