@@ -20,7 +20,8 @@
 //! When, exactly (anything else is left alone):
 //! - the loop is `parallel` and the output `y` (rank 2 or more) is stored once in its
 //!   body, at `y[v, ...]` with `v` the loop's variable (so the iteration owns that row:
-//!   the code generator's chunk is the row), and `y` is not read there;
+//!   the code generator's chunk is the row), inside loops whose variables all index it
+//!   (no element written twice), and `y` is not read there;
 //! - the intermediate `e` has `y`'s element type, is realized inside the loop, and every
 //!   access to it is at `e[v, ...]` with every other index proved inside `y`'s shape
 //!   under the loops and conditions around it (a padded split's tail reads stay guarded);
@@ -31,7 +32,7 @@
 
 use crate::arith::Analyzer;
 use crate::tir::mutate::{super_expr, super_stmt, Mutator};
-use crate::tir::visit::{walk_expr, walk_stmt, Visitor};
+use crate::tir::visit::{uses_var, walk_expr, walk_stmt, Visitor};
 use crate::tir::{Buffer, CmpOp, Expr, ForKind, Param, PrimFunc, Stmt, Var};
 
 /// Stores qualifying intermediates of the parallel loops of `f` (CPU code) in the rows
@@ -99,6 +100,11 @@ fn candidate(v: &Var, body: &Stmt, y: &Buffer, shape: &[Expr], an: &mut Analyzer
     if y_idx.len() != shape.len() || y_idx[0] != Expr::Var(v.clone()) {
         return None;
     }
+    // Every loop around that store indexes `y`: no element is written twice, so none is
+    // read as `e` after `y`'s value replaced it.
+    if !loops_around_store(body, y).iter().all(|l| y_idx.iter().any(|i| uses_var(i, l))) {
+        return None;
+    }
     // The buffers the output's value reads at the output's own indices, realized here.
     let mut realized = Vec::new();
     realized_buffers(body, &mut realized);
@@ -144,6 +150,31 @@ fn candidate(v: &Var, body: &Stmt, y: &Buffer, shape: &[Expr], an: &mut Analyzer
         }
     }
     None
+}
+
+/// The variables of the loops (inside `s`) around the stores of `y`.
+fn loops_around_store(s: &Stmt, y: &Buffer) -> Vec<Var> {
+    struct L<'a> {
+        y: &'a Buffer,
+        stack: Vec<Var>,
+        found: Vec<Var>,
+    }
+    impl Visitor for L<'_> {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            match s {
+                Stmt::For { var, body, .. } => {
+                    self.stack.push(var.clone());
+                    self.visit_stmt(body);
+                    self.stack.pop();
+                }
+                Stmt::Store { buffer, .. } if buffer == self.y => self.found.extend(self.stack.iter().cloned()),
+                s => walk_stmt(self, s),
+            }
+        }
+    }
+    let mut l = L { y, stack: Vec::new(), found: Vec::new() };
+    l.visit_stmt(s);
+    l.found
 }
 
 /// The statements of `s` in the order they run, looking through sequences and
