@@ -22,6 +22,8 @@ use tvm_core::Target;
 
 /// `src` lowered for `target` as `compute!` lowers it.
 fn lower(src: &str, target: &str) -> PrimFunc {
+    // An example file: its `compute!` invocation, after the docs and `use` lines.
+    let src = src.find("compute!").map_or(src, |i| &src[i..]);
     let kernel = tvm_core::frontend::parse_str(src).unwrap_or_else(|e| panic!("{e:?}"));
     let target = Target::parse(target).unwrap();
     tvm_core::frontend::lower_for(&kernel, &target).unwrap_or_else(|e| panic!("{e:?}"))
@@ -180,41 +182,10 @@ const PREFETCH: &str = r#"
     }
 "#;
 
-/// The softmax example's CPU schedule: the row of exponentials lives in the row of `y`
-/// (`passes::reuse_output`); its sum reads it back there, guarded in the tail, and the
-/// last pass scales it in place.
-const SOFTMAX_IN_PLACE: &str = r#"
-    fn softmax_rows(x: f32[M, N]) -> y: f32[M, N] {
-        let m[i]: f32[M] = max(x[i, j] for j in 0..N);
-        let e[i, j]: f32[M, N] = exp(x[i, j] - m[i]);
-        let s[i]: f32[M] = sum(e[i, j] for j in 0..N);
-        y[i, j] = e[i, j] * (1.0 / s[i]);
-    }
-    schedule!(cpu) {
-        y.parallel(y.i);
-        let (jo, ji) = y.split(y.j, 16);
-        y.vectorize(ji);
-        m.compute_at(y, y.i);
-        e.compute_at(y, y.i);
-        s.compute_at(y, y.i);
-        let (eo, ei) = e.split(e.j, 16);
-        e.vectorize(ei);
-        let (mo, mi) = m.split(m.j, 64);
-        let m_rf = m.rfactor(mi);
-        m_rf.compute_at(y, y.i);
-        let [mk, mr] = m_rf.axes();
-        let [mo2] = m_rf.reduce_axes();
-        m_rf.reorder(mr, mo2, mk);
-        m_rf.vectorize(mk);
-        let (so, si) = s.split(s.j, 16);
-        let s_rf = s.rfactor(si);
-        s_rf.compute_at(y, y.i);
-        let [sk, sr] = s_rf.axes();
-        let [so2] = s_rf.reduce_axes();
-        s_rf.reorder(sr, so2, sk);
-        s_rf.vectorize(sk);
-    }
-"#;
+/// The softmax example's CPU schedule as written: the row of exponentials lives in the
+/// row of `y` (`passes::reuse_output`); its sum reads it back there, guarded in the tail,
+/// and the last pass scales it in place.
+const SOFTMAX_EXAMPLE: &str = include_str!("../../examples/kernels/softmax.rs");
 
 /// 64 lanes of i32 and 8 lanes of f64 (with a multiply-add), with tails.
 const WIDE: &str = r#"
@@ -300,7 +271,7 @@ fn kernels() -> Vec<Kernel> {
         k(OPT_GEMM, "cpu", &[&[]]),
         k(WIDE, "cpu", &[&[("n", 200)], &[("n", 64)], &[("n", 3)]]),
         k(
-            SOFTMAX_IN_PLACE,
+            SOFTMAX_EXAMPLE,
             "cpu",
             &[
                 &[("M", 3), ("N", 100)],

@@ -5,64 +5,42 @@
 //! intermediate keeps its own buffer. (The generated Rust of the same kernel is checked
 //! against the interpreter in `codegen_rust.rs`.)
 
+#[path = "support/lowered.rs"]
+mod lowered;
+
+use lowered::has;
 use tvm_core::interp::{run, ArgValue, HostTensor};
-use tvm_core::tir::visit::{walk_expr, walk_stmt, Visitor};
+use tvm_core::tir::visit::{walk_expr, Visitor};
 use tvm_core::tir::{Expr, PrimFunc, Stmt};
 use tvm_core::Target;
 
-fn lower(src: &str, target: &str) -> PrimFunc {
-    let kernel = tvm_core::frontend::parse_str(src).unwrap_or_else(|e| panic!("{e:?}"));
-    tvm_core::frontend::lower_for(&kernel, &Target::parse(target).unwrap()).unwrap_or_else(|e| panic!("{e:?}"))
+/// `src` (an example file, or a kernel's text) lowered for the CPU with its schedule.
+fn lower(src: &str) -> PrimFunc {
+    let src = if src.contains("compute!") { src.to_string() } else { format!("compute! {{ {src} }}") };
+    lowered::lower_for(&src, &Target::parse("cpu").unwrap(), false)
 }
 
-/// The buffers allocated in `f`, and the buffers it loads from.
-fn allocs_and_loads(f: &PrimFunc) -> (Vec<String>, Vec<String>) {
-    #[derive(Default)]
-    struct V(Vec<String>, Vec<String>);
-    impl Visitor for V {
-        fn visit_stmt(&mut self, s: &Stmt) {
-            if let Stmt::Allocate { buffer, .. } = s {
-                self.0.push(buffer.name().to_string());
-            }
-            walk_stmt(self, s)
-        }
+/// Whether `f` allocates a buffer named `name`.
+fn allocates(f: &PrimFunc, name: &str) -> bool {
+    has(&f.body, &|s| matches!(s, Stmt::Allocate { buffer, .. } if buffer.name() == name))
+}
+
+/// Whether `f` reads a buffer named `name`.
+fn reads(f: &PrimFunc, name: &str) -> bool {
+    struct V<'a>(&'a str, bool);
+    impl Visitor for V<'_> {
         fn visit_expr(&mut self, e: &Expr) {
-            if let Expr::Load { buffer, .. } = e {
-                self.1.push(buffer.name().to_string());
-            }
+            self.1 |= matches!(e, Expr::Load { buffer, .. } if buffer.name() == self.0);
             walk_expr(self, e)
         }
     }
-    let mut v = V::default();
+    let mut v = V(name, false);
     v.visit_stmt(&f.body);
-    (v.0, v.1)
+    v.1
 }
 
-const SOFTMAX: &str = r#"
-    fn softmax_rows(x: f32[M, N]) -> y: f32[M, N] {
-        let m[i]: f32[M] = max(x[i, j] for j in 0..N);
-        let e[i, j]: f32[M, N] = exp(x[i, j] - m[i]);
-        let s[i]: f32[M] = sum(e[i, j] for j in 0..N);
-        y[i, j] = e[i, j] * (1.0 / s[i]);
-    }
-    schedule!(cpu) {
-        y.parallel(y.i);
-        let (jo, ji) = y.split(y.j, 16);
-        y.vectorize(ji);
-        m.compute_at(y, y.i);
-        e.compute_at(y, y.i);
-        s.compute_at(y, y.i);
-        let (eo, ei) = e.split(e.j, 16);
-        e.vectorize(ei);
-        let (so, si) = s.split(s.j, 16);
-        let s_rf = s.rfactor(si);
-        s_rf.compute_at(y, y.i);
-        let [sk, sr] = s_rf.axes();
-        let [so2] = s_rf.reduce_axes();
-        s_rf.reorder(sr, so2, sk);
-        s_rf.vectorize(sk);
-    }
-"#;
+/// The softmax example, whose CPU schedule computes the row's exponentials at `y.i`.
+const SOFTMAX: &str = include_str!("../../examples/kernels/softmax.rs");
 
 fn softmax_reference(x: &[f64], m: usize, n: usize) -> Vec<f64> {
     let mut y = vec![0.0; m * n];
@@ -79,10 +57,9 @@ fn softmax_reference(x: &[f64], m: usize, n: usize) -> Vec<f64> {
 
 #[test]
 fn the_softmax_rows_exponentials_live_in_the_output_and_the_results_hold() {
-    let f = lower(SOFTMAX, "cpu");
-    let (allocs, loads) = allocs_and_loads(&f);
-    assert!(!allocs.iter().any(|a| a == "e"), "`e` still has its own buffer: {allocs:?}");
-    assert!(loads.iter().any(|l| l == "y"), "nothing reads the output: {loads:?}");
+    let f = lower(SOFTMAX);
+    assert!(!allocates(&f, "e"), "`e` still has its own buffer");
+    assert!(reads(&f, "y"), "nothing reads the output");
     // N = 100 and 5: a vector tail, and a row shorter than one vector (every read of
     // the sum in the guarded tail); N = 64: whole vectors only.
     for (m, n) in [(3usize, 100usize), (4, 5), (2, 64), (1, 1)] {
@@ -116,8 +93,7 @@ fn an_intermediate_read_at_another_element_or_after_the_output_keeps_its_buffer(
             e.compute_at(y, y.i);
         }
     "#;
-    let (allocs, _) = allocs_and_loads(&lower(mirrored, "cpu"));
-    assert!(allocs.iter().any(|a| a == "e"), "{allocs:?}");
+    assert!(allocates(&lower(mirrored), "e"));
     // Another element type: the row of `y` cannot hold it.
     let widened = r#"
         fn widen(x: f32[M, N]) -> y: f32[M, N] {
@@ -129,8 +105,7 @@ fn an_intermediate_read_at_another_element_or_after_the_output_keeps_its_buffer(
             e.compute_at(y, y.i);
         }
     "#;
-    let (allocs, _) = allocs_and_loads(&lower(widened, "cpu"));
-    assert!(allocs.iter().any(|a| a == "e"), "{allocs:?}");
+    assert!(allocates(&lower(widened), "e"));
     // Not parallel: nothing owns a row, the pass leaves the loop alone.
     let serial = r#"
         fn twice(x: f32[M, N]) -> y: f32[M, N] {
@@ -141,13 +116,11 @@ fn an_intermediate_read_at_another_element_or_after_the_output_keeps_its_buffer(
             e.compute_at(y, y.i);
         }
     "#;
-    let (allocs, _) = allocs_and_loads(&lower(serial, "cpu"));
-    assert!(allocs.iter().any(|a| a == "e"), "{allocs:?}");
+    assert!(allocates(&lower(serial), "e"));
     // The same with a parallel row loop: reused, and still right.
     let parallel = serial.replace("e.compute_at(y, y.i);", "y.parallel(y.i);\n            e.compute_at(y, y.i);");
-    let f = lower(&parallel, "cpu");
-    let (allocs, _) = allocs_and_loads(&f);
-    assert!(!allocs.iter().any(|a| a == "e"), "{allocs:?}");
+    let f = lower(&parallel);
+    assert!(!allocates(&f, "e"));
     let x: Vec<f64> = (0..12).map(|k| k as f64 - 3.0).collect();
     let mut args = vec![
         ArgValue::Tensor(HostTensor::from_f64(tvm_core::dtype::DType::F32, vec![3, 4], &x).unwrap()),
@@ -171,10 +144,8 @@ fn an_intermediate_read_at_another_element_or_after_the_output_keeps_its_buffer(
             y.compute_at(z, z.i);
         }
     "#;
-    let f = lower(two, "cpu");
-    let (allocs, loads) = allocs_and_loads(&f);
-    assert!(!allocs.iter().any(|a| a == "e"), "{allocs:?}");
-    assert!(loads.iter().any(|l| l == "z"), "{loads:?}");
+    let f = lower(two);
+    assert!(!allocates(&f, "e") && reads(&f, "z"));
     let mut args = vec![
         ArgValue::Tensor(HostTensor::from_f64(tvm_core::dtype::DType::F32, vec![3, 4], &x).unwrap()),
         ArgValue::Tensor(HostTensor::from_f64(tvm_core::dtype::DType::F32, vec![3, 4], &[f64::NAN; 12]).unwrap()),

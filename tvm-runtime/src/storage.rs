@@ -13,8 +13,8 @@
 //! does for its arrays of 4 MiB and more: one TLB entry covers 512 pages' worth of a
 //! row-by-row kernel's input and output. The softmax example on 4096 x 1024 f32 (16 MB
 //! in, 16 MB out) read and wrote a new 4 KiB page every row; a plain-Rust copy of its
-//! loops took 1.09 ms on 4 KiB pages and 0.92-0.97 ms on huge pages (two threads, Intel
-//! Xeon host). The mapping is also zeroed by the kernel, page by page as first touched,
+//! loops took 1.05-1.13 ms on 4 KiB pages and 0.91-0.97 ms on huge pages (two threads,
+//! Intel Xeon host). The mapping is also zeroed by the kernel, page by page as first touched,
 //! where the allocator's `alloc_zeroed` at 64-byte alignment writes every byte.
 
 use crate::element::Element;

@@ -72,14 +72,14 @@ impl Mutator for Reuse {
         match s {
             Stmt::For { var, min, extent, kind: ForKind::Parallel, body } => {
                 let mut body = *body;
-                for (y, shape) in self.outputs.clone() {
-                    let snap = self.an.snapshot();
-                    self.an.bind(&var, min.clone(), extent.clone());
-                    if let Some(e) = candidate(&var, &body, &y, &shape, &mut self.an) {
+                let snap = self.an.snapshot();
+                self.an.bind(&var, min.clone(), extent.clone());
+                for (y, shape) in &self.outputs {
+                    if let Some(e) = candidate(&var, &body, y, shape, &mut self.an) {
                         body = Replace { from: e, to: y.clone() }.mutate_stmt(body);
                     }
-                    self.an.restore(snap);
                 }
+                self.an.restore(snap);
                 Stmt::For { var, min, extent, kind: ForKind::Parallel, body: Box::new(body) }
             }
             s => super_stmt(self, s),
@@ -110,11 +110,8 @@ fn candidate(v: &Var, body: &Stmt, y: &Buffer, shape: &[Expr], an: &mut Analyzer
     realized_buffers(body, &mut realized);
     let mut reads = Vec::new();
     loads_in(&y_value, &mut reads);
-    let leaves = {
-        let mut l = Vec::new();
-        leaves_of(body, &mut l);
-        l
-    };
+    let mut leaves = Vec::new();
+    leaves_of(body, &mut leaves);
     let y_leaf = leaves.iter().position(|l| {
         let mut a = Accesses::of(y);
         a.visit_stmt(l);
@@ -125,10 +122,8 @@ fn candidate(v: &Var, body: &Stmt, y: &Buffer, shape: &[Expr], an: &mut Analyzer
             continue;
         }
         // Every read of `e` in the output's value is at the output's indices.
-        let mut in_value = Vec::new();
-        loads_in(&y_value, &mut in_value);
-        let at_y = in_value.iter().filter(|(b, _)| b == e).count();
-        if in_value.iter().any(|(b, i)| b == e && *i != y_idx) {
+        let at_y = reads.iter().filter(|(b, _)| b == e).count();
+        if reads.iter().any(|(b, i)| b == e && *i != y_idx) {
             continue;
         }
         // Order: nothing touches `e` after the output's statement, and in it only the
@@ -336,11 +331,10 @@ impl Visitor for InRow<'_> {
                     self.an.restore(snap);
                 }
             }
-            Stmt::Let { var, value, body } => {
+            Stmt::Let { value, body, .. } => {
                 // A binding's variable is unknown to the analyzer: accesses indexed by it
                 // are not proved (and so not rewritten).
                 self.visit_expr(value);
-                let _ = var;
                 self.visit_stmt(body);
             }
             s => walk_stmt(self, s),
