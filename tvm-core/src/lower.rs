@@ -48,6 +48,10 @@ pub fn lower_traced(sch: &Schedule, trace: &mut dyn FnMut(PassEvent<'_>)) -> Res
     t.tir(&f, "flatten_storage", Phase::Flattened);
     let mut f = simplify::simplify(f);
     t.tir(&f, "simplify", Phase::Flattened);
+    if !sch.target.is_gpu() {
+        f = fuse_loops::fuse_loops(f);
+        t.tir(&f, "fuse_loops", Phase::Flattened);
+    }
     if sch.target.is_gpu() {
         // Kernels first: vectorization and unrolling then work on kernel bodies too.
         f = split_host_device::split_host_device(f).map_err(|tags| {
@@ -83,6 +87,8 @@ pub fn lower_traced(sch: &Schedule, trace: &mut dyn FnMut(PassEvent<'_>)) -> Res
         t.tir(&f, "partition_loops", Phase::Flattened);
         f = simplify::simplify(f);
         t.tir(&f, "simplify", Phase::Flattened);
+        f = tree_combine::tree_combine(f);
+        t.tir(&f, "tree_combine", Phase::Flattened);
         f = forward_stores::forward_stores(f);
         t.tir(&f, "forward_stores", Phase::Flattened);
     }

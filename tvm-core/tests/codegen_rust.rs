@@ -64,7 +64,7 @@ const ACTIVATIONS: &str = r#"
     }
 "#;
 
-/// One parallel loop writes two outputs (rayon zips their chunks) and reads back its
+/// One parallel loop writes two outputs (a chunk of each per iteration) and reads back its
 /// own chunk of the first.
 const TWO_OUTPUTS: &str = r#"
     fn two_outputs(x: f32[M, N]) -> (y: f32[M, N], z: f32[M, N]) {
@@ -837,7 +837,7 @@ fn fused_axes_are_chunked() {
     // The parallel axis `nc` fuses `n` and `c`: stores at `C*H*W*(nc / C) + H*W*(nc % C)
     // + ...`, which is `H*W*nc + ...`, a chunk of `H*W` elements per iteration.
     let code = pretty(&emit_rust(&lower(MAXPOOL, "cpu")).unwrap());
-    assert!(code.contains("__chunks(out, ::core::cmp::Ord::max(H.wrapping_mul(W), 1i64) as usize, __n)"), "{code}");
+    assert!(code.contains("__ChunksMut::new(out, ::core::cmp::Ord::max(H.wrapping_mul(W), 1i64) as usize)"), "{code}");
 }
 
 #[test]
@@ -863,14 +863,13 @@ fn vector_add_golden() {
             n: ::core::primitive::i64,
         ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
             use ::core::primitive::{bool, f32, f64, i16, i32, i64, i8, str, u128, u16, u32, u64, u8, usize};
-            use ::tvm::__rt::cpu::chunks as __chunks;
             use ::tvm::__rt::cpu::lane_loop as __lane_loop;
             use ::tvm::__rt::cpu::ldv as __ldv;
             use ::tvm::__rt::cpu::len_is as __len_is;
             use ::tvm::__rt::cpu::map2 as __map2;
+            use ::tvm::__rt::cpu::par_for as __par_for;
             use ::tvm::__rt::cpu::stv as __stv;
-            use ::tvm::__rt::rayon::iter::{IndexedParallelIterator as _, IntoParallelIterator as _, ParallelIterator as _};
-            use ::tvm::__rt::rayon::slice::ParallelSliceMut as _;
+            use ::tvm::__rt::cpu::ChunksMut as __ChunksMut;
             if !__len_is(a.len(), &[n]) {
                 return ::core::result::Result::Err(::tvm::__rt::cpu_failed(
                     "vector_add",
@@ -898,18 +897,18 @@ fn vector_add_golden() {
             ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
                 {
                     let __n: usize = ::core::cmp::Ord::max(n.wrapping_add(15i64).wrapping_div(16i64), 0i64) as usize;
-                    (0..__n).into_par_iter().zip(__chunks(c, ::core::cmp::Ord::max(16i64, 1i64) as usize, __n)).try_for_each(
-                        |(__k, c)| {
-                            let o: i64 = __k as i64;
-                            match __LEVEL {
-                                #[cfg(target_arch = "x86_64")]
-                                0u8 => unsafe { __par0_avx512::<__FAST>(o, c, a, b, n) },
-                                #[cfg(target_arch = "x86_64")]
-                                1u8 => unsafe { __par0_avx2::<__FAST>(o, c, a, b, n) },
-                                _ => __par0::<__LEVEL, __FAST>(o, c, a, b, n),
-                            }
-                        },
-                    )?;
+                    let __chunks_c = __ChunksMut::new(c, ::core::cmp::Ord::max(16i64, 1i64) as usize);
+                    __par_for(__n, |__k: usize| -> ::core::result::Result<(), ::tvm::__rt::Error> {
+                        let c = unsafe { __chunks_c.chunk(__k) };
+                        let o: i64 = __k as i64;
+                        match __LEVEL {
+                            #[cfg(target_arch = "x86_64")]
+                            0u8 => unsafe { __par0_avx512::<__FAST>(o, c, a, b, n) },
+                            #[cfg(target_arch = "x86_64")]
+                            1u8 => unsafe { __par0_avx2::<__FAST>(o, c, a, b, n) },
+                            _ => __par0::<__LEVEL, __FAST>(o, c, a, b, n),
+                        }
+                    })?;
                 }
                 ::core::result::Result::Ok(())
             }
@@ -923,23 +922,29 @@ fn vector_add_golden() {
             ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
                 if (o.wrapping_mul(16i64) < n.wrapping_sub(15i64)) {
                     {
-                        let __v = __map2(
-                            (unsafe {
-                                __ldv::<_, 16, __FAST>(
-                                    a,
-                                    o.wrapping_mul(16i64),
-                                    "SAFETY: 0 <= o * 16 && o * 16 + 16 <= n (proved)",
-                                )
-                            }),
-                            (unsafe {
-                                __ldv::<_, 16, __FAST>(
-                                    b,
-                                    o.wrapping_mul(16i64),
-                                    "SAFETY: 0 <= o * 16 && o * 16 + 16 <= n (proved)",
-                                )
-                            }),
-                            |__x, __y| (__x + __y),
-                        );
+                        let __v = {
+                            let (__a0, __a1) = (
+                                (unsafe {
+                                    __ldv::<_, 16, __FAST>(
+                                        a,
+                                        o.wrapping_mul(16i64),
+                                        "SAFETY: 0 <= o * 16 && o * 16 + 16 <= n (proved)",
+                                    )
+                                }),
+                                (unsafe {
+                                    __ldv::<_, 16, __FAST>(
+                                        b,
+                                        o.wrapping_mul(16i64),
+                                        "SAFETY: 0 <= o * 16 && o * 16 + 16 <= n (proved)",
+                                    )
+                                }),
+                            );
+                            if matches!(__LEVEL, 0u8) {
+                                unsafe { ::tvm::__rt::cpu::arith_f32_avx512::<16, 0>(__a0, __a1) }
+                            } else {
+                                __map2(__a0, __a1, |__x, __y| (__x + __y))
+                            }
+                        };
                         unsafe {
                             __stv::<_, 16, __FAST>(
                                 c,
@@ -1020,5 +1025,6 @@ fn vector_add_golden() {
             if __fast { __body::<255, true>(a, b, c, n) } else { __body::<255, false>(a, b, c, n) }?;
             ::core::result::Result::Ok(())
         }
-    "##]].assert_eq(&code);
+    "##]]
+    .assert_eq(&code);
 }

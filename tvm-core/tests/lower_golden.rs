@@ -210,15 +210,21 @@ fn softmax_default_cpu() {
                   for j_i_2 in serial(0, 16):
                     s_rf[j_i_2] = s_rf[j_i_2] + select(j_i_2 + j_o_1 * 16 < N, exp(x[N * i_1 + j_i_2 + j_o_1 * 16] - m[i_1]), 0.0)
                 s[i_1] = 0.0
-                for j_i_3 in serial(0, 16):
-                  s[i_1] = s[i_1] + s_rf[j_i_3]
+                alloc s_rf_tree: f32[16] global
+                s_rf_tree[ramp(0, 1, 16)] = s_rf[ramp(0, 1, 16)]
+                s_rf_tree[ramp(0, 1, 8)] = s_rf_tree[ramp(0, 1, 8)] + s_rf_tree[ramp(8, 1, 8)]
+                s_rf_tree[ramp(0, 1, 4)] = s_rf_tree[ramp(0, 1, 4)] + s_rf_tree[ramp(4, 1, 4)]
+                s_rf_tree[ramp(0, 1, 2)] = s_rf_tree[ramp(0, 1, 2)] + s_rf_tree[ramp(2, 1, 2)]
+                let s_rf_tree_v = s_rf_tree[0] + s_rf_tree[1]
+                s_rf_tree[0] = s_rf_tree_v
+                s[i_1] = s[i_1] + s_rf_tree_v
               for i_2 in parallel(0, M):
                 for j_o_2 in serial(0, min(N / 16, (N + 15) / 16)):
                   y[ramp(N * i_2 + j_o_2 * 16, 1, 16)] = exp(x[ramp(N * i_2 + j_o_2 * 16, 1, 16)] - broadcast(m[i_2], 16)) / broadcast(s[i_2], 16)
                 for j_o_2 in serial(min(N / 16, (N + 15) / 16), (N + 15) / 16 - min(N / 16, (N + 15) / 16)):
-                  for j_i_4 in serial(0, 16):
-                    if j_o_2 * 16 + j_i_4 < N:
-                      y[N * i_2 + j_o_2 * 16 + j_i_4] = exp(x[N * i_2 + j_o_2 * 16 + j_i_4] - m[i_2]) / s[i_2]
+                  for j_i_3 in serial(0, 16):
+                    if j_o_2 * 16 + j_i_3 < N:
+                      y[N * i_2 + j_o_2 * 16 + j_i_3] = exp(x[N * i_2 + j_o_2 * 16 + j_i_3] - m[i_2]) / s[i_2]
         "#]],
     );
 }

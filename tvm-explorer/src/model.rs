@@ -387,7 +387,7 @@ fn launch_json(f: &PrimFunc) -> Value {
         .collect::<Vec<_>>())
 }
 
-/// On the CPU: the parallel loops (rayon) and the widest vector the code uses.
+/// On the CPU: the parallel loops (the runtime's thread pool) and the widest vector the code uses.
 fn cpu_json(f: &PrimFunc) -> Value {
     if !f.target.is_cpu() {
         return Value::Null;

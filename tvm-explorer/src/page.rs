@@ -144,7 +144,7 @@ pub fn text(data: &Value, texts: &Texts) -> String {
                     if par.is_empty() {
                         "one (no parallel loop)".to_string()
                     } else {
-                        format!("rayon over {}", par.join(", "))
+                        format!("the thread pool over {}", par.join(", "))
                     },
                     show(&c["lanes"]),
                     show(&c["levels"])

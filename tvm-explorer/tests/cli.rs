@@ -35,7 +35,7 @@ fn text_mode_shows_every_stage_for_every_target() {
         "__global__",
         "__kernel",
         "launch matmul_kernel0: grid",
-        "threads: rayon over io",
+        "threads: the thread pool over io",
         "trips",
     ] {
         assert!(out.contains(want), "`{want}` missing from the text output");

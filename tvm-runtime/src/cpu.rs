@@ -504,6 +504,53 @@ fn minmax_avx512<const L: usize, const MAX: bool>(a: [f32; L], b: [f32; L]) -> [
     out
 }
 
+/// `a + b`, `a - b` and `a * b` on f32 lanes (`L` a multiple of 16), 16 at a time in
+/// 512-bit registers: `OP` is 0, 1 or 2. Lane by lane, the SLP vectorizer re-formed an
+/// accumulation `s = s + v` whose `v` came from a register (a fused loop's exponentials)
+/// as one 256-bit, one 128-bit and four scalar additions, the accumulator split across
+/// them (the softmax example, 16 lanes).
+///
+/// # Safety
+/// The CPU has AVX-512F (the generated code calls it only from the instance of a
+/// function compiled for that level).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+pub unsafe fn arith_f32_avx512<const L: usize, const OP: u8>(a: [f32; L], b: [f32; L]) -> [f32; L] {
+    use std::arch::x86_64::*;
+    const { assert!(L % 16 == 0 && OP < 3) };
+    let mut out = [0f32; L];
+    let mut i = 0;
+    while i + 16 <= L {
+        // SAFETY: lanes `i..i + 16` are within the three arrays.
+        unsafe {
+            let (x, y) = (_mm512_loadu_ps(a.as_ptr().add(i)), _mm512_loadu_ps(b.as_ptr().add(i)));
+            let r = match OP {
+                0 => _mm512_add_ps(x, y),
+                1 => _mm512_sub_ps(x, y),
+                _ => _mm512_mul_ps(x, y),
+            };
+            _mm512_storeu_ps(out.as_mut_ptr().add(i), r);
+        }
+        i += 16;
+    }
+    out
+}
+
+/// The portable form of [`arith_f32_avx512`] (other architectures never call it).
+///
+/// # Safety
+/// None needed; `unsafe` to match the x86-64 signature.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub unsafe fn arith_f32_avx512<const L: usize, const OP: u8>(a: [f32; L], b: [f32; L]) -> [f32; L] {
+    map2(a, b, |x, y| match OP {
+        0 => x + y,
+        1 => x - y,
+        _ => x * y,
+    })
+}
+
 /// The portable form of [`max_f32_avx512`] (other architectures never call it).
 ///
 /// # Safety
@@ -523,6 +570,9 @@ pub unsafe fn max_f32_avx512<const L: usize>(a: [f32; L], b: [f32; L]) -> [f32; 
 pub unsafe fn min_f32_avx512<const L: usize>(a: [f32; L], b: [f32; L]) -> [f32; L] {
     map2(a, b, f32::min)
 }
+
+#[cfg(feature = "rayon")]
+pub use crate::pool::{par_for, ChunksMut};
 
 /// `n` chunks of `size` elements of `s` (at least 1), for the `n` iterations of a
 /// parallel loop (the last ones shorter, then empty).

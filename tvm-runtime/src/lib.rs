@@ -27,6 +27,9 @@ pub mod gpu;
 pub mod math;
 #[cfg(feature = "ndarray")]
 mod ndarray_interop;
+#[cfg(feature = "rayon")]
+#[doc(hidden)]
+pub mod pool;
 pub mod profile;
 pub mod shape;
 mod stats;

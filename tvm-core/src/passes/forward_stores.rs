@@ -83,6 +83,14 @@ fn forward_runs(ss: Vec<Stmt>) -> Vec<Stmt> {
             }
         }
         if j - i < 2 {
+            // A store whose next statements read the value back: they take it from the
+            // store (after a fused loop's first body stores a vector, its second reads it).
+            let readers = if index_pure { read_back(&ss[i + 1..], buffer, index) } else { 0 };
+            if readers > 0 {
+                out.push(forward_into(&ss[i..=i + readers]));
+                i += readers + 1;
+                continue;
+            }
             out.push(ss[i].clone());
             i += 1;
             continue;
@@ -91,6 +99,49 @@ fn forward_runs(ss: Vec<Stmt>) -> Vec<Stmt> {
         i = j;
     }
     out
+}
+
+/// How many of the statements at the start of `next` to forward the element `index` of
+/// `buffer` into: they are stores to other buffers (so none changes the element), and
+/// the last of them reads it at exactly `index`.
+fn read_back(next: &[Stmt], buffer: &Buffer, index: &Expr) -> usize {
+    let load = Expr::Load { buffer: buffer.clone(), indices: vec![index.clone()] };
+    let mut n = 0;
+    for (k, s) in next.iter().enumerate() {
+        match s {
+            Stmt::Store { buffer: b, indices, value } if b != buffer => {
+                let mut reads = false;
+                for_each_expr(value, &mut |x| reads |= *x == load);
+                for i in indices {
+                    for_each_expr(i, &mut |x| reads |= *x == load);
+                }
+                if reads {
+                    n = k + 1;
+                }
+            }
+            _ => break,
+        }
+    }
+    n
+}
+
+/// `let v = value; buffer[index] = v;` then the following stores with the element read
+/// as `v`.
+fn forward_into(run: &[Stmt]) -> Stmt {
+    let Stmt::Store { buffer, indices, value } = &run[0] else { unreachable!("a store") };
+    let load = Expr::Load { buffer: buffer.clone(), indices: indices.clone() };
+    let var = Var::new(format!("{}_v", buffer.name()), value.dtype());
+    let v = Expr::Var(var.clone());
+    let mut body = vec![Stmt::Store { buffer: buffer.clone(), indices: indices.clone(), value: v.clone() }];
+    for s in &run[1..] {
+        let Stmt::Store { buffer: b, indices: ix, value: val } = s else { unreachable!("a store") };
+        body.push(Stmt::Store {
+            buffer: b.clone(),
+            indices: ix.iter().map(|i| replace_load(i, &load, Some(&v))).collect(),
+            value: replace_load(val, &load, Some(&v)),
+        });
+    }
+    Stmt::Let { var, value: value.clone(), body: Box::new(Stmt::seq(body)) }
 }
 
 /// `let acc_k = value_k (the element read as acc_(k-1))`, then the store of the last.

@@ -4,6 +4,7 @@
 pub mod dump;
 pub mod flatten_storage;
 pub mod forward_stores;
+pub mod fuse_loops;
 pub mod hoist_shared_allocations;
 pub mod hoist_tail_guards;
 pub mod infer_bound;
@@ -16,6 +17,7 @@ pub mod reuse_output;
 pub mod schedule_ops;
 pub mod simplify;
 pub mod split_host_device;
+pub mod tree_combine;
 pub mod unroll_loops;
 pub mod vectorize_loops;
 pub mod verify_gpu_memory;

@@ -101,7 +101,9 @@ impl Emitter<'_> {
         let Some(cond) = self.avx512_levels() else { return portable(self, &args) };
         let names: Vec<TokenStream> = (0..args.len()).map(|i| format_ident!("__a{}", i).into_token_stream()).collect();
         let lanes = portable(self, &names);
-        let (rt, h) = (&self.opts.rt_path, format_ident!("{}", helper));
+        // A path with generic arguments (`name::<16, 0>`) is one token stream.
+        let h: TokenStream = helper.parse().expect("a helper's path parses");
+        let rt = &self.opts.rt_path;
         quote!({
             let (#(#names,)*) = (#(#args,)*);
             if #cond {
@@ -170,6 +172,19 @@ impl Emitter<'_> {
                     // `tvm_runtime::cpu::max_f32_avx512`).
                     let h = if *op == BinOp::Max { "max_f32_avx512" } else { "min_f32_avx512" };
                     self.avx512_or(h, vec![x, y], |e, a| e.map2(a[0].clone(), a[1].clone(), f))
+                } else if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul)
+                    && d.element() == DType::F32
+                    && d.lanes % 16 == 0
+                {
+                    // Whole 512-bit registers on the AVX-512 level (see
+                    // `tvm_runtime::cpu::arith_f32_avx512`).
+                    let k = match op {
+                        BinOp::Add => 0u8,
+                        BinOp::Sub => 1,
+                        _ => 2,
+                    };
+                    let h = format!("arith_f32_avx512::<{}, {k}>", d.lanes);
+                    self.avx512_or(&h, vec![x, y], |e, a| e.map2(a[0].clone(), a[1].clone(), f))
                 } else {
                     self.map2(x, y, f)
                 }

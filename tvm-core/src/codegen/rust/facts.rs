@@ -3,7 +3,7 @@
 //! * `math` knows every loop range, `if` condition and pure `let` value, and assumes (as
 //!   every pass does) that index arithmetic does not overflow. It decides how a parallel
 //!   loop is cut into chunks. A wrong answer there could only give wrong results, never
-//!   undefined behavior: the chunks are disjoint `&mut` slices handed out by rayon.
+//!   undefined behavior: the chunks are disjoint `&mut` slices handed out by the thread pool.
 //! * `safe` knows only facts that hold for the values the generated code really
 //!   computes, on the fast path: the dims are bound to `[0, 2^k]` (the generated code
 //!   checks this before taking the fast path), and a loop range, condition or `let`

@@ -20,8 +20,9 @@
 //! feature level and over `__FAST` (below). It is instantiated inside one
 //! `#[target_feature]` wrapper per level (`avx512f`; `avx2,fma`; none) chosen at run time
 //! with `is_x86_feature_detected!`, or, for a target with explicit features, inside one
-//! wrapper with exactly those. Each outermost `parallel` loop becomes a rayon iterator
-//! over disjoint chunks of the buffers it writes, whose per-iteration work is a function
+//! wrapper with exactly those. Each outermost `parallel` loop becomes a call of the
+//! runtime's thread pool (`tvm_runtime::pool::par_for`) with disjoint chunks of the
+//! buffers it writes, whose per-iteration work is a function
 //! `__parN` with its own per-level `#[target_feature]` wrappers: closures do not inherit
 //! the features of a function they are merely inlined into (checked with `objdump`).
 //!
@@ -32,8 +33,9 @@
 //! `facts` analyzer proved, on the fast path only. The fast path (`__FAST = true`) is
 //! taken when every dim is at most `2^k`; `k` is chosen here, per function, as the
 //! largest bound that keeps every proof. Slower inputs run the same code with every
-//! access checked. Parallel loops are race-free by construction: rayon hands each
-//! iteration `&mut` chunks that the borrow checker knows are disjoint.
+//! access checked. (3) Parallel loops take their `&mut` chunks from
+//! `tvm_runtime::pool::ChunksMut`, chunk `k` for iteration `k`: race-free because the pool
+//! runs each iteration exactly once (its unit tests check that).
 
 pub(crate) mod expr;
 mod facts;
@@ -57,8 +59,8 @@ type R<T> = Result<T, CodegenError>;
 /// Switches of [`emit_rust_with`].
 #[derive(Clone, Debug)]
 pub struct EmitOptions {
-    /// Where the generated code finds the runtime's support: `rayon`
-    /// (`<rt_path>::rayon`), the CPU helpers (`<rt_path>::cpu`) and `erf`
+    /// Where the generated code finds the runtime's support: the CPU helpers and the
+    /// thread pool (`<rt_path>::cpu`) and `erf`
     /// (`<rt_path>::erf_f32`, `<rt_path>::erf_f64`). Default: `::tvm::__rt`.
     pub rt_path: TokenStream,
     /// Use unchecked loads and stores where their bounds are proved. Default: on.
@@ -434,7 +436,8 @@ fn full_ty(d: DType) -> R<TokenStream> {
 /// runtime, imported under the short names the body uses.
 fn helper(name: &str, rt: &TokenStream) -> TokenStream {
     let f = match name {
-        "__chunks" => "chunks",
+        "__par_for" => "par_for",
+        "__ChunksMut" => "ChunksMut",
         "__from" => "from",
         "__ld" => "ld",
         "__st" => "st",
@@ -510,13 +513,6 @@ fn assemble(f: &PrimFunc, opts: &EmitOptions, dims: &[Var], levels: &[Level], e:
         quote!(true)
     };
     let helper_items = helpers.iter().map(|h| helper(h, rt));
-    let uses_rayon = helpers.contains("__chunks");
-    let rayon_use = uses_rayon.then(|| {
-        quote! {
-            use #rt::rayon::iter::{IndexedParallelIterator as _, IntoParallelIterator as _, ParallelIterator as _};
-            use #rt::rayon::slice::ParallelSliceMut as _;
-        }
-    });
     let wrappers = levels.iter().enumerate().map(|(i, lv)| {
         let w = format_ident!("__body_{}", lv.suffix);
         let (arch, enable, i) = (lv.arch, &lv.enable, i as u8);
@@ -536,7 +532,6 @@ fn assemble(f: &PrimFunc, opts: &EmitOptions, dims: &[Var], levels: &[Level], e:
         )]
         fn #fname(#(#sig),*) -> ::core::result::Result<(), #rt::Error> {
             use ::core::primitive::{bool, f32, f64, i16, i32, i64, i8, str, u128, u16, u32, u64, u8, usize};
-            #rayon_use
             use #rt::cpu::len_is as __len_is;
             #(#helper_items)*
             #(#checks)*

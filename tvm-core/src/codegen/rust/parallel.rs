@@ -1,4 +1,4 @@
-//! Parallel loops: a rayon iterator over disjoint chunks of every buffer the loop writes.
+//! Parallel loops: the runtime's pool over disjoint chunks of every buffer the loop writes.
 //!
 //! For loop `v in [min, min + extent)`, every access to a buffer the body writes (and
 //! that lives outside the loop) must be `O + (v - min) * S + r` where `O` and `S` do not
@@ -14,8 +14,8 @@
 //! inner loops, and the provably smallest of those is taken.
 //!
 //! Race freedom does not rest on the proof: the chunks are `&mut` slices handed out by
-//! `par_chunks_mut`, so the borrow checker guarantees they are disjoint, and other
-//! buffers are shared read-only. The proof makes the chunked code compute what the
+//! `tvm_runtime::pool::ChunksMut`, chunk `k` to iteration `k` only (`par_for` runs each
+//! iteration once), so they are disjoint, and other buffers are shared read-only. The proof makes the chunked code compute what the
 //! serial loop computes.
 
 use super::expr::int_lit;
@@ -186,13 +186,16 @@ impl Emitter<'_> {
             #(#wrappers)*
         });
 
-        // The rayon iterator: iteration numbers zipped with one chunk of each buffer.
-        self.helpers.insert("__chunks");
+        // The runtime's pool runs the iterations (`tvm_runtime::pool::par_for`), each
+        // taking its chunk of every written buffer.
+        self.helpers.insert("__par_for");
+        self.helpers.insert("__ChunksMut");
+        let rt = self.opts.rt_path.clone();
         let ext = self.expr(extent)?;
         let zero = int_lit(0, extent.dtype())?;
         let one = int_lit(1, extent.dtype())?;
-        let mut iter = quote!((0..__n).into_par_iter());
-        let mut pat = quote!(__k);
+        let mut setup = Vec::new();
+        let mut take = Vec::new();
         for (b, ch) in &chunks {
             let info = &self.bufs[b];
             let (id, mut arg) = (info.ident.clone(), slice_arg(info, true));
@@ -204,8 +207,11 @@ impl Emitter<'_> {
                 let o = self.expr(&offset)?;
                 arg = quote!(__from(#arg, #o));
             }
-            iter = quote!(#iter.zip(__chunks(#arg, ::core::cmp::Ord::max(#s, #one) as usize, __n)));
-            pat = quote!((#pat, #id));
+            let c = format_ident!("__chunks_{}", id.to_string());
+            setup.push(quote!(let #c = __ChunksMut::new(#arg, ::core::cmp::Ord::max(#s, #one) as usize);));
+            // SAFETY: `par_for` passes each iteration number to exactly one call, so
+            // chunk `__k` is taken once.
+            take.push(quote!(let #id = unsafe { #c.chunk(__k) };));
         }
         let first = if min.is_const_int(0) {
             quote!(let #v: #vty = __k as #vty;)
@@ -216,7 +222,9 @@ impl Emitter<'_> {
         Ok(quote! {
             {
                 let __n: usize = ::core::cmp::Ord::max(#ext, #zero) as usize;
-                #iter.try_for_each(|#pat| {
+                #(#setup)*
+                __par_for(__n, |__k: usize| -> ::core::result::Result<(), #rt::Error> {
+                    #(#take)*
                     #first
                     match __LEVEL {
                         #(#arms)*
