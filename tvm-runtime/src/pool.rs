@@ -47,8 +47,9 @@ struct Pool {
     n: AtomicUsize,
     grain: AtomicUsize,
     /// The open loop's body, its lifetime erased. Written only by the thread holding
-    /// `submit` while no loop is open and no worker is active; read only by a thread that
-    /// checked in (see `run_on_pool` for why the body is alive then).
+    /// `submit` while no loop is open; read only by a thread that checked in and then saw
+    /// its loop still open (a late worker that sees another epoch checks out without
+    /// reading it; see `run_on_pool` for why the body is alive when it is read).
     body: UnsafeCell<Option<*const Body<'static>>>,
     /// Set by the first failing iteration (the others are then skipped).
     failed: AtomicBool,
@@ -63,8 +64,9 @@ struct Pool {
 }
 
 // SAFETY: every field but `body` is Sync; `body` is written only under `submit` while no
-// other thread reads it (no loop open, `active` zero), and read by workers only while the
-// writer waits for them (the protocol in `run_on_pool`).
+// loop is open, when no thread reads it (a worker reads it only after seeing its loop
+// open, and the loop that it saw was closed after every such worker checked out), and
+// read by workers only while the writer waits for them (the protocol in `run_on_pool`).
 unsafe impl Sync for Pool {}
 
 thread_local! {
@@ -168,8 +170,9 @@ fn run_on_pool(p: &Pool, n: usize, body: &Body<'_>) -> Result<(), Error> {
     // return, so `body` stays alive, until the loop is closed and every such thread has
     // checked out.
     let erased: *const Body<'static> = unsafe { std::mem::transmute(body as *const Body<'_>) };
-    // SAFETY: no loop is open and no worker is active (the previous call waited for
-    // that), and we hold `submit`: no other thread reads or writes `body` now.
+    // SAFETY: no loop is open (the previous call closed its loop and waited for every
+    // worker that saw it open), and we hold `submit`: a worker checked in now sees a
+    // closed or old epoch and does not read `body`; no other thread writes it.
     unsafe { *p.body.get() = Some(erased) };
     p.next.store(0, Relaxed);
     p.n.store(n, Relaxed);
@@ -191,7 +194,7 @@ fn run_on_pool(p: &Pool, n: usize, body: &Body<'_>) -> Result<(), Error> {
     while p.active.load(SeqCst) != 0 {
         std::hint::spin_loop();
     }
-    // SAFETY: the loop is closed and no worker is active.
+    // SAFETY: the loop is closed and every worker that saw it open has checked out.
     unsafe { *p.body.get() = None };
     // Both taken before either is acted on: nothing is left for the next loop.
     let panic = p.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
@@ -212,6 +215,11 @@ fn work(p: &Pool) {
     let body = unsafe { &*(*p.body.get()).expect("an open loop has a body") };
     let (n, grain) = (p.n.load(Relaxed), p.grain.load(Relaxed));
     let r = catch_unwind(AssertUnwindSafe(|| loop {
+        // (`next` stops growing past `n` plus a block per thread: no wrap for any
+        // loop of fewer than `usize::MAX / 2` iterations.)
+        if p.next.load(Relaxed) >= n {
+            return;
+        }
         let k = p.next.fetch_add(grain, Relaxed);
         if k >= n || p.failed.load(Relaxed) {
             return;

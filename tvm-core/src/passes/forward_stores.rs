@@ -85,7 +85,13 @@ fn forward_runs(ss: Vec<Stmt>) -> Vec<Stmt> {
         if j - i < 2 {
             // A store whose next statements read the value back: they take it from the
             // store (after a fused loop's first body stores a vector, its second reads it).
-            let readers = if index_pure { read_back(&ss[i + 1..], buffer, index) } else { 0 };
+            // (Only where the lanes are distinct elements: a ramp of stride 0 leaves its
+            // last lane in every element, which a read back sees in every lane.)
+            let distinct = match index {
+                Expr::Ramp { stride, .. } => stride.as_int().is_some_and(|s| s != 0),
+                i => i.dtype().lanes == 1,
+            };
+            let readers = if index_pure && distinct { read_back(&ss[i + 1..], buffer, index) } else { 0 };
             if readers > 0 {
                 out.push(forward_into(&ss[i..=i + readers]));
                 i += readers + 1;

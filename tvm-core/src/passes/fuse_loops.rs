@@ -15,8 +15,9 @@
 //!
 //! When, exactly (anything else is left alone), for loops `A` and `C` of one sequence
 //! (statements and the allocations that open later in it), `A` first:
-//! - both are `serial` with the same `min` and `extent`, and neither contains a parallel
-//!   loop, a `let`, a barrier or a launch;
+//! - both are `serial` with the same `min` and `extent` (which read no memory), and
+//!   neither contains a parallel loop, a `let`, a bounds check, a barrier or a launch,
+//!   nor binds a loop variable twice;
 //! - every statement between them neither reads a buffer `A` writes nor writes one `A`
 //!   reads or writes (it moves up, before the fused loop; an allocation between them
 //!   opens before it: `A` cannot name the buffer it opens);
@@ -207,8 +208,14 @@ impl Access {
     /// The accesses of the loop `s` (its own variable excluded from `loops`), or `None`
     /// when it cannot be fused.
     fn of(s: &Stmt) -> Option<Access> {
-        let Stmt::For { body, .. } = s else { return None };
+        let Stmt::For { min, extent, body, .. } = s else { return None };
         let mut acc = Access::default();
+        // A range that reads memory could change with a statement moved above the loop.
+        let mut loads = false;
+        for e in [min, extent] {
+            crate::tir::visit::for_each_expr(e, &mut |x| loads |= matches!(x, Expr::Load { .. }));
+        }
+        acc.unfusable = loads;
         acc.visit_stmt(body);
         acc.finish();
         (!acc.unfusable).then_some(acc)
@@ -232,6 +239,10 @@ impl Access {
 
 impl Visitor for Access {
     fn visit_expr(&mut self, e: &Expr) {
+        // A bounds or divisor check: fusing would change which failure is reported first.
+        if matches!(e, Expr::Check { .. }) {
+            self.unfusable = true;
+        }
         if let Expr::Load { buffer, indices } = e {
             self.reads.insert(buffer.clone());
             match indices.as_slice() {
@@ -257,10 +268,11 @@ impl Visitor for Access {
                 self.allocated.insert(buffer.clone());
             }
             Stmt::For { var, min, extent, kind, .. } => {
-                self.loops.push((var.clone(), min.clone(), extent.clone()));
-                if *kind == ForKind::Parallel {
+                // A variable bound twice would have one range in the analyzer for both.
+                if *kind == ForKind::Parallel || self.loops.iter().any(|(v, _, _)| v == var) {
                     self.unfusable = true;
                 }
+                self.loops.push((var.clone(), min.clone(), extent.clone()));
             }
             Stmt::Let { .. }
             | Stmt::ThreadBinding { .. }
@@ -277,6 +289,9 @@ impl Visitor for Access {
 /// renamed to `a`'s) fuse exactly.
 fn legal(a: &Stmt, acc_a: &Access, acc_c: &Access) -> bool {
     let Stmt::For { var, .. } = a else { return false };
+    if acc_a.loops.iter().any(|(v, _, _)| acc_c.loops.iter().any(|(w, _, _)| v == w)) {
+        return false;
+    }
     if acc_c.writes.iter().any(|b| acc_a.writes.contains(b) || acc_a.reads.contains(b)) {
         return false;
     }

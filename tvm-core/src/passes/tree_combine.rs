@@ -90,7 +90,10 @@ fn combine_of(s: &Stmt, r: &Buffer, extent: &Expr) -> Option<(BinOp, Buffer, Exp
     }
     let Stmt::Store { buffer: target, indices, value } = &**body else { return None };
     let [index] = indices.as_slice() else { return None };
-    if target == r || crate::tir::visit::uses_var(index, var) || index.dtype().lanes != 1 {
+    // An index that reads memory (`s[s[0]]`) would be evaluated once instead of `L` times.
+    let mut loads = false;
+    crate::tir::visit::for_each_expr(index, &mut |x| loads |= matches!(x, Expr::Load { .. }));
+    if target == r || loads || crate::tir::visit::uses_var(index, var) || index.dtype().lanes != 1 {
         return None;
     }
     let Expr::Binary { op, a, b } = value else { return None };
