@@ -488,9 +488,9 @@ def tvm_vectorize_rf(sch, rf):
 
 
 def tvm_softmax():
-    """softmax.rs's CPU schedule: y parallel over rows, j split by 16 and vectorized,
-    m, e and s computed per row, e's j split by 16 and vectorized, m and s rfactor'd into
-    16 partial results (m_rf, s_rf per row, 16 lanes wide) that m and s then combine."""
+    """softmax.rs's CPU schedule: y parallel over rows, j split by 32 and vectorized,
+    m, e and s computed per row, e's j split by 32 and vectorized, m and s rfactor'd into
+    64 partial results (m_rf, s_rf per row, 64 lanes wide) that m and s then combine."""
     from tvm import te, s_tir
     X = te.placeholder((ROWS, COLS), name="x")
     k1 = te.reduce_axis((0, COLS), name="k1")
@@ -500,17 +500,17 @@ def tvm_softmax():
     s = te.compute((ROWS,), lambda i: te.sum(e[i, k2], axis=k2), name="s")
     y = te.compute((ROWS, COLS), lambda i, j: e[i, j] / s[i], name="y")
     sch = s_tir.Schedule(te.create_prim_func([X, y]))
-    m_rf = tvm_row_rfactor(sch, "m", 16)
-    s_rf = tvm_row_rfactor(sch, "s", 16)
+    m_rf = tvm_row_rfactor(sch, "m", 64)
+    s_rf = tvm_row_rfactor(sch, "s", 64)
     yb = sch.get_sblock("y")
     i, j = sch.get_loops(yb)
     sch.parallel(i)
-    _jo, ji = sch.split(j, [None, 16])
+    _jo, ji = sch.split(j, [None, 32])
     sch.vectorize(ji)
     # consumers first, so each lands before its consumer
     for b in (sch.get_sblock("s"), s_rf, sch.get_sblock("e"), sch.get_sblock("m"), m_rf):
         sch.compute_at(b, i)
-    _eo, ei = sch.split(sch.get_loops(sch.get_sblock("e"))[-1], [None, 16])
+    _eo, ei = sch.split(sch.get_loops(sch.get_sblock("e"))[-1], [None, 32])
     sch.vectorize(ei)
     tvm_vectorize_rf(sch, m_rf)
     tvm_vectorize_rf(sch, s_rf)
@@ -520,7 +520,7 @@ def tvm_softmax():
 def tvm_layernorm():
     """layernorm.rs's CPU schedule: y parallel over rows, j split by 16 and vectorized,
     s (row sum) and q (row sum of squared deviations from s/N) computed per row, each
-    rfactor'd into 16 partial sums (s_rf, q_rf per row, 16 lanes wide) then combined.
+    rfactor'd into 64 partial sums (s_rf, q_rf per row, 64 lanes wide) then combined.
     Without its `prefetch` of the next row: TensorIR (s_tir) has no prefetch primitive."""
     from tvm import te, s_tir
     X = te.placeholder((ROWS, COLS), name="x")
@@ -535,8 +535,8 @@ def tvm_layernorm():
     y = te.compute((ROWS, COLS), lambda i, j: (X[i, j] - s[i] / n)
                    * te.rsqrt(q[i] / n + LN_EPS) * G[j] + Bt[j], name="y")
     sch = s_tir.Schedule(te.create_prim_func([X, G, Bt, y]))
-    s_rf = tvm_row_rfactor(sch, "s", 16)
-    q_rf = tvm_row_rfactor(sch, "q", 16)
+    s_rf = tvm_row_rfactor(sch, "s", 64)
+    q_rf = tvm_row_rfactor(sch, "q", 64)
     yb = sch.get_sblock("y")
     i, j = sch.get_loops(yb)
     sch.parallel(i)
@@ -736,12 +736,12 @@ def halide_softmax():
     s[y] += e[r2, y]
     Y = hl.Func("y")
     Y[x, y] = e[x, y] / s[y]
-    # Fused per row: rows parallel; max, exponentials and sum per row, 16 lanes each
-    # (the max and the sum vectorized by rfactor into 16 partial results).
-    Y.parallel(y).vectorize(x, 16)
-    e.compute_at(Y, y).vectorize(x, 16)
-    hl_row_reduce(mx, r1, u, 16, Y, y)
-    hl_row_reduce(s, r2, u, 16, Y, y)
+    # Fused per row: rows parallel; max, exponentials and sum per row, the element
+    # passes 32 lanes (the max and the sum vectorized by rfactor into 64 partial results).
+    Y.parallel(y).vectorize(x, 32)
+    e.compute_at(Y, y).vectorize(x, 32)
+    hl_row_reduce(mx, r1, u, 64, Y, y)
+    hl_row_reduce(s, r2, u, 64, Y, y)
     hl_bounds(X, (ROWS, COLS))
     hl_bounds(Y.output_buffer(), (ROWS, COLS))
     return Y, [X]
@@ -768,12 +768,12 @@ def halide_layernorm():
     Y = hl.Func("y")
     Y[x, y] = (X[x, y] - mean[y]) * inv[y] * G[x] + Bt[x]
     # Fused per row: rows parallel, the mean and the variance (two passes over the row)
-    # vectorized by rfactor into 16 partial sums, the output 16 lanes.
+    # vectorized by rfactor into 64 partial sums, the output 16 lanes.
     Y.parallel(y).vectorize(x, 16)
     mean.compute_at(Y, y)
     inv.compute_at(Y, y)
-    hl_row_reduce(s1, r1, u, 16, Y, y)
-    hl_row_reduce(s2, r2, u, 16, Y, y)
+    hl_row_reduce(s1, r1, u, 64, Y, y)
+    hl_row_reduce(s2, r2, u, 64, Y, y)
     # Without layernorm.rs's `y.prefetch(x, y.i, 1)`: Halide 21 drops
     # `Y.prefetch(X, y, y, 1)` here ("the prefetched area will always be empty").
     hl_bounds(X, (ROWS, COLS))
