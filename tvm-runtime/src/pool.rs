@@ -346,8 +346,9 @@ mod tests {
         assert!(matches!(r, Err(Error::Internal { message }) if message == "iteration 500"));
         let r = std::panic::catch_unwind(|| par_for(1000, &|k| if k == 7 { panic!("seven") } else { Ok(()) }));
         assert!(r.is_err());
-        // An error and a panic in the same loop: the panic wins, and neither is left
-        // for the next loop.
+        // An error and a panic in the same loop: whichever comes first is reported (the
+        // error may stop the iteration that panics from running), and neither is left
+        // for the next loop (its `unwrap` below).
         let r = std::panic::catch_unwind(|| {
             par_for(1000, &|k| match k {
                 3 => Err(fail(k)),

@@ -69,8 +69,7 @@ fn forward_runs(ss: Vec<Stmt>) -> Vec<Stmt> {
         // buffer at most at this element, and whose index reads no buffer (so it means
         // the same thing in every statement of the run).
         let mut j = i;
-        let mut index_pure = true;
-        for_each_expr(index, &mut |x| index_pure &= !matches!(x, Expr::Load { .. }));
+        let index_pure = !crate::tir::visit::reads_memory(index);
         while index_pure && j < ss.len() {
             match (&ss[j], target_of(&ss[j])) {
                 (Stmt::Store { value, .. }, Some((b, ix))) if b == buffer && ix == index => {

@@ -34,7 +34,7 @@
 
 use crate::arith::Analyzer;
 use crate::tir::mutate::{substitute_stmt, super_stmt, Mutator};
-use crate::tir::visit::{vars_of, walk_expr, walk_stmt, Visitor};
+use crate::tir::visit::{reads_memory, vars_of, walk_expr, walk_stmt, Visitor};
 use crate::tir::{Buffer, Expr, ForKind, PrimFunc, Stmt, Var};
 use std::collections::{BTreeSet, HashMap};
 
@@ -137,8 +137,8 @@ fn find_partner(entries: &[Entry], a: usize) -> Option<usize> {
     let acc_a = Access::of(sa)?;
     for c in a + 1..entries.len() {
         let Entry::Stmt(s) = &entries[c] else { continue };
-        if let Some(cand) = same_range(sa, s) {
-            if let Some(acc_c) = Access::of(&cand) {
+        if let Some(body) = renamed_body(sa, s) {
+            if let Some(acc_c) = Access::of_body(&body) {
                 if legal(sa, &acc_a, &acc_c) {
                     return Some(c);
                 }
@@ -155,8 +155,9 @@ fn find_partner(entries: &[Entry], a: usize) -> Option<usize> {
     None
 }
 
-/// `c` with its variable renamed to `a`'s, when both are serial loops over the same range.
-fn same_range(a: &Stmt, c: &Stmt) -> Option<Stmt> {
+/// The body of `c` with its variable renamed to `a`'s, when both are serial loops over
+/// the same range.
+fn renamed_body(a: &Stmt, c: &Stmt) -> Option<Stmt> {
     let (
         Stmt::For { var: va, min: ma, extent: ea, kind: ForKind::Serial, .. },
         Stmt::For { var: vc, min: mc, extent: ec, kind: ForKind::Serial, body },
@@ -168,25 +169,14 @@ fn same_range(a: &Stmt, c: &Stmt) -> Option<Stmt> {
         return None;
     }
     let map: HashMap<Var, Expr> = [(vc.clone(), Expr::var(va))].into();
-    let body = substitute_stmt((**body).clone(), &map);
-    Some(Stmt::For {
-        var: va.clone(),
-        min: ma.clone(),
-        extent: ea.clone(),
-        kind: ForKind::Serial,
-        body: Box::new(body),
-    })
+    Some(substitute_stmt((**body).clone(), &map))
 }
 
+/// `a` with `c`'s body (renamed) after its own.
 fn fuse(a: Stmt, c: Stmt) -> Stmt {
+    let cbody = renamed_body(&a, &c).expect("checked by find_partner");
     let Stmt::For { var, min, extent, kind, body } = a else { unreachable!("a loop") };
-    let c = same_range(
-        &Stmt::For { var: var.clone(), min: min.clone(), extent: extent.clone(), kind, body: Box::new(Stmt::NoOp) },
-        &c,
-    )
-    .expect("checked by find_partner");
-    let Stmt::For { body: cbody, .. } = c else { unreachable!("a loop") };
-    Stmt::For { var, min, extent, kind, body: Box::new(Stmt::seq(vec![*body, *cbody])) }
+    Stmt::For { var, min, extent, kind, body: Box::new(Stmt::seq(vec![*body, cbody])) }
 }
 
 /// What a statement reads and writes (buffers allocated inside it excluded), the loops
@@ -206,18 +196,20 @@ struct Access {
 
 impl Access {
     /// The accesses of the loop `s` (its own variable excluded from `loops`), or `None`
-    /// when it cannot be fused.
+    /// when it cannot be fused. A range that reads memory could change with a statement
+    /// moved above the loop.
     fn of(s: &Stmt) -> Option<Access> {
         let Stmt::For { min, extent, body, .. } = s else { return None };
-        let mut acc = Access::default();
-        // A range that reads memory could change with a statement moved above the loop.
-        let mut loads = false;
-        for e in [min, extent] {
-            crate::tir::visit::for_each_expr(e, &mut |x| loads |= matches!(x, Expr::Load { .. }));
+        if reads_memory(min) || reads_memory(extent) {
+            return None;
         }
-        acc.unfusable = loads;
-        acc.visit_stmt(body);
-        acc.finish();
+        Access::of_body(body)
+    }
+
+    /// The accesses of a loop's body (the partner's range is the first loop's), or `None`
+    /// when it cannot be fused.
+    fn of_body(body: &Stmt) -> Option<Access> {
+        let acc = Access::shallow(body);
         (!acc.unfusable).then_some(acc)
     }
 
@@ -347,10 +339,10 @@ mod tests {
     use crate::tir::Scope;
 
     fn ld(b: &Buffer, i: Expr) -> Expr {
-        Expr::Load { buffer: b.clone(), indices: vec![i] }
+        Expr::load(b, vec![i])
     }
     fn st(b: &Buffer, i: Expr, v: Expr) -> Stmt {
-        Stmt::Store { buffer: b.clone(), indices: vec![i], value: v }
+        Stmt::store(b, vec![i], v)
     }
     fn buf(name: &str) -> Buffer {
         Buffer::new(name, DType::F32, Scope::Global)

@@ -71,7 +71,7 @@ fn rewrite_in_scope(r: &Buffer, extent: &Expr, body: Stmt) -> Stmt {
     while half >= 1 {
         let (lo, hi) = if half == 1 { (Expr::int(0), Expr::int(1)) } else { (ramp(0, half), ramp(half, half)) };
         let value = Expr::binary(op, Expr::load(&t, vec![lo.clone()]), Expr::load(&t, vec![hi]));
-        steps.push(Stmt::Store { buffer: t.clone(), indices: vec![lo], value });
+        steps.push(Stmt::store(&t, vec![lo], value));
         half /= 2;
     }
     let fold = Expr::binary(op, Expr::load(&target, vec![index.clone()]), Expr::load(&t, vec![Expr::int(0)]));
@@ -91,9 +91,11 @@ fn combine_of(s: &Stmt, r: &Buffer, extent: &Expr) -> Option<(BinOp, Buffer, Exp
     let Stmt::Store { buffer: target, indices, value } = &**body else { return None };
     let [index] = indices.as_slice() else { return None };
     // An index that reads memory (`s[s[0]]`) would be evaluated once instead of `L` times.
-    let mut loads = false;
-    crate::tir::visit::for_each_expr(index, &mut |x| loads |= matches!(x, Expr::Load { .. }));
-    if target == r || loads || crate::tir::visit::uses_var(index, var) || index.dtype().lanes != 1 {
+    if target == r
+        || crate::tir::visit::reads_memory(index)
+        || crate::tir::visit::uses_var(index, var)
+        || index.dtype().lanes != 1
+    {
         return None;
     }
     let Expr::Binary { op, a, b } = value else { return None };

@@ -210,6 +210,13 @@ pub fn has_vector_code(s: &Stmt) -> bool {
     v.0
 }
 
+/// Whether evaluating `e` reads memory (a `Load`).
+pub fn reads_memory(e: &Expr) -> bool {
+    let mut found = false;
+    for_each_expr(e, &mut |x| found |= matches!(x, Expr::Load { .. }));
+    found
+}
+
 /// Whether `e` contains a checked value (`Expr::Check`).
 pub fn expr_has_check(e: &Expr) -> bool {
     let mut found = false;

@@ -94,16 +94,14 @@ impl Emitter<'_> {
     /// once, before the choice, in order.
     fn avx512_or(
         &mut self,
-        helper: &str,
+        helper: TokenStream,
         args: Vec<TokenStream>,
         portable: impl FnOnce(&mut Self, &[TokenStream]) -> TokenStream,
     ) -> TokenStream {
         let Some(cond) = self.avx512_levels() else { return portable(self, &args) };
         let names: Vec<TokenStream> = (0..args.len()).map(|i| format_ident!("__a{}", i).into_token_stream()).collect();
         let lanes = portable(self, &names);
-        // A path with generic arguments (`name::<16, 0>`) is one token stream.
-        let h: TokenStream = helper.parse().expect("a helper's path parses");
-        let rt = &self.opts.rt_path;
+        let (rt, h) = (&self.opts.rt_path, helper);
         quote!({
             let (#(#names,)*) = (#(#args,)*);
             if #cond {
@@ -170,7 +168,7 @@ impl Emitter<'_> {
                 if matches!(op, BinOp::Max | BinOp::Min) && d.element() == DType::F32 {
                     // f32 `max`/`min` on the AVX-512 level: in 512-bit registers (see
                     // `tvm_runtime::cpu::max_f32_avx512`).
-                    let h = if *op == BinOp::Max { "max_f32_avx512" } else { "min_f32_avx512" };
+                    let h = if *op == BinOp::Max { quote!(max_f32_avx512) } else { quote!(min_f32_avx512) };
                     self.avx512_or(h, vec![x, y], |e, a| e.map2(a[0].clone(), a[1].clone(), f))
                 } else if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul)
                     && d.element() == DType::F32
@@ -183,8 +181,9 @@ impl Emitter<'_> {
                         BinOp::Sub => 1,
                         _ => 2,
                     };
-                    let h = format!("arith_f32_avx512::<{}, {k}>", d.lanes);
-                    self.avx512_or(&h, vec![x, y], |e, a| e.map2(a[0].clone(), a[1].clone(), f))
+                    let k = Literal::u8_unsuffixed(k);
+                    let h = quote!(arith_f32_avx512::<#lanes, #k>);
+                    self.avx512_or(h, vec![x, y], |e, a| e.map2(a[0].clone(), a[1].clone(), f))
                 } else {
                     self.map2(x, y, f)
                 }
@@ -255,7 +254,7 @@ impl Emitter<'_> {
                     [x] if *func == Intrinsic::Exp && d.element() == DType::F32 && self.contract => {
                         // `vscalefps` does the scaling (see
                         // `tvm_runtime::cpu::exp_f32_avx512`).
-                        self.avx512_or("exp_f32_avx512", vec![x.clone()], |e, a| e.map1(a[0].clone(), f))
+                        self.avx512_or(quote!(exp_f32_avx512), vec![x.clone()], |e, a| e.map1(a[0].clone(), f))
                     }
                     [x] => self.map1(x.clone(), f),
                     [x, y] => self.map2(x.clone(), y.clone(), f),
