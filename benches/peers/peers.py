@@ -38,7 +38,20 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 # ----------------------------------------------------------------------------- kernels
 
 N = 1024  # sgemm / matmul size
-MATMUL_BLOCK = 128  # matmul.rs: the rows of a parallel block (its tuned record here), in 8-row register tiles
+
+
+def written_knob(example, knob):
+    """The first (written) value of `tune!(knob: ...)` in examples/kernels/<example>.rs: the
+    peers get the schedule tvm-rs runs here (the bench runs schedules as written)."""
+    import re
+    with open(os.path.join(ROOT, "examples", "kernels", example + ".rs")) as f:
+        m = re.search(r"tune!\(\s*" + knob + r"\s*:\s*(\d+)", f.read())
+    if m is None:
+        raise SystemExit(f"peers: no `tune!({knob}: ...)` in examples/kernels/{example}.rs")
+    return int(m.group(1))
+
+
+MATMUL_BLOCK = written_knob("matmul", "block")  # matmul.rs: the rows of a parallel block, in 8-row register tiles
 CONV = dict(C=64, F=64, H=56, W=56, R=3, S=3)
 ROWS, COLS = 4096, 1024  # softmax / layernorm
 VEC = 1 << 24  # vector add / copy
@@ -54,7 +67,7 @@ KERNELS = {
     "sgemm_bn16": ("C=A·B 1024³, 16-col packed B, write cache", "flop", GEMM_FLOP),
     "sgemm_bn64": ("C=A·B 1024³, 64-col packed B, write cache", "flop", GEMM_FLOP),
     "sgemm_bn32_nocache": ("C=A·B 1024³, 32-col packed B, no cache", "flop", GEMM_FLOP),
-    "matmul": ("C=A·B 1024³, 32-col packed B, 128-row blocks of 8x32 register tiles", "flop", GEMM_FLOP),
+    "matmul": (f"C=A·B 1024³, 32-col packed B, {MATMUL_BLOCK}-row blocks of 8x32 register tiles", "flop", GEMM_FLOP),
     "conv2d_padded": ("3x3 conv 64->64 56x56, pad stage", "flop", CONV_FLOP),
     "conv2d": ("3x3 conv 64->64 56x56, pad stage, extended rows, 8x48 register tile", "flop", CONV_FLOP),
     "conv2d_if": ("3x3 conv 64->64 56x56, pad by if", "flop", CONV_FLOP),

@@ -7,9 +7,14 @@ table, also written to target/peers/table.md.
     python3 benches/peers/run.py             # cargo bench + peers + table
     python3 benches/peers/run.py --no-cargo  # read criterion's existing results
     python3 benches/peers/run.py --only sgemm_bn32,softmax
+    python3 benches/peers/run.py --rounds 3  # three rounds, tvm-rs and the peers alternating
     PEERS_QUICK=1 python3 benches/peers/run.py   # smoke run (short warm-up, few samples)
 
-Ratio = peer time / tvm-rs time (> 1: tvm-rs is faster). Threads: PEERS_THREADS (default:
+Ratio = peer time / tvm-rs time (> 1: tvm-rs is faster). With --rounds R, the whole
+comparison runs R times, tvm-rs first in odd rounds and the peers first in even ones (so
+neither side always runs on a host that has warmed up or drifted); each cell is then the
+median of the R rounds' medians, and each ratio the median of the R per-round ratios, with
+their range below the table. Threads: PEERS_THREADS (default:
 the CPUs this process may use) for every side: TVM_NUM_THREADS, HL_NUM_THREADS,
 OMP_NUM_THREADS, OPENBLAS_NUM_THREADS, RAYON_NUM_THREADS and ORT's intra_op_num_threads.
 Needs only the standard library; works from any cwd.
@@ -99,7 +104,53 @@ def cell(unit, amount, s):
     return f"{peers.fmt_time(s)} ({throughput(unit, amount, s)})"
 
 
-def table(ids, rs, doc):
+def combine(rounds):
+    """One (criterion results, peer doc, exit code) from several rounds, plus the per-round
+    ratios: {(id, peer): [ratio, ...]}. Times are medians over the rounds."""
+    import statistics
+    if len(rounds) == 1:
+        rs, doc, rc = rounds[0]
+        return rs, doc, rc, {}
+    rs = {}
+    for kid in rounds[0][0]:
+        vals = [r[0][kid] for r in rounds if r[0].get(kid)]
+        rs[kid] = (statistics.median(v[0] for v in vals), min(v[1] for v in vals)) if vals else None
+    by_key = {}
+    for _rs, d, _rc in rounds:
+        for r in d["results"]:
+            by_key.setdefault((r["id"], r["peer"]), []).append(r)
+    results, spread = [], {}
+    for key, rlist in by_key.items():
+        ok = [r for r in rlist if "error" not in r]
+        if len(ok) < len(rlist):
+            results.append(next(r for r in rlist if "error" in r))
+            continue
+        merged = dict(ok[0])
+        merged["median_s"] = statistics.median(r["median_s"] for r in ok)
+        results.append(merged)
+        ratios = [r["median_s"] / rnd[0][key[0]][0] for r, rnd in zip(ok, rounds)
+                  if rnd[0].get(key[0])]
+        if ratios:
+            spread[key] = ratios
+    doc = dict(rounds[0][1])
+    doc["results"] = results
+    rc = max(r[2] for r in rounds)
+    return rs, doc, rc, spread
+
+
+def spread_lines(ids, spread):
+    lines = []
+    for kid in ids:
+        cells = [f"{peers.PEER_LABELS[p]} {min(v):.2f}-{max(v):.2f}"
+                 for p in PEER_ORDER if (v := spread.get((kid, p)))]
+        if cells:
+            lines.append(f"- `{kid}`: " + ", ".join(cells))
+    return "\n".join(lines)
+
+
+def table(ids, rs, doc, spread=None):
+    import statistics
+    spread = spread or {}
     res = {(r["id"], r["peer"]): r for r in doc["results"]}
     cols = [p for p in PEER_ORDER if any((k, p) in res for k in ids)]
     head = ["kernel", "tvm-rs"]
@@ -121,7 +172,10 @@ def table(ids, rs, doc):
                 t = cell(unit, amount, r["median_s"])
                 if r.get("same_as"):
                     t += f" (= `{r['same_as']}`)"
-                row += [t, f"{r['median_s'] / base[0]:.2f}" if base else "—"]
+                ratios = spread.get((kid, p))
+                ratio = statistics.median(ratios) if ratios else (
+                    r["median_s"] / base[0] if base else None)
+                row += [t, f"{ratio:.2f}" if ratio is not None else "—"]
         lines.append("| " + " | ".join(row) + " |")
     return "\n".join(lines)
 
@@ -134,7 +188,12 @@ def main():
     ap.add_argument("--peers", help="comma-separated peer libraries: " + ",".join(PEER_ORDER))
     ap.add_argument("--quick", action="store_true", help="the same as PEERS_QUICK=1")
     ap.add_argument("--criterion-args", default="", help="extra arguments for criterion")
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="run the comparison this many times, alternating which side goes "
+                         "first; report medians over the rounds")
     args = ap.parse_args()
+    if args.rounds < 1:
+        sys.exit("run.py: --rounds must be at least 1")
     if args.quick:
         os.environ["PEERS_QUICK"] = "1"
     ids = peers.parse_only(args.only)
@@ -144,10 +203,20 @@ def main():
     os.environ["PEERS_THREADS"] = str(peers.threads())
 
     started = time.time()
-    if not args.no_cargo:
-        run_cargo(ids, shlex.split(args.criterion_args))
-    rs = read_criterion([i for i in ids if i in peers.KERNELS])
-    doc, rc = run_peers(ids, peer_list)
+    rounds = []  # per round: (criterion results, peer doc, peer exit code)
+    for rnd in range(args.rounds):
+        if args.rounds > 1:
+            print(f"run.py: round {rnd + 1} of {args.rounds}", file=sys.stderr, flush=True)
+        peers_first = rnd % 2 == 1
+        if peers_first:
+            doc, rc = run_peers(ids, peer_list)
+        if not args.no_cargo:
+            run_cargo(ids, shlex.split(args.criterion_args))
+        rs = read_criterion([i for i in ids if i in peers.KERNELS])
+        if not peers_first:
+            doc, rc = run_peers(ids, peer_list)
+        rounds.append((rs, doc, rc))
+    rs, doc, rc, spread = combine(rounds)
 
     warm, samples, sample_s = peers.timing_config()
     v = doc.get("versions", {})
@@ -155,7 +224,10 @@ def main():
     notes = [
         f"Peer comparison, {datetime.datetime.now().strftime('%Y-%m-%d %H:%M')}, "
         f"{doc['threads']} threads everywhere. Medians; ratio = peer time / tvm-rs time "
-        f"(> 1: tvm-rs faster).",
+        f"(> 1: tvm-rs faster)."
+        + (f" {len(rounds)} rounds (tvm-rs first in odd rounds, the peers first in even "
+           f"ones): times are medians of the rounds' medians, ratios medians of the "
+           f"per-round ratios." if len(rounds) > 1 else ""),
         f"Peers: warm-up {warm} s, {samples} samples of >= {sample_s} s"
         + (" (PEERS_QUICK: smoke run, not a measurement)." if quick() else "."),
         "Versions: " + ", ".join(f"{k} {v[k]}" for k in v if v[k]) + ".",
@@ -167,7 +239,9 @@ def main():
     if missing:
         notes.append(f"No criterion result (target/criterion/<id>/tvm-rs/new/estimates.json) for: "
                      f"{', '.join(missing)}.")
-    text = "\n".join(notes) + "\n\n" + table(ids, rs, doc) + "\n"
+    text = "\n".join(notes) + "\n\n" + table(ids, rs, doc, spread) + "\n"
+    if len(rounds) > 1:
+        text += "\nPer-round ratios (min-max over the rounds):\n\n" + spread_lines(ids, spread) + "\n"
     out = os.path.join(target_dir(), "peers", "table.md")
     os.makedirs(os.path.dirname(out), exist_ok=True)
     with open(out, "w") as fh:

@@ -18,6 +18,10 @@ compute! {
         // vector pass: the row max and the row sum as partial results (rfactor) that
         // are then combined, the exponentials into a row buffer, the output.
         y.parallel(y.i);
+        // The next row is fetched while this one is worked on: 0.68-0.72 ms against
+        // 0.76-0.80 ms without (a row ahead; two rows ahead 0.73-0.75 ms), Intel Xeon,
+        // 2 threads, 4096 x 1024, alternating runs.
+        y.prefetch(x, y.i, 1);
         // Knobs: the vector width of the element passes, and of each reduction.
         let (jo, ji) = y.split(y.j, tune!(w: 32, 16, 8));
         y.vectorize(ji);

@@ -187,19 +187,33 @@ pub fn map3<A: Copy, B: Copy, C: Copy, R: Copy + Default, const L: usize>(
     r
 }
 
-/// Called at the end of the body of a loop whose body is lane-array code already: one
-/// volatile read of a byte, which LLVM's loop vectorizer cannot widen, so it leaves the
-/// loop alone. Without it, LLVM vectorizes such a loop *across its iterations* (the lane
-/// arrays of the body scalarized, then re-packed 16 iterations at a time): the contiguous
-/// rows of a register tile became `vgatherqps`/`vscatterqps` with a stride of one row.
-/// A volatile read orders only other volatile accesses, so the SLP vectorizer (which
-/// turns the lane arrays into vector registers) and the hoisting of invariant loads out
-/// of the loop still happen; at the end of the body it follows every load the body makes.
-/// An empty `asm!` block at the same place gave the same machine code and times
-/// (`opt_gemm` 32 lanes: 13.9–14.1 ms against 14.4–16.4 ms, alternating runs), but
-/// `asm!` is stable only on some architectures, and this works on all of them.
+/// Called at the end of the body of a loop whose body is lane-array code already: a
+/// barrier that LLVM's loop vectorizer cannot widen, so it leaves the loop alone. Without
+/// it, LLVM vectorizes such a loop *across its iterations* (the lane arrays of the body
+/// scalarized, then re-packed 16 iterations at a time): the contiguous rows of a register
+/// tile became `vgatherqps`/`vscatterqps` with a stride of one row.
+///
+/// On x86_64 and aarch64 the barrier is an empty `asm!` block marked `nomem`: no
+/// instruction, and no memory access for other passes to order around, so the SLP
+/// vectorizer (which turns the lane arrays into vector registers) and the hoisting of
+/// invariant loads out of the loop still happen. Elsewhere (where `asm!` may not be
+/// stable) it is one volatile read of a byte, which orders only other volatile accesses
+/// but costs a load an iteration: in the inner loop of the `opt_gemm` register tile, a
+/// `movzbl` next to TVM's otherwise identical instructions.
 #[inline(always)]
 pub fn lane_loop() {
+    #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
+    // SAFETY: an empty instruction sequence: reads and writes nothing.
+    unsafe {
+        std::arch::asm!("", options(nomem, nostack, preserves_flags));
+    }
+    #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+    lane_loop_volatile();
+}
+
+#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
+#[inline(always)]
+fn lane_loop_volatile() {
     static BYTE: u8 = 0;
     // SAFETY: `BYTE` is a valid, aligned, initialized `u8` for the whole program.
     unsafe {
