@@ -342,6 +342,34 @@ fn truncating_division_of_negatives_is_not_rewritten() {
 
 // ------------------------------------------------------------------ min, max, select, logic
 
+/// `x` rounded up to multiples of `a` and of `b` (`a` divides `b`): the multiple of `b` is
+/// never below the other where `x >= 0` (a stage read through splits by 32 and by 64).
+#[test]
+fn round_up_to_dividing_multiples() {
+    let n = Var::index("n");
+    let up = |x: Expr, a: i64| (x + c(a - 1)) / c(a) * c(a);
+    let mut an = Analyzer::new();
+    an.bind(&n, c(0), c(100_000));
+    let max = Expr::max(up(v(&n), 32), up(v(&n), 64));
+    let min = Expr::min(up(v(&n), 64), up(v(&n), 32));
+    assert_eq!(simp(&an, max.clone()), simp(&an, up(v(&n), 64)));
+    assert_eq!(simp(&an, min.clone()), simp(&an, up(v(&n), 32)));
+    // Value by value, over the bound range's start.
+    for k in 0..300 {
+        let mut env = HashMap::new();
+        env.insert(n.id(), k);
+        for (e, want) in [(&max, up(v(&n), 64)), (&min, up(v(&n), 32))] {
+            let s = an.simplify(e);
+            assert_eq!(eval(&s, &env), eval(&want, &env), "n = {k}: {}", show(&s));
+        }
+    }
+    // 24 does not divide 64 (n = 30: 48 against 64; n = 60: 72 against 64): both kept.
+    assert!(simp(&an, Expr::max(up(v(&n), 24), up(v(&n), 64))).starts_with("max("));
+    // Without `n >= 0` (truncating division), nothing is dropped.
+    let x = Var::index("x");
+    assert!(simp(&Analyzer::new(), Expr::max(up(v(&x), 32), up(v(&x), 64))).starts_with("max("));
+}
+
 #[test]
 fn min_max() {
     let x = Var::index("x");

@@ -41,11 +41,11 @@ struct Pool {
     epoch: AtomicUsize,
     /// Workers between checking in for an open loop and checking out.
     active: AtomicUsize,
-    /// The open loop: its next iteration to hand out, its iteration count, how many
-    /// iterations a thread takes at a time.
+    /// The open loop: its next iteration to hand out, its iteration count, and the
+    /// divisor of what is left that sizes each block (guided: see `work`).
     next: AtomicUsize,
     n: AtomicUsize,
-    grain: AtomicUsize,
+    parts: AtomicUsize,
     /// The open loop's body, its lifetime erased. Written only by the thread holding
     /// `submit` while no loop is open; read only by a thread that checked in and then saw
     /// its loop still open (a late worker that sees another epoch checks out without
@@ -96,7 +96,7 @@ fn pool() -> &'static Pool {
             active: AtomicUsize::new(0),
             next: AtomicUsize::new(0),
             n: AtomicUsize::new(0),
-            grain: AtomicUsize::new(1),
+            parts: AtomicUsize::new(1),
             body: UnsafeCell::new(None),
             failed: AtomicBool::new(false),
             error: Mutex::new(None),
@@ -162,9 +162,6 @@ where
 
 fn run_on_pool(p: &Pool, n: usize, body: &Body<'_>) -> Result<(), Error> {
     let threads = p.workers.load(Relaxed) + 1;
-    // Blocks of iterations small enough to even out uneven threads, large enough that
-    // the shared counter is touched rarely.
-    let grain = (n / (threads * 8)).max(1);
     // SAFETY (of the lifetime erasure): the pointer is dereferenced only by a thread
     // that checked in while the loop was open (below), and this function does not
     // return, so `body` stays alive, until the loop is closed and every such thread has
@@ -176,7 +173,7 @@ fn run_on_pool(p: &Pool, n: usize, body: &Body<'_>) -> Result<(), Error> {
     unsafe { *p.body.get() = Some(erased) };
     p.next.store(0, Relaxed);
     p.n.store(n, Relaxed);
-    p.grain.store(grain, Relaxed);
+    p.parts.store(threads * 2, Relaxed);
     p.failed.store(false, Relaxed);
     // Open: the stores above are visible to whoever sees the odd epoch.
     let epoch = p.epoch.fetch_add(1, SeqCst) + 1;
@@ -213,18 +210,29 @@ fn work(p: &Pool) {
     // SAFETY: called by the submitting thread, or by a worker that checked in while the
     // loop was open: the body is set and alive (see `run_on_pool`).
     let body = unsafe { &*(*p.body.get()).expect("an open loop has a body") };
-    let (n, grain) = (p.n.load(Relaxed), p.grain.load(Relaxed));
+    let (n, parts) = (p.n.load(Relaxed), p.parts.load(Relaxed));
     let r = catch_unwind(AssertUnwindSafe(|| loop {
-        // (`next` stops growing past `n` plus a block per thread: no wrap for any
-        // loop of fewer than `usize::MAX / 2` iterations.)
-        if p.next.load(Relaxed) >= n {
+        // Guided blocks (OpenMP's `schedule(guided)`): each takes 1/parts of what is
+        // left, at least one iteration: large blocks first (the counter touched about
+        // `parts * ln(n)` times in all), single iterations at the end, so the threads
+        // finish within about one iteration of each other. Fixed blocks of n/(8 threads)
+        // left a thread idle for up to a block at the end: 0.9 ms of a 7 ms conv2d
+        // whose 3584 rows take 4 µs each.
+        let mut k = p.next.load(Relaxed);
+        let hi = loop {
+            if k >= n {
+                return;
+            }
+            let hi = k + ((n - k) / parts).max(1);
+            match p.next.compare_exchange_weak(k, hi, Relaxed, Relaxed) {
+                Ok(_) => break hi,
+                Err(now) => k = now,
+            }
+        };
+        if p.failed.load(Relaxed) {
             return;
         }
-        let k = p.next.fetch_add(grain, Relaxed);
-        if k >= n || p.failed.load(Relaxed) {
-            return;
-        }
-        if let Err(e) = body(k, (k + grain).min(n)) {
+        if let Err(e) = body(k, hi) {
             if !p.failed.swap(true, Relaxed) {
                 *p.error.lock().unwrap_or_else(|e| e.into_inner()) = Some(e);
             }

@@ -856,6 +856,33 @@ impl<'a> Ctx<'a> {
         if let Some(k) = konst {
             ops.push(Poly::constant(k));
         }
+        // `x` rounded up to multiples of `a` and of `b`, where `a` divides `b`: the
+        // multiple of `b` is a multiple of `a` too, and at least `x`, so it is never
+        // below the other (for `x >= 0`, where the division rounds down). A stage read
+        // through splits by 32 and by 64 has `max(((N + 31) / 32) * 32, ((N + 63) / 64)
+        // * 64)` as its extent; the prover below cannot see it through the divisions,
+        // and every bound proof of the code generator then carried both.
+        let mut i = 0;
+        while i < ops.len() && ops.len() > 1 {
+            let dominated = (0..ops.len()).any(|j| {
+                j != i && {
+                    match (round_up(&ops[i]), round_up(&ops[j])) {
+                        (Some((xi, ai)), Some((xj, aj))) if xi == xj && ai != aj => {
+                            // max drops the smaller multiple, min the larger
+                            let (small, large) = if ai < aj { (ai, aj) } else { (aj, ai) };
+                            let drop_i = if is_min { ai == large } else { ai == small };
+                            drop_i && large % small == 0 && self.prove_le0(&xi.neg())
+                        }
+                        _ => false,
+                    }
+                }
+            });
+            if dominated {
+                ops.remove(i);
+            } else {
+                i += 1;
+            }
+        }
         // Drop operands another one dominates.
         let mut i = 0;
         while i < ops.len() && ops.len() > 1 {
@@ -1313,6 +1340,23 @@ fn fact_scale(p: &Poly, f: &Poly) -> Option<i64> {
 }
 
 /// How many terms of `p` have a min/max factor.
+/// `p` as `((x + a - 1) / a) * a` (`x` rounded up to a multiple of the constant `a > 1`):
+/// `(x, a)`.
+fn round_up(p: &Poly) -> Option<(Poly, i64)> {
+    if p.c != 0 || p.terms.len() != 1 {
+        return None;
+    }
+    let (m, &k) = p.terms.iter().next()?;
+    let [Atom(Expr::Binary { op: BinOp::Div, a: num, b: den })] = m.as_slice() else { return None };
+    let a = den.as_int()?;
+    if a <= 1 || k != a {
+        return None;
+    }
+    let mut x = parse_poly(num);
+    x.c = x.c.checked_sub(a - 1)?;
+    Some((x, a))
+}
+
 fn minmax_atoms(p: &Poly) -> usize {
     p.terms
         .keys()
