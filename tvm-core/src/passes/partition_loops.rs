@@ -49,13 +49,15 @@ const MAX_BODY_NODES: usize = 4000;
 
 /// Partitions the serial loops of the host body of `f` (CPU code).
 pub fn partition_loops(mut f: PrimFunc) -> PrimFunc {
-    f.body = Partition { parallel: Vec::new() }.mutate_stmt(f.body);
+    f.body = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(f.body);
     f
 }
 
 struct Partition {
     /// The variables of the enclosing parallel loops.
     parallel: Vec<Var>,
+    /// The interior chosen for sibling loops (see `common_interiors`), by variable.
+    common: Vec<(Var, (i64, i64))>,
 }
 
 impl Mutator for Partition {
@@ -75,12 +77,61 @@ impl Mutator for Partition {
             self.parallel.pop();
             return s;
         }
+        if let Stmt::Seq(items) = &s {
+            let pushed = self.common_interiors(items);
+            let s = super_stmt(self, s);
+            self.common.truncate(self.common.len() - pushed);
+            return s;
+        }
         match super_stmt(self, s) {
             Stmt::For { var, min, extent, kind: ForKind::Serial, body } => {
-                partition(var, min, extent, *body, &self.parallel)
+                let common = self.common.iter().rev().find(|(v, _)| *v == var).map(|(_, c)| *c);
+                partition(var, min, extent, *body, &self.parallel, common)
             }
             s => s,
         }
+    }
+}
+
+/// How many iterations a loop's interior may give up to share its siblings' interior.
+const MAX_NARROWING: i64 = 16;
+
+impl Partition {
+    /// Sibling innermost loops over one constant range without vector code (the taps of
+    /// an unrolled window, each sweeping the same accumulator row) get one interior: the
+    /// intersection of their own, when that costs each at most `MAX_NARROWING`
+    /// iterations. Each loop's interior otherwise starts and ends where its own test
+    /// does (`1..56`, `0..56`, `0..55` for the three horizontal taps of a padded 3x3
+    /// window), LLVM vectorizes each with other widths at other offsets, and a vector
+    /// load of the row then overlaps stores of the sweep before it that it cannot be
+    /// forwarded from: the conv2d with its padding `if` in the reduction spent 60% of
+    /// its samples just after such loads. Returns how many entries it pushed on
+    /// `self.common`.
+    fn common_interiors(&mut self, items: &[Stmt]) -> usize {
+        let mut found: Vec<(Var, (i64, i64), (i64, i64))> = Vec::new();
+        for item in items {
+            let Stmt::For { var, min, extent, kind: ForKind::Serial, body } = item else { continue };
+            let (Some(m), Some(e)) = (min.as_int(), extent.as_int()) else { continue };
+            if has_loop(body) || has_vector_code(body) {
+                continue;
+            }
+            if let Some((lo, hi)) = const_interior(var, min, extent, body, &self.parallel) {
+                found.push((var.clone(), (m, e), (lo, hi)));
+            }
+        }
+        if found.len() < 2 || found.iter().any(|f| f.1 != found[0].1) {
+            return 0;
+        }
+        let lo = found.iter().map(|f| f.2 .0).max().unwrap_or(0);
+        let hi = found.iter().map(|f| f.2 .1).min().unwrap_or(0);
+        let cheap = found.iter().all(|f| (lo - f.2 .0) + (f.2 .1 - hi) <= MAX_NARROWING);
+        if lo >= hi || !cheap || found.iter().all(|f| f.2 == (lo, hi)) {
+            return 0;
+        }
+        for (var, _, _) in &found {
+            self.common.push((var.clone(), (lo, hi)));
+        }
+        found.len()
     }
 }
 
@@ -100,7 +151,7 @@ struct Bound {
 /// parallel dimension stays a guard, so the ranges inside each parallel iteration stay
 /// those the parallel-chunk prover of the CPU code generator can bound (and the border
 /// is at most one iteration of the parallel loop).
-fn partition(var: Var, min: Expr, extent: Expr, body: Stmt, parallel: &[Var]) -> Stmt {
+fn partition(var: Var, min: Expr, extent: Expr, body: Stmt, parallel: &[Var], common: Option<(i64, i64)>) -> Stmt {
     let unchanged = |body: Stmt| Stmt::For {
         var: var.clone(),
         min: min.clone(),
@@ -108,46 +159,39 @@ fn partition(var: Var, min: Expr, extent: Expr, body: Stmt, parallel: &[Var]) ->
         kind: ForKind::Serial,
         body: Box::new(body),
     };
-    let short = extent.as_int().is_some_and(|e| e <= MIN_EXTENT);
-    if !extent.dtype().is_integer() || short || node_count(&body) > MAX_BODY_NODES {
+    let Some((bounds, lo_e, hi_e, lo_interior)) = interior(&var, &min, &extent, &body, parallel) else {
         return unchanged(body);
-    }
-    let inner = super::hoist_tail_guards::bound_inside(&body);
-    let mut bounds: Vec<Bound> = Vec::new();
-    for cond in conditions(&body) {
-        for c in conjuncts(cond) {
-            if !uses_var(&c, &var)
-                || inner.iter().chain(parallel).any(|v| uses_var(&c, v))
-                || bounds.iter().any(|b| b.conjunct == c)
-            {
-                continue;
-            }
-            if let Some((lower, at, raw)) = linear_bound(&c, &var, &min, &extent) {
-                bounds.push(Bound { conjunct: c, lower, at, raw });
-            }
-        }
-    }
+    };
     if bounds.is_empty() {
-        return unswitch(unchanged(body));
+        // No test on `var`: cut where the siblings' shared interior is (the same loop
+        // shapes, see `common_interiors`), or left whole.
+        return match (common, extent.as_int()) {
+            (Some((l, h)), Some(e)) if 0 <= l && l < h && h <= e && (l, h) != (0, e) => {
+                let dt = var.dtype();
+                let simplify = Analyzer::new();
+                let part = |from: i64, to: i64, body: Stmt| Stmt::For {
+                    var: var.clone(),
+                    min: simplify.simplify(&(min.clone() + Expr::typed_int(from, dt))),
+                    extent: Expr::typed_int(to - from, dt),
+                    kind: ForKind::Serial,
+                    body: Box::new(body),
+                };
+                Stmt::Seq(vec![part(0, l, body.clone()), unswitch(part(l, h, body.clone())), part(h, e, body)])
+            }
+            _ => unswitch(unchanged(body)),
+        };
     }
+    // A narrower interior shared with sibling loops (`common_interiors`): the conjuncts
+    // hold on all of it, and the iterations given up run the body with its tests.
+    let (lo_e, hi_e, lo_interior) = match (common, lo_e.as_int(), hi_e.as_int(), lo_interior.as_int()) {
+        (Some((l, h)), Some(lo), Some(hi), Some(li)) if l >= lo.max(li) && h <= hi && l < h => {
+            let dt = var.dtype();
+            (Expr::typed_int(l, dt), Expr::typed_int(h, dt), Expr::typed_int(l, dt))
+        }
+        _ => (lo_e, hi_e, lo_interior),
+    };
     let dt = var.dtype();
-    let lo_e =
-        bounds.iter().filter(|b| b.lower).map(|b| b.at.clone()).reduce(Expr::max).unwrap_or(Expr::typed_int(0, dt));
-    let hi_e = bounds.iter().filter(|b| !b.lower).map(|b| b.at.clone()).reduce(Expr::min).unwrap_or(extent.clone());
     let simplify = Analyzer::new();
-    let lo_e = simplify.simplify(&lo_e);
-    let hi_e = simplify.simplify(&hi_e);
-    // The interior starts where the lower conjuncts start to hold, not clamped to the
-    // extent: the same start when it is inside the loop, and an interior of no
-    // iterations otherwise. So its variable is known to satisfy them (`j >= 1` in a
-    // recurrence that reads `y[j - 1]` under `if j >= 1`, even where the extent is
-    // symbolic), which a start of `min(1, N)` would not tell the analyzers.
-    let lo_interior = bounds
-        .iter()
-        .filter(|b| b.lower)
-        .map(|b| b.raw.clone())
-        .reduce(Expr::max)
-        .map_or(lo_e.clone(), |e| simplify.simplify(&e));
     let peeled: Vec<Expr> = bounds.into_iter().map(|b| b.conjunct).collect();
     let interior = rewrite_conditions(body.clone(), &mut |c| strip(c, &peeled));
     // The bounds are written out in each loop, not bound by `let`s: the analyzers of
@@ -168,6 +212,71 @@ fn partition(var: Var, min: Expr, extent: Expr, body: Stmt, parallel: &[Var]) ->
         unswitch(part(lo_interior, hi_e.clone(), interior)),
         part(simplify.simplify(&Expr::max(lo_e, hi_e)), extent.clone(), body),
     ])
+}
+
+/// The interior of `for var in min..min+extent { body }` as constant offsets from `min`
+/// (`[lo, hi)`, where every linear conjunct holds), if it has one and it is known.
+fn const_interior(var: &Var, min: &Expr, extent: &Expr, body: &Stmt, parallel: &[Var]) -> Option<(i64, i64)> {
+    let (bounds, lo_e, hi_e, lo_interior) = interior(var, min, extent, body, parallel)?;
+    if bounds.is_empty() {
+        return Some((0, extent.as_int()?));
+    }
+    let (lo, hi, li) = (lo_e.as_int()?, hi_e.as_int()?, lo_interior.as_int()?);
+    Some((lo.max(li), hi))
+}
+
+/// The conjuncts linear in `var` that a partition peels, with the interior's start and
+/// end offsets (`lo`, `hi`) and the start that keeps the lower conjuncts known
+/// (`lo_interior`); `None` where the loop is left alone (short, large, not integer).
+fn interior(
+    var: &Var,
+    min: &Expr,
+    extent: &Expr,
+    body: &Stmt,
+    parallel: &[Var],
+) -> Option<(Vec<Bound>, Expr, Expr, Expr)> {
+    let short = extent.as_int().is_some_and(|e| e <= MIN_EXTENT);
+    if !extent.dtype().is_integer() || short || node_count(body) > MAX_BODY_NODES {
+        return None;
+    }
+    let (var, min, extent, body) = (var.clone(), min.clone(), extent.clone(), body.clone());
+    let inner = super::hoist_tail_guards::bound_inside(&body);
+    let mut bounds: Vec<Bound> = Vec::new();
+    for cond in conditions(&body) {
+        for c in conjuncts(cond) {
+            if !uses_var(&c, &var)
+                || inner.iter().chain(parallel).any(|v| uses_var(&c, v))
+                || bounds.iter().any(|b| b.conjunct == c)
+            {
+                continue;
+            }
+            if let Some((lower, at, raw)) = linear_bound(&c, &var, &min, &extent) {
+                bounds.push(Bound { conjunct: c, lower, at, raw });
+            }
+        }
+    }
+    if bounds.is_empty() {
+        return Some((bounds, Expr::int(0), Expr::int(0), Expr::int(0)));
+    }
+    let dt = var.dtype();
+    let lo_e =
+        bounds.iter().filter(|b| b.lower).map(|b| b.at.clone()).reduce(Expr::max).unwrap_or(Expr::typed_int(0, dt));
+    let hi_e = bounds.iter().filter(|b| !b.lower).map(|b| b.at.clone()).reduce(Expr::min).unwrap_or(extent.clone());
+    let simplify = Analyzer::new();
+    let lo_e = simplify.simplify(&lo_e);
+    let hi_e = simplify.simplify(&hi_e);
+    // The interior starts where the lower conjuncts start to hold, not clamped to the
+    // extent: the same start when it is inside the loop, and an interior of no
+    // iterations otherwise. So its variable is known to satisfy them (`j >= 1` in a
+    // recurrence that reads `y[j - 1]` under `if j >= 1`, even where the extent is
+    // symbolic), which a start of `min(1, N)` would not tell the analyzers.
+    let lo_interior = bounds
+        .iter()
+        .filter(|b| b.lower)
+        .map(|b| b.raw.clone())
+        .reduce(Expr::max)
+        .map_or(lo_e.clone(), |e| simplify.simplify(&e));
+    Some((bounds, lo_e, hi_e, lo_interior))
 }
 
 /// Loop unswitching of an innermost loop: the conjuncts of its conditions that do not
@@ -367,7 +476,7 @@ mod tests {
     fn a_border_test_is_peeled_off_the_interior() {
         let n = Var::index("n");
         let (_, s) = padded(&n);
-        let out = Partition { parallel: Vec::new() }.mutate_stmt(s);
+        let out = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(s);
         let text = print_stmt(&out);
         let parts = loops(&out);
         assert_eq!(parts.len(), 3, "border, interior, border:\n{text}");
@@ -379,7 +488,7 @@ mod tests {
     fn a_condition_on_a_parallel_variable_is_left_alone() {
         let n = Var::index("n");
         let (x, s) = padded(&n);
-        let out = Partition { parallel: vec![x] }.mutate_stmt(s.clone());
+        let out = Partition { parallel: vec![x], common: Vec::new() }.mutate_stmt(s.clone());
         assert_eq!(out, s);
     }
 
@@ -389,6 +498,6 @@ mod tests {
         let (_, s) = padded(&n);
         let Stmt::For { var, body, .. } = s else { unreachable!() };
         let short = Stmt::For { var, min: Expr::int(0), extent: Expr::int(MIN_EXTENT), kind: ForKind::Serial, body };
-        assert_eq!(Partition { parallel: Vec::new() }.mutate_stmt(short.clone()), short);
+        assert_eq!(Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(short.clone()), short);
     }
 }

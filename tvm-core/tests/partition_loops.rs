@@ -1,0 +1,108 @@
+//! `passes::partition_loops` on sibling loops: the three horizontal taps of a padded 3x3
+//! window, unrolled, each sweep the accumulator row; their partitioned interiors are one
+//! and the same range (`common_interiors`), so LLVM vectorizes each sweep alike and a
+//! vector load of the row is forwarded from the store of the sweep before. The
+//! interpreter's results on that TIR equal a plain convolution. (The generated Rust of
+//! such kernels is checked against the interpreter in `codegen_rust.rs`.)
+
+#[path = "support/lowered.rs"]
+mod lowered;
+
+use tvm_core::interp::{run, ArgValue, HostTensor};
+use tvm_core::tir::{ForKind, PrimFunc, Stmt};
+use tvm_core::Target;
+
+const PAD_CONV: &str = r#"compute! {
+    fn pad_conv(data: f32[4, 10, 40], w: f32[3, 4, 3, 3]) -> out: f32[3, 10, 40] {
+        out[f, y, x] = sum(
+            if y + r >= 1 && y + r <= 10 && x + s >= 1 && x + s <= 40 {
+                data[c, y + r - 1, x + s - 1]
+            } else {
+                0.0
+            } * w[f, c, r, s]
+            for c in 0..4, r in 0..3, s in 0..3);
+    }
+    schedule!(cpu) {
+        let ol = out.cache_write(local);
+        let fy = out.fuse(out.f, out.y);
+        out.parallel(fy);
+        ol.compute_at(out, fy);
+        let [of, oy, ox] = ol.axes();
+        ol.reorder(ol.c, ol.r, ol.s, ox);
+        ol.unroll(ol.s);
+    }
+}"#;
+
+/// The (min, extent) of every serial loop of `s` that has no loop inside and at least
+/// `long` iterations.
+fn innermost(s: &Stmt, long: i64, out: &mut Vec<(i64, i64)>) {
+    fn walk(s: &Stmt, long: i64, out: &mut Vec<(i64, i64)>) {
+        match s {
+            Stmt::For { kind, min, extent, body, .. } => {
+                let has_inner = lowered::has(body, &|y| matches!(y, Stmt::For { .. }));
+                if *kind == ForKind::Serial && !has_inner {
+                    if let (Some(m), Some(e)) = (min.as_int(), extent.as_int()) {
+                        if e >= long {
+                            out.push((m, e));
+                        }
+                    }
+                }
+                walk(body, long, out);
+            }
+            Stmt::Seq(v) => v.iter().for_each(|x| walk(x, long, out)),
+            Stmt::Let { body, .. } | Stmt::Allocate { body, .. } => walk(body, long, out),
+            Stmt::If { then, otherwise, .. } => {
+                walk(then, long, out);
+                if let Some(o) = otherwise {
+                    walk(o, long, out);
+                }
+            }
+            _ => {}
+        }
+    }
+    walk(s, long, out);
+}
+
+#[test]
+fn sibling_taps_share_one_interior() {
+    let f: PrimFunc = lowered::lower_for(PAD_CONV, &Target::parse("cpu").unwrap(), false);
+    let mut loops = Vec::new();
+    innermost(&f.body, 30, &mut loops);
+    // The three taps' sweeps (and their unswitched `else` copies) over columns 1..39,
+    // the zeroing and the copy out over 0..40.
+    let taps: Vec<_> = loops.iter().filter(|l| **l != (0, 40)).collect();
+    assert!(taps.len() >= 3, "tap sweeps: {loops:?}\n{}", tvm_core::tir::printer::print_func(&f));
+    assert!(taps.iter().all(|l| **l == (1, 38)), "different interiors: {loops:?}");
+
+    // The interpreter on the partitioned TIR against a plain convolution.
+    let (cn, h, wd, fc) = (4usize, 10usize, 40usize, 3usize);
+    let data: Vec<f64> = (0..cn * h * wd).map(|k| ((k * 7919 % 97) as f64 - 48.0) / 16.0).collect();
+    let wt: Vec<f64> = (0..fc * cn * 9).map(|k| ((k * 131 % 23) as f64 - 11.0) / 8.0).collect();
+    let f32 = tvm_core::dtype::DType::F32;
+    let mut args = vec![
+        ArgValue::Tensor(HostTensor::from_f64(f32, vec![cn, h, wd], &data).unwrap()),
+        ArgValue::Tensor(HostTensor::from_f64(f32, vec![fc, cn, 3, 3], &wt).unwrap()),
+        ArgValue::Tensor(HostTensor::from_f64(f32, vec![fc, h, wd], &vec![f64::NAN; fc * h * wd]).unwrap()),
+    ];
+    run(&f, &mut args).unwrap();
+    let got = args[2].as_tensor().unwrap().to_f64_vec();
+    for f_ in 0..fc {
+        for y in 0..h {
+            for x in 0..wd {
+                let mut want = 0.0f64;
+                for c in 0..cn {
+                    for r in 0..3 {
+                        for s in 0..3 {
+                            let (yy, xx) = (y + r, x + s);
+                            if yy >= 1 && yy <= h && xx >= 1 && xx <= wd {
+                                want += data[(c * h + yy - 1) * wd + xx - 1] * wt[((f_ * cn + c) * 3 + r) * 3 + s];
+                            }
+                        }
+                    }
+                }
+                let g = got[(f_ * h + y) * wd + x];
+                assert!((g - want).abs() <= 1e-4 * (1.0 + want.abs()), "out[{f_}, {y}, {x}] = {g}, want {want}");
+            }
+        }
+    }
+}
