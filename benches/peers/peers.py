@@ -27,6 +27,7 @@ import argparse
 import json
 import math
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -43,7 +44,6 @@ N = 1024  # sgemm / matmul size
 def written_knob(example, knob):
     """The first (written) value of `tune!(knob: ...)` in examples/kernels/<example>.rs: the
     peers get the schedule tvm-rs runs here (the bench runs schedules as written)."""
-    import re
     with open(os.path.join(ROOT, "examples", "kernels", example + ".rs")) as f:
         m = re.search(r"tune!\(\s*" + knob + r"\s*:\s*(\d+)", f.read())
     if m is None:

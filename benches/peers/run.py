@@ -25,6 +25,7 @@ import datetime
 import json
 import os
 import shlex
+import statistics
 import subprocess
 import sys
 import time
@@ -107,7 +108,6 @@ def cell(unit, amount, s):
 def combine(rounds):
     """One (criterion results, peer doc, exit code) from several rounds, plus the per-round
     ratios: {(id, peer): [ratio, ...]}. Times are medians over the rounds."""
-    import statistics
     if len(rounds) == 1:
         rs, doc, rc = rounds[0]
         return rs, doc, rc, {}
@@ -149,7 +149,6 @@ def spread_lines(ids, spread):
 
 
 def table(ids, rs, doc, spread=None):
-    import statistics
     spread = spread or {}
     res = {(r["id"], r["peer"]): r for r in doc["results"]}
     cols = [p for p in PEER_ORDER if any((k, p) in res for k in ids)]

@@ -208,16 +208,12 @@ pub fn lane_loop() {
         std::arch::asm!("", options(nomem, nostack, preserves_flags));
     }
     #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-    lane_loop_volatile();
-}
-
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-#[inline(always)]
-fn lane_loop_volatile() {
-    static BYTE: u8 = 0;
-    // SAFETY: `BYTE` is a valid, aligned, initialized `u8` for the whole program.
-    unsafe {
-        std::ptr::read_volatile(&BYTE);
+    {
+        static BYTE: u8 = 0;
+        // SAFETY: `BYTE` is a valid, aligned, initialized `u8` for the whole program.
+        unsafe {
+            std::ptr::read_volatile(&BYTE);
+        }
     }
 }
 

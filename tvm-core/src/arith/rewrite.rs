@@ -835,6 +835,20 @@ impl<'a> Ctx<'a> {
     }
 
     /// `min(a, b)` (or `max`).
+    /// Whether `op` is dominated by `other` in a `min` (`is_min`) or `max` as the same `x`
+    /// rounded up to multiples `a` and `b` where `a` divides `b`: the multiple of `b` is a
+    /// multiple of `a` too, and at least `x`, so it is never below the other (for `x >=
+    /// 0`, where the division rounds down). A stage read through splits by 32 and by 64
+    /// has `max(((N + 31) / 32) * 32, ((N + 63) / 64) * 64)` as its extent; the prover
+    /// cannot see it through the divisions, and every bound proof of the code generator
+    /// then carried both.
+    fn rounded_up_further(&mut self, is_min: bool, op: &Poly, other: &Poly) -> bool {
+        let (Some((x, a)), Some((y, b))) = (round_up(op), round_up(other)) else { return false };
+        let (small, large) = (a.min(b), a.max(b));
+        // max drops the smaller multiple, min the larger
+        x == y && a != b && a == if is_min { large } else { small } && large % small == 0 && self.prove_le0(&x.neg())
+    }
+
     pub fn minmax(&mut self, is_min: bool, a: Poly, b: Poly) -> Poly {
         let op = if is_min { BinOp::Min } else { BinOp::Max };
         let mut ops = Vec::new();
@@ -856,33 +870,6 @@ impl<'a> Ctx<'a> {
         if let Some(k) = konst {
             ops.push(Poly::constant(k));
         }
-        // `x` rounded up to multiples of `a` and of `b`, where `a` divides `b`: the
-        // multiple of `b` is a multiple of `a` too, and at least `x`, so it is never
-        // below the other (for `x >= 0`, where the division rounds down). A stage read
-        // through splits by 32 and by 64 has `max(((N + 31) / 32) * 32, ((N + 63) / 64)
-        // * 64)` as its extent; the prover below cannot see it through the divisions,
-        // and every bound proof of the code generator then carried both.
-        let mut i = 0;
-        while i < ops.len() && ops.len() > 1 {
-            let dominated = (0..ops.len()).any(|j| {
-                j != i && {
-                    match (round_up(&ops[i]), round_up(&ops[j])) {
-                        (Some((xi, ai)), Some((xj, aj))) if xi == xj && ai != aj => {
-                            // max drops the smaller multiple, min the larger
-                            let (small, large) = if ai < aj { (ai, aj) } else { (aj, ai) };
-                            let drop_i = if is_min { ai == large } else { ai == small };
-                            drop_i && large % small == 0 && self.prove_le0(&xi.neg())
-                        }
-                        _ => false,
-                    }
-                }
-            });
-            if dominated {
-                ops.remove(i);
-            } else {
-                i += 1;
-            }
-        }
         // Drop operands another one dominates.
         let mut i = 0;
         while i < ops.len() && ops.len() > 1 {
@@ -892,7 +879,7 @@ impl<'a> Ctx<'a> {
                     continue;
                 }
                 let d = if is_min { ops[j].sub(&ops[i]) } else { ops[i].sub(&ops[j]) };
-                if self.prove_le0(&d) {
+                if self.rounded_up_further(is_min, &ops[i], &ops[j]) || self.prove_le0(&d) {
                     dominated = true;
                     break;
                 }
@@ -1339,7 +1326,6 @@ fn fact_scale(p: &Poly, f: &Poly) -> Option<i64> {
     })
 }
 
-/// How many terms of `p` have a min/max factor.
 /// `p` as `((x + a - 1) / a) * a` (`x` rounded up to a multiple of the constant `a > 1`):
 /// `(x, a)`.
 fn round_up(p: &Poly) -> Option<(Poly, i64)> {
@@ -1357,6 +1343,7 @@ fn round_up(p: &Poly) -> Option<(Poly, i64)> {
     Some((x, a))
 }
 
+/// How many terms of `p` have a min/max factor.
 fn minmax_atoms(p: &Poly) -> usize {
     p.terms
         .keys()

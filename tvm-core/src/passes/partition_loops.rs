@@ -162,35 +162,17 @@ fn partition(var: Var, min: Expr, extent: Expr, body: Stmt, parallel: &[Var], co
     let Some((bounds, lo_e, hi_e, lo_interior)) = interior(&var, &min, &extent, &body, parallel) else {
         return unchanged(body);
     };
-    if bounds.is_empty() {
-        // No test on `var`: cut where the siblings' shared interior is (the same loop
-        // shapes, see `common_interiors`), or left whole.
-        return match (common, extent.as_int()) {
-            (Some((l, h)), Some(e)) if 0 <= l && l < h && h <= e && (l, h) != (0, e) => {
-                let dt = var.dtype();
-                let simplify = Analyzer::new();
-                let part = |from: i64, to: i64, body: Stmt| Stmt::For {
-                    var: var.clone(),
-                    min: simplify.simplify(&(min.clone() + Expr::typed_int(from, dt))),
-                    extent: Expr::typed_int(to - from, dt),
-                    kind: ForKind::Serial,
-                    body: Box::new(body),
-                };
-                Stmt::Seq(vec![part(0, l, body.clone()), unswitch(part(l, h, body.clone())), part(h, e, body)])
-            }
-            _ => unswitch(unchanged(body)),
-        };
-    }
+    let dt = var.dtype();
     // A narrower interior shared with sibling loops (`common_interiors`): the conjuncts
-    // hold on all of it, and the iterations given up run the body with its tests.
+    // hold on all of it, and the iterations given up run the body with its tests. A
+    // loop with no test on `var` is cut at the same points (the same loop shapes).
     let (lo_e, hi_e, lo_interior) = match (common, lo_e.as_int(), hi_e.as_int(), lo_interior.as_int()) {
         (Some((l, h)), Some(lo), Some(hi), Some(li)) if l >= lo.max(li) && h <= hi && l < h => {
-            let dt = var.dtype();
             (Expr::typed_int(l, dt), Expr::typed_int(h, dt), Expr::typed_int(l, dt))
         }
+        _ if bounds.is_empty() => return unswitch(unchanged(body)),
         _ => (lo_e, hi_e, lo_interior),
     };
-    let dt = var.dtype();
     let simplify = Analyzer::new();
     let peeled: Vec<Expr> = bounds.into_iter().map(|b| b.conjunct).collect();
     let interior = rewrite_conditions(body.clone(), &mut |c| strip(c, &peeled));
@@ -217,10 +199,7 @@ fn partition(var: Var, min: Expr, extent: Expr, body: Stmt, parallel: &[Var], co
 /// The interior of `for var in min..min+extent { body }` as constant offsets from `min`
 /// (`[lo, hi)`, where every linear conjunct holds), if it has one and it is known.
 fn const_interior(var: &Var, min: &Expr, extent: &Expr, body: &Stmt, parallel: &[Var]) -> Option<(i64, i64)> {
-    let (bounds, lo_e, hi_e, lo_interior) = interior(var, min, extent, body, parallel)?;
-    if bounds.is_empty() {
-        return Some((0, extent.as_int()?));
-    }
+    let (_, lo_e, hi_e, lo_interior) = interior(var, min, extent, body, parallel)?;
     let (lo, hi, li) = (lo_e.as_int()?, hi_e.as_int()?, lo_interior.as_int()?);
     Some((lo.max(li), hi))
 }
@@ -239,24 +218,25 @@ fn interior(
     if !extent.dtype().is_integer() || short || node_count(body) > MAX_BODY_NODES {
         return None;
     }
-    let (var, min, extent, body) = (var.clone(), min.clone(), extent.clone(), body.clone());
-    let inner = super::hoist_tail_guards::bound_inside(&body);
+    let inner = super::hoist_tail_guards::bound_inside(body);
     let mut bounds: Vec<Bound> = Vec::new();
-    for cond in conditions(&body) {
+    for cond in conditions(body) {
         for c in conjuncts(cond) {
-            if !uses_var(&c, &var)
+            if !uses_var(&c, var)
                 || inner.iter().chain(parallel).any(|v| uses_var(&c, v))
                 || bounds.iter().any(|b| b.conjunct == c)
             {
                 continue;
             }
-            if let Some((lower, at, raw)) = linear_bound(&c, &var, &min, &extent) {
+            if let Some((lower, at, raw)) = linear_bound(&c, var, min, extent) {
                 bounds.push(Bound { conjunct: c, lower, at, raw });
             }
         }
     }
     if bounds.is_empty() {
-        return Some((bounds, Expr::int(0), Expr::int(0), Expr::int(0)));
+        // The whole range is interior.
+        let zero = Expr::typed_int(0, var.dtype());
+        return Some((bounds, zero.clone(), extent.clone(), zero));
     }
     let dt = var.dtype();
     let lo_e =
