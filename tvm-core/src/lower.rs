@@ -85,6 +85,9 @@ pub fn lower_traced(sch: &Schedule, trace: &mut dyn FnMut(PassEvent<'_>)) -> Res
     if !sch.target.is_gpu() {
         f = partition_loops::partition_loops(f);
         t.tir(&f, "partition_loops", Phase::Flattened);
+        // After the tails are peeled: their tests are then invariant in the loops around.
+        f = unswitch_loops::unswitch_loops(f);
+        t.tir(&f, "unswitch_loops", Phase::Flattened);
         f = simplify::simplify(f);
         t.tir(&f, "simplify", Phase::Flattened);
         f = tree_combine::tree_combine(f);

@@ -514,11 +514,11 @@ fn minmax_avx512<const L: usize, const MAX: bool>(a: [f32; L], b: [f32; L]) -> [
     out
 }
 
-/// `a + b`, `a - b` and `a * b` on f32 lanes (`L` a multiple of 16), 16 at a time in
-/// 512-bit registers: `OP` is 0, 1 or 2. Lane by lane, the SLP vectorizer re-formed an
-/// accumulation `s = s + v` whose `v` came from a register (a fused loop's exponentials)
-/// as one 256-bit, one 128-bit and four scalar additions, the accumulator split across
-/// them (the softmax example, 16 lanes).
+/// `a + b`, `a - b` and `a * b` on f32 lanes, 16 at a time in 512-bit registers (the
+/// rest of an `L` that 16 does not divide as in [`fma_f32_avx512`]): `OP` is 0, 1 or 2.
+/// Lane by lane, the SLP vectorizer re-formed an accumulation `s = s + v` whose `v` came
+/// from a register (a fused loop's exponentials) as one 256-bit, one 128-bit and four
+/// scalar additions, the accumulator split across them (the softmax example, 16 lanes).
 ///
 /// # Safety
 /// The CPU has AVX-512F (the generated code calls it only from the instance of a
@@ -528,23 +528,102 @@ fn minmax_avx512<const L: usize, const MAX: bool>(a: [f32; L], b: [f32; L]) -> [
 #[inline]
 pub unsafe fn arith_f32_avx512<const L: usize, const OP: u8>(a: [f32; L], b: [f32; L]) -> [f32; L] {
     use std::arch::x86_64::*;
-    const { assert!(L % 16 == 0 && OP < 3) };
+    const { assert!(OP < 3) };
     let mut out = [0f32; L];
+    let (pa, pb, po) = (a.as_ptr(), b.as_ptr(), out.as_mut_ptr());
     let mut i = 0;
+    // SAFETY (each block): lanes `i..i + width` are within the three arrays, since
+    // `i + width <= L`.
     while i + 16 <= L {
-        // SAFETY: lanes `i..i + 16` are within the three arrays.
         unsafe {
-            let (x, y) = (_mm512_loadu_ps(a.as_ptr().add(i)), _mm512_loadu_ps(b.as_ptr().add(i)));
+            let (x, y) = (_mm512_loadu_ps(pa.add(i)), _mm512_loadu_ps(pb.add(i)));
             let r = match OP {
                 0 => _mm512_add_ps(x, y),
                 1 => _mm512_sub_ps(x, y),
                 _ => _mm512_mul_ps(x, y),
             };
-            _mm512_storeu_ps(out.as_mut_ptr().add(i), r);
+            _mm512_storeu_ps(po.add(i), r);
         }
         i += 16;
     }
+    if i + 8 <= L {
+        unsafe {
+            let (x, y) = (_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)));
+            let r = match OP {
+                0 => _mm256_add_ps(x, y),
+                1 => _mm256_sub_ps(x, y),
+                _ => _mm256_mul_ps(x, y),
+            };
+            _mm256_storeu_ps(po.add(i), r);
+        }
+        i += 8;
+    }
+    while i < L {
+        out[i] = match OP {
+            0 => a[i] + b[i],
+            1 => a[i] - b[i],
+            _ => a[i] * b[i],
+        };
+        i += 1;
+    }
     out
+}
+
+/// `a * b + c` on f32 lanes, fused, for any `L`: 16 lanes at a time in 512-bit registers,
+/// then the rest in one 256-bit and one 128-bit register and single lanes. Lane by lane,
+/// LLVM vectorizes an array whose length 16 does not divide (a register tile row of 56
+/// lanes) at the largest width that does, 8: twice the instructions, and a tile of such
+/// rows no longer fits in the registers.
+///
+/// # Safety
+/// The CPU has AVX-512F (the generated code calls it only from the instance of a
+/// function compiled for that level).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+pub unsafe fn fma_f32_avx512<const L: usize>(a: [f32; L], b: [f32; L], c: [f32; L]) -> [f32; L] {
+    use std::arch::x86_64::*;
+    let mut out = [0f32; L];
+    let (pa, pb, pc, po) = (a.as_ptr(), b.as_ptr(), c.as_ptr(), out.as_mut_ptr());
+    let mut i = 0;
+    // SAFETY (each block): the lanes read and written, `i..i + width`, are within the
+    // four arrays, since `i + width <= L`.
+    while i + 16 <= L {
+        unsafe {
+            let r = _mm512_fmadd_ps(_mm512_loadu_ps(pa.add(i)), _mm512_loadu_ps(pb.add(i)), _mm512_loadu_ps(pc.add(i)));
+            _mm512_storeu_ps(po.add(i), r);
+        }
+        i += 16;
+    }
+    if i + 8 <= L {
+        unsafe {
+            let r = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)), _mm256_loadu_ps(pc.add(i)));
+            _mm256_storeu_ps(po.add(i), r);
+        }
+        i += 8;
+    }
+    if i + 4 <= L {
+        unsafe {
+            let r = _mm_fmadd_ps(_mm_loadu_ps(pa.add(i)), _mm_loadu_ps(pb.add(i)), _mm_loadu_ps(pc.add(i)));
+            _mm_storeu_ps(po.add(i), r);
+        }
+        i += 4;
+    }
+    while i < L {
+        out[i] = a[i].mul_add(b[i], c[i]);
+        i += 1;
+    }
+    out
+}
+
+/// The portable form of [`fma_f32_avx512`] (other architectures never call it).
+///
+/// # Safety
+/// None needed; `unsafe` to match the x86-64 signature.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub unsafe fn fma_f32_avx512<const L: usize>(a: [f32; L], b: [f32; L], c: [f32; L]) -> [f32; L] {
+    map3(a, b, c, |x, y, z| x.mul_add(y, z))
 }
 
 /// The portable form of [`arith_f32_avx512`] (other architectures never call it).

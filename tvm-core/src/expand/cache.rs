@@ -65,7 +65,8 @@ pub fn key(tokens: &TokenStream, backends: Backends) -> String {
         Some((p, b)) => (p.to_string_lossy().into_owned(), &b[..]),
         None => (String::new(), &[][..]),
     };
-    let (b, t) = (format!("{backends:?}"), tokens.to_string());
+    // `TVM_SCHEDULES=derived` changes what a kernel expands to.
+    let (b, t) = (format!("{backends:?} {}", crate::autosched::written_blocks_ignored()), tokens.to_string());
     let parts: [&[u8]; 6] =
         [FORMAT.as_bytes(), env!("TVM_CORE_BUILD_ID").as_bytes(), b.as_bytes(), t.as_bytes(), path.as_bytes(), bytes];
     for part in parts {

@@ -214,6 +214,9 @@ pub struct Lowered {
     pub cpu: PrimFunc,
     pub cuda: Option<PrimFunc>,
     pub opencl: Option<PrimFunc>,
+    /// Each target's schedule as `schedule!` source (`crate::frontend::schedule_source`),
+    /// by target name; `NAME::schedule(target)` returns it.
+    pub schedule_source: std::collections::BTreeMap<&'static str, String>,
     /// The winners of the kernel's tuning record, lowered.
     pub tuned: TunedLowered,
 }
@@ -307,7 +310,7 @@ pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Ve
                             times.push((e.pass, e.micros))
                         }
                     };
-                    (crate::frontend::lower_for_in_traced(graph, schedules, &t, &mut trace), times)
+                    (crate::frontend::lower_with_source(graph, schedules, &t, &mut trace), times)
                 })
             })
             .collect();
@@ -319,7 +322,12 @@ pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Ve
             names.iter().zip(&lowered).map(|(n, (_, t))| (*n, t.as_slice())).collect();
         eprint!("{}", pass_table(&kernel.name, &rows));
     }
-    let results: Vec<_> = lowered.into_iter().map(|(r, _)| r).collect();
+    let mut schedule_source = std::collections::BTreeMap::new();
+    let mut results = Vec::new();
+    for (t, ((r, text), _)) in backends.targets().iter().zip(lowered) {
+        schedule_source.insert(t.kind.name(), text);
+        results.push(r);
+    }
     // Errors in target order (cpu, cuda, opencl), each message once.
     let mut funcs = Vec::new();
     for r in results {
@@ -342,11 +350,11 @@ pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Ve
     let cpu = funcs.next().expect("the CPU is always lowered");
     let cuda = if backends.cuda { funcs.next() } else { None };
     let opencl = if backends.opencl { funcs.next() } else { None };
-    Ok(Lowered { cpu, cuda, opencl, tuned: TunedLowered::default() })
+    Ok(Lowered { cpu, cuda, opencl, schedule_source, tuned: TunedLowered::default() })
 }
 
 /// One target's lowering, and its pass times when asked for.
-type LowerResult = Result<PrimFunc, Vec<crate::schedule::ScheduleError>>;
+type LowerResult = (Result<PrimFunc, Vec<crate::schedule::ScheduleError>>, String);
 type PassTimes = Vec<(&'static str, u64)>;
 
 /// Whether `TVM_TIME_PASSES=1` asks for the pass times of every kernel. The expansion

@@ -203,6 +203,13 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     });
     let lowered_cpu = crate::tir::printer::print_func(&lowered.cpu);
     let (lowered_cuda, lowered_opencl) = (cuda.lowered_value(), opencl.lowered_value());
+    let schedule_of = |name: &str, g: Option<&super::gpu::GpuTarget>| match (lowered.schedule_source.get(name), g) {
+        (Some(text), _) => quote!(::core::result::Result::Ok(#text)),
+        (None, Some(g)) => g.off_target(),
+        (None, None) => quote!(::core::result::Result::Err(#rt::unsupported_target(#name))),
+    };
+    let (schedule_cpu, schedule_cuda, schedule_opencl) =
+        (schedule_of("cpu", None), schedule_of("cuda", Some(&cuda)), schedule_of("opencl", Some(&opencl)));
     let source_cpu = cpu_fn.to_string();
     let docs_run = format!("Runs `{kname}` on `device`, writing into existing outputs of the right shapes.");
 
@@ -218,6 +225,9 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
             // `TVM_TIME_PASSES=1` makes this expansion print pass times; reading the
             // variable here makes rustc track it, so setting or clearing it rebuilds.
             const _: ::core::option::Option<&str> = ::core::option_env!("TVM_TIME_PASSES");
+            // `TVM_SCHEDULES=derived` (a test mode) ignores the written blocks; tracked the
+            // same way.
+            const _: ::core::option::Option<&str> = ::core::option_env!("TVM_SCHEDULES");
 
             #[doc = #docs_run]
             pub fn run(#dev: &#device_t, #(#p_decls,)* #(#out_decls),*) -> #result_t<(), #error_t> {
@@ -276,6 +286,20 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
                     "cpu" => ::core::result::Result::Ok(#lowered_cpu),
                     "cuda" => #lowered_cuda,
                     "opencl" => #lowered_opencl,
+                    other => ::core::result::Result::Err(#rt::unsupported_target(other)),
+                }
+            }
+
+            /// The schedule that runs for `"cpu"`, `"cuda"` or `"opencl"`, as `schedule!`
+            /// source: the written block (its knobs at the values compiled in), then the
+            /// statements the auto-scheduler derived for the stages it leaves unshaped, each
+            /// group with its reason. Pasted into the kernel, it produces the same code.
+            /// (A tuning record's winner, where one applies, is listed in [`TUNED`].)
+            pub fn schedule(target: &str) -> #result_t<&'static str, #error_t> {
+                match target {
+                    "cpu" => #schedule_cpu,
+                    "cuda" => #schedule_cuda,
+                    "opencl" => #schedule_opencl,
                     other => ::core::result::Result::Err(#rt::unsupported_target(other)),
                 }
             }

@@ -189,12 +189,25 @@ fn schedule_in(
 ) -> (Result<Schedule, Vec<ScheduleError>>, ScheduleSource) {
     let index = |b: &ScheduleBlock| schedules.iter().position(|x| std::ptr::eq(x, b)).unwrap_or(0);
     let default = |reason: String| {
-        let s = Schedule::default_for(graph.clone(), target.clone());
-        let errors = s.validate();
-        (if errors.is_empty() { Ok(s) } else { Err(errors) }, ScheduleSource::Default { reason })
+        let s = match schedule::apply_derived(graph, None, target.clone()) {
+            Ok(s) => Ok(s),
+            Err(_) => {
+                let s = Schedule::default_for(graph.clone(), target.clone());
+                let errors = s.validate();
+                if errors.is_empty() {
+                    Ok(s)
+                } else {
+                    Err(errors)
+                }
+            }
+        };
+        (s, ScheduleSource::Default { reason })
     };
+    if crate::autosched::written_blocks_ignored() {
+        return default("`TVM_SCHEDULES=derived` ignores the written blocks".into());
+    }
     match schedule::select_block(schedules, target.kind) {
-        Some((b, borrowed)) => match (schedule::apply_block(graph, b, target.clone()), borrowed) {
+        Some((b, borrowed)) => match (schedule::apply_derived(graph, Some(b), target.clone()), borrowed) {
             (Err(es), true) => default(format!(
                 "the `schedule!({})` block does not apply to {}: {}",
                 b.target,
@@ -261,6 +274,80 @@ pub(crate) fn lower_for_in_traced(
     lower_explained_in(graph, schedules, target, trace).2
 }
 
+/// [`lower_for_in_traced`], and the schedule that was lowered as `schedule!` source
+/// ([`schedule_source`]; empty when no schedule was built).
+pub(crate) fn lower_with_source(
+    graph: &crate::te::Graph,
+    schedules: &[ScheduleBlock],
+    target: &Target,
+    trace: &mut dyn FnMut(crate::lower::PassEvent<'_>),
+) -> (Result<crate::tir::PrimFunc, Vec<ScheduleError>>, String) {
+    let (sch, source, f) = lower_explained_in(graph, schedules, target, trace);
+    let text = sch.as_ref().map(|s| schedule_source(schedules, target, s, &source)).unwrap_or_default();
+    (f, text)
+}
+
+/// The schedule `sch` (built for `target` from `source`) as `schedule!` source a user can
+/// paste into the kernel: the written block's statements (knobs at the values that run),
+/// then the statements the auto-scheduler derived for the stages the block leaves
+/// unshaped, with their reasons as comments. Stages neither covers keep the flat
+/// defaults, as they would in the pasted block.
+pub fn schedule_source(schedules: &[ScheduleBlock], target: &Target, sch: &Schedule, source: &ScheduleSource) -> String {
+    let kind = target.kind.name();
+    let mut out = String::new();
+    let written = match source {
+        ScheduleSource::Own { block } | ScheduleSource::Borrowed { block } => schedules.get(*block),
+        ScheduleSource::Default { .. } => None,
+    };
+    let header = match (source, &sch.derived) {
+        (ScheduleSource::Own { .. }, _) => format!("the `schedule!({kind})` block as written"),
+        (ScheduleSource::Borrowed { block }, _) => {
+            format!("the `schedule!({})` block, borrowed", schedules.get(*block).map_or("", |b| b.target.as_str()))
+        }
+        (ScheduleSource::Default { reason }, _) => format!("derived by the auto-scheduler: {reason}"),
+    };
+    out.push_str(&format!("// The schedule of {kind}: {header}.\n"));
+    out.push_str(&format!("schedule!({kind}) {{\n"));
+    if let Some(b) = written {
+        for st in &b.stmts {
+            if let ast::SchedStmt::Call { pattern, call, .. } = st {
+                match pattern {
+                    Some(p) => out.push_str(&format!("    let {} = {call};\n", print_pattern(p))),
+                    None => out.push_str(&format!("    {call};\n")),
+                }
+            }
+        }
+    }
+    match &sch.derived {
+        Some(d) if d.fallback.is_none() && !d.text.is_empty() => {
+            if written.is_some() {
+                out.push_str("    // Derived for the stages the block leaves unshaped:\n");
+            }
+            out.push_str(&d.text);
+            out.push('\n');
+        }
+        Some(d) => {
+            if let Some(why) = &d.fallback {
+                out.push_str(&format!("    // The derived statements were dropped ({why}); the flat defaults run.\n"));
+            }
+        }
+        None => {}
+    }
+    out.push_str("}\n");
+    out
+}
+
+fn print_pattern(p: &ast::Pattern) -> String {
+    let name = |n: &ast::PatName| match n {
+        ast::PatName::Name(n) => n.name.clone(),
+        ast::PatName::Wild(_) => "_".to_string(),
+    };
+    match p {
+        ast::Pattern::Single(n) => name(n),
+        ast::Pattern::Multi { names, .. } => format!("({})", names.iter().map(name).collect::<Vec<_>>().join(", ")),
+    }
+}
+
 /// Where the schedule a target gets came from (tools explain it; see [`build_schedule`]).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ScheduleSource {
@@ -309,8 +396,42 @@ fn lower_explained_in(
         Ok(s) => crate::lower::lower_traced(s, trace),
         Err(es) => Err(es.clone()),
     };
-    // A borrowed block that does not lower on this target gives way to the default
-    // schedule: the errors belong to the other target.
+    // Derived statements that do not lower are a compiler bug, never the user's: the
+    // same schedule without them (the written block and the flat defaults) is lowered.
+    if let (Ok(s), Err(es)) = (&sch, &result) {
+        if let Some(d) = s.derived.as_ref().filter(|d| d.fallback.is_none()) {
+            let block = match &source {
+                ScheduleSource::Own { block } | ScheduleSource::Borrowed { block } => schedules.get(*block),
+                ScheduleSource::Default { .. } => None,
+            };
+            let flat = match block {
+                Some(b) => schedule::apply_block(graph, b, target.clone()),
+                None => Ok(Schedule::default_for(graph.clone(), target.clone())),
+            };
+            if let Ok(mut flat) = flat {
+                let first = es.first().map(|e| e.to_string()).unwrap_or_default();
+                let mut d = (**d).clone();
+                d.fallback = Some(format!("the derived schedule does not lower: {first}"));
+                flat.derived = Some(Box::new(d));
+                let result = crate::lower::lower_traced(&flat, trace);
+                return lower_fallback(graph, schedules, target, trace, Ok(flat), source, result);
+            }
+        }
+    }
+    lower_fallback(graph, schedules, target, trace, sch, source, result)
+}
+
+/// A borrowed block that does not lower on this target gives way to the default
+/// schedule: the errors belong to the other target.
+fn lower_fallback(
+    graph: &crate::te::Graph,
+    schedules: &[ScheduleBlock],
+    target: &Target,
+    trace: &mut dyn FnMut(crate::lower::PassEvent<'_>),
+    sch: Result<Schedule, Vec<ScheduleError>>,
+    source: ScheduleSource,
+    result: Result<crate::tir::PrimFunc, Vec<ScheduleError>>,
+) -> (Option<Schedule>, ScheduleSource, Result<crate::tir::PrimFunc, Vec<ScheduleError>>) {
     if result.is_err() && !matches!(source, ScheduleSource::Own { .. }) {
         let reason = match (&source, &result) {
             (ScheduleSource::Borrowed { block }, Err(es)) => format!(

@@ -131,33 +131,102 @@ pub(crate) fn apply_block(
     block: &ScheduleBlock,
     target: Target,
 ) -> Result<Schedule, Vec<ScheduleError>> {
-    let mut a = Applier {
-        s: Schedule::new(graph.clone(), target),
-        algo_names: graph.tensors.iter().map(|t| t.name.clone()).collect(),
-        env: BTreeMap::new(),
-        errors: Vec::new(),
-        failed: BTreeSet::new(),
+    let mut a = Applier::new(graph, target);
+    a.stmts(&block.stmts);
+    a.finish()
+}
+
+/// Applies `block` (if any) for `target`, then the auto-scheduler's statements for the
+/// stages it leaves unshaped (`crate::autosched`), then the defaults for what no rule
+/// covers, and validates the result. The written block's errors are returned as
+/// [`apply_block`] returns them. Derived statements that fail (a compiler bug, never the
+/// user's error) give way to [`apply_block`]'s schedule, the reason kept in
+/// [`Schedule::derived`].
+pub(crate) fn apply_derived(
+    graph: &crate::te::Graph,
+    block: Option<&ScheduleBlock>,
+    target: Target,
+) -> Result<Schedule, Vec<ScheduleError>> {
+    let empty = ScheduleBlock { target: target.kind.name().to_string(), target_loc: Loc::NONE, stmts: Vec::new() };
+    let block = block.unwrap_or(&empty);
+    let mut a = Applier::new(graph, target.clone());
+    a.stmts(&block.stmts);
+    if !a.errors.is_empty() {
+        return apply_block(graph, block, target);
+    }
+    let taken: Vec<String> = a.env.keys().cloned().collect();
+    let derived = crate::autosched::derive(&a.s, &taken);
+    if derived.is_empty() {
+        return a.finish();
+    }
+    let mut summary = crate::schedule::DerivedSchedule {
+        text: derived.statements(false),
+        knob_text: derived.statements(true),
+        notes: derived.notes.iter().map(|n| (n.stage.clone(), n.rule.to_string(), n.why.clone())).collect(),
+        fallback: None,
     };
-    for st in &block.stmts {
-        let before = (a.s.axes.len(), a.s.stages.clone());
-        a.stmt(st);
-        if let SchedStmt::Call { loc, .. } = st {
-            let touched = touched_axes(before.0, &before.1, &a.s);
-            a.s.origins.push((*loc, touched));
+    let fallback = |why: String, mut summary: crate::schedule::DerivedSchedule| {
+        let mut s = apply_block(graph, block, target.clone())?;
+        summary.fallback = Some(why);
+        s.derived = Some(Box::new(summary));
+        Ok(s)
+    };
+    let Some(parsed) = crate::autosched::parse::parse_statements(&derived.statements(false), &derived.target) else {
+        return fallback("the derived statements do not parse".into(), summary);
+    };
+    // The derived statements name stages and their own bindings only.
+    a.env.clear();
+    a.stmts(&parsed.stmts);
+    match a.finish() {
+        Ok(mut s) => {
+            s.derived = Some(Box::new(std::mem::take(&mut summary)));
+            Ok(s)
+        }
+        Err(es) => {
+            let first = es.first().map(|e| e.to_string()).unwrap_or_default();
+            fallback(format!("the derived schedule is not valid: {first}"), summary)
         }
     }
-    a.s.apply_defaults();
-    let failed: HashSet<String> = a.failed.iter().map(|&s| a.s.stage(s).name.clone()).collect();
-    for e in a.s.validate() {
-        if stages_of(&e.kind).iter().any(|n| failed.contains(*n)) || a.errors.contains(&e) {
-            continue;
+}
+
+impl Applier {
+    fn new(graph: &crate::te::Graph, target: Target) -> Applier {
+        Applier {
+            s: Schedule::new(graph.clone(), target),
+            algo_names: graph.tensors.iter().map(|t| t.name.clone()).collect(),
+            env: BTreeMap::new(),
+            errors: Vec::new(),
+            failed: BTreeSet::new(),
         }
-        a.errors.push(e);
     }
-    if a.errors.is_empty() {
-        Ok(a.s)
-    } else {
-        Err(a.errors)
+
+    /// Applies the statements in order, recording what each one changed.
+    fn stmts(&mut self, stmts: &[SchedStmt]) {
+        for st in stmts {
+            let before = (self.s.axes.len(), self.s.stages.clone());
+            self.stmt(st);
+            if let SchedStmt::Call { loc, .. } = st {
+                let touched = touched_axes(before.0, &before.1, &self.s);
+                self.s.origins.push((*loc, touched));
+            }
+        }
+    }
+
+    /// The defaults for untouched stages, then validation: the schedule, or every error.
+    fn finish(mut self) -> Result<Schedule, Vec<ScheduleError>> {
+        self.s.apply_defaults();
+        let failed: HashSet<String> = self.failed.iter().map(|&s| self.s.stage(s).name.clone()).collect();
+        for e in self.s.validate() {
+            if stages_of(&e.kind).iter().any(|n| failed.contains(*n)) || self.errors.contains(&e) {
+                continue;
+            }
+            self.errors.push(e);
+        }
+        if self.errors.is_empty() {
+            Ok(self.s)
+        } else {
+            Err(self.errors)
+        }
     }
 }
 

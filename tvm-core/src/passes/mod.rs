@@ -19,5 +19,6 @@ pub mod simplify;
 pub mod split_host_device;
 pub mod tree_combine;
 pub mod unroll_loops;
+pub mod unswitch_loops;
 pub mod vectorize_loops;
 pub mod verify_gpu_memory;
