@@ -230,6 +230,15 @@ fn run_case(f: &PrimFunc, case: &Case, what: &str, run: impl FnOnce(&PrimFunc, &
 /// device (lowered for `Target::opencl()`). Returns the number of cases.
 pub fn check_registered(kernel: &registry::Kernel) -> usize {
     let k = lowered::kernel_in(kernel.text, kernel.function, kernel.instance);
+    // The entry names the kernel's parameters and outputs as the kernel does.
+    let params: Vec<&str> = k.ast.sig.params.iter().map(|p| p.name().name.as_str()).collect();
+    let outputs: Vec<&str> = k.ast.sig.outputs.iter().map(|o| o.name.name.as_str()).collect();
+    assert_eq!(
+        (&params[..], &outputs[..]),
+        (kernel.params, kernel.outputs),
+        "{}: the registry's entry",
+        kernel.label()
+    );
     let cases = (kernel.cases)(registry::Suite::Interpreter);
     for v in Variant::CPU_GPU {
         let f = lowered::lower_kernel(&k, &v.target(), matches!(v, Variant::DefaultCpu | Variant::DefaultGpu));
@@ -237,6 +246,7 @@ pub fn check_registered(kernel: &registry::Kernel) -> usize {
         let opencl = gpu.then(|| lowered::lower_kernel(&k, &Target::opencl(), v == Variant::DefaultGpu));
         for case in &cases {
             let what = format!("{} {} {v:?}", kernel.label(), case.what);
+            assert_eq!((case.args.len(), case.wants.len()), (params.len(), outputs.len()), "{what}: arguments");
             run_case(&f, case, &format!("{what} on the interpreter"), |f, args| {
                 run(f, args).map_err(|e| e.to_string())
             });
