@@ -73,6 +73,11 @@ cargo test -p tvm-example-kernels 2>&1
 # The runtime without its GPU backends (their `*_off.rs` stand-ins), warnings denied:
 # nothing above builds it that way.
 RUSTFLAGS="-D warnings" cargo check -p tvm-runtime --no-default-features --target-dir target/no-gpu 2>&1
+# The thread pool's protocol model-checked by loom (tvm-runtime/src/pool/loom.rs): every
+# interleaving of its threads with up to three preemptions each. A target dir of its own:
+# `--cfg loom` rebuilds everything it compiles, and would invalidate the main build.
+RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p tvm-runtime --release --no-default-features \
+  --features rayon --lib pool --target-dir target/loom 2>&1
 # The API docs must build without warnings.
 RUSTDOCFLAGS="-D warnings" cargo doc -p tvm -p tvm-runtime -p tvm-core --no-deps --all-features 2>&1
 echo "disk: target/ holds $(du -sm target | cut -f1) MB after the run"

@@ -1,4 +1,4 @@
-//! Programs that must fail: one test per rule of DSL.md §2 (type errors) and §3
+//! Programs that must fail: one test per rule of docs/LANGUAGE.md §2 (type errors) and §3
 //! (schedule errors), asserting the message names the right thing, the location points
 //! at the offending token, and independent errors are all reported in one call.
 

@@ -1,4 +1,4 @@
-//! The kernels of DSL.md §1–2 and a few more, parsed and checked: the graphs they
+//! The kernels of docs/LANGUAGE.md §1–2 and a few more, parsed and checked: the graphs they
 //! build, and that their schedules (given or default) build for a CPU and a GPU.
 
 use tvm_core::frontend::{build_schedule, check_schedules, parse_str, Kernel};

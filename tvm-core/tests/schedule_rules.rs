@@ -1,4 +1,4 @@
-//! Every schedule rule of DSL.md §3: a schedule that breaks it is rejected with the
+//! Every schedule rule of docs/LANGUAGE.md §3: a schedule that breaks it is rejected with the
 //! rule's own error, naming the right stage, axis or numbers.
 
 use tvm_core::frontend::{build_schedule, parse_str};

@@ -1,4 +1,4 @@
-//! Target strings (DSL.md §5) and the attributes code generation queries.
+//! Target strings (docs/LANGUAGE.md §5) and the attributes code generation queries.
 
 use tvm_core::target::{TargetError, TargetKind};
 use tvm_core::{DType, Target};

@@ -697,7 +697,7 @@ pub fn len_is(len: usize, dims: &[i64]) -> bool {
     n == len as u128
 }
 
-/// The first failed check of one kernel run (DSL.md §4: bad input is an `Err`): the
+/// The first failed check of one kernel run (docs/LANGUAGE.md §4: bad input is an `Err`): the
 /// generated code makes one per call, lends it to every thread of the run, and turns
 /// what it holds into the check site's [`Error`](crate::Error) after the run.
 #[derive(Debug, Default)]
@@ -810,8 +810,9 @@ fn ldv_short<T: Copy + Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
 /// bytes, as host tensors' do, so that a kernel's 16-lane loads of a row that starts a
 /// cache line never straddle two. The block is a `Vec` of up to 64 bytes more than the
 /// elements (so that a zero fill still comes from `calloc`, in pages the first writer
-/// faults in, rather than from an aligned allocation zeroed by one thread: that cost the
-/// matmul example's 4 MB packed copy of `b` 1.2 ms a call).
+/// faults in, rather than from an aligned allocation zeroed by one thread, which the
+/// matmul example's 4 MB packed copy of `b` paid on every call; `cargo bench --bench
+/// peers -- matmul` measures it).
 pub struct HostBuf<T: crate::Element> {
     vec: Vec<T>,
     start: usize,
@@ -866,8 +867,9 @@ impl<T: crate::Element> std::ops::DerefMut for HostBuf<T> {
 /// is reused, as it was left for a zero `fill` (a TIR allocation is uninitialized, as
 /// [`Scratch`]'s are; the interpreter rejects a kernel that reads an element it has not
 /// written; generated code always passes zero), filled otherwise, so that a
-/// kernel called again does not map, fault in and zero its intermediates again: that
-/// was 12% of the conv2d example's time (its padded input and extended rows, 1.7 MB).
+/// kernel called again does not map, fault in and zero its intermediates again (the
+/// conv2d example's padded input and extended rows, 1.7 MB a call; `cargo bench --bench
+/// peers -- conv2d` measures it).
 /// Otherwise the elements are `fill`: a zero `fill` comes zeroed from the allocator (large
 /// blocks as lazily mapped pages, as `vec![0.0; n]` does), not written.
 pub fn try_vec<T: crate::Element>(n: i64, fill: T, name: &str, kernel: &str) -> Result<HostBuf<T>, crate::Error> {

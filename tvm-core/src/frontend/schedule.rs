@@ -1,4 +1,4 @@
-//! Applying `schedule!` blocks (DSL.md §3) to a [`Schedule`]: name resolution, argument
+//! Applying `schedule!` blocks (docs/LANGUAGE.md §3) to a [`Schedule`]: name resolution, argument
 //! checking, and one call of a schedule primitive per statement.
 //!
 //! Every independent error is reported: a statement that fails binds its `let` names to

@@ -1,4 +1,4 @@
-//! The schedule primitives of DSL.md §3. Each checks the rules that can be decided when
+//! The schedule primitives of docs/LANGUAGE.md §3. Each checks the rules that can be decided when
 //! it is applied and returns the error of the first one broken.
 
 use super::*;

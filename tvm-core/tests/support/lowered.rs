@@ -1,7 +1,9 @@
-//! What the code generators' tests share: a kernel's source lowered for a target, and a
-//! search of the lowered statements.
+//! What the code generators' tests share: a kernel's source lowered for a target, the
+//! kernels of a Rust file (the registry's files), and a search of the lowered statements.
+#![allow(dead_code)]
 
-use tvm_core::frontend::{build_schedule, parse_str};
+use proc_macro2::TokenStream;
+use tvm_core::frontend::{build_schedule, parse_kernel, parse_str, Kernel};
 use tvm_core::schedule::Schedule;
 use tvm_core::tir::{PrimFunc, Stmt};
 use tvm_core::Target;
@@ -15,10 +17,44 @@ fn show(e: &[tvm_core::schedule::ScheduleError]) -> String {
 pub fn lower_for(src: &str, target: &Target, default: bool) -> PrimFunc {
     let src = &src[src.find("compute!").expect("a compute! block")..];
     let k = parse_str(src).unwrap_or_else(|e| panic!("kernel does not parse: {e:#?}"));
+    lower_kernel(&k, target, default)
+}
+
+/// The input of every `compute!` invocation among the items of `text` (a Rust file).
+pub fn invocations(text: &str) -> Vec<TokenStream> {
+    let file = syn::parse_file(text).unwrap_or_else(|e| panic!("the file does not parse: {e}"));
+    file.items
+        .into_iter()
+        .filter_map(|item| match item {
+            syn::Item::Macro(m) if m.mac.path.segments.last().is_some_and(|s| s.ident == "compute") => {
+                Some(m.mac.tokens)
+            }
+            _ => None,
+        })
+        .collect()
+}
+
+/// Kernel `function` of the file `text` (for a generic kernel, its instance for
+/// `instance`), parsed and checked.
+pub fn kernel_in(text: &str, function: &str, instance: Option<&str>) -> Kernel {
+    for tokens in invocations(text) {
+        let instances = tvm_core::expand::generic::instances(&tokens).unwrap_or_else(|e| panic!("{function}: {e}"));
+        for (ty, tokens) in instances {
+            let Ok((ast, _)) = tvm_core::frontend::parse_syntax(tokens.clone()) else { continue };
+            if ast.sig.name.name == function && ty.as_deref() == instance {
+                return parse_kernel(tokens).unwrap_or_else(|e| panic!("{function}: kernel does not parse: {e:#?}"));
+            }
+        }
+    }
+    panic!("no kernel `{function}` (instance {instance:?}) in the file")
+}
+
+/// `kernel` lowered for `target`: with its own (or borrowed) schedule, or the default.
+pub fn lower_kernel(kernel: &Kernel, target: &Target, default: bool) -> PrimFunc {
     let s = if default {
-        Schedule::default_for(k.graph.clone(), target.clone())
+        Schedule::default_for(kernel.graph.clone(), target.clone())
     } else {
-        build_schedule(&k, target).unwrap_or_else(|e| panic!("schedule rejected: {}", show(&e)))
+        build_schedule(kernel, target).unwrap_or_else(|e| panic!("schedule rejected: {}", show(&e)))
     };
     tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)))
 }
