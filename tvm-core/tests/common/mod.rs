@@ -19,16 +19,31 @@ pub enum Variant {
     DefaultGpu,
     /// The kernel's `schedule!(cuda)` block.
     Gpu,
+    /// What the auto-scheduler derives for the CPU with the kernel's blocks removed.
+    DerivedCpu,
+    /// What it derives for CUDA with the kernel's blocks removed.
+    DerivedGpu,
 }
 
 impl Variant {
-    pub const CPU_GPU: [Variant; 4] = [Variant::DefaultCpu, Variant::Cpu, Variant::DefaultGpu, Variant::Gpu];
+    pub const CPU_GPU: [Variant; 6] = [
+        Variant::DefaultCpu,
+        Variant::Cpu,
+        Variant::DefaultGpu,
+        Variant::Gpu,
+        Variant::DerivedCpu,
+        Variant::DerivedGpu,
+    ];
 
     pub fn target(self) -> Target {
         match self {
-            Variant::DefaultCpu | Variant::Cpu => Target::cpu(),
-            Variant::DefaultGpu | Variant::Gpu => Target::cuda(),
+            Variant::DefaultCpu | Variant::Cpu | Variant::DerivedCpu => Target::cpu(),
+            Variant::DefaultGpu | Variant::Gpu | Variant::DerivedGpu => Target::cuda(),
         }
+    }
+
+    pub fn is_gpu(self) -> bool {
+        matches!(self, Variant::DefaultGpu | Variant::Gpu | Variant::DerivedGpu)
     }
 }
 
@@ -49,6 +64,7 @@ pub fn schedule_for(kernel: &Kernel, variant: Variant, target: Target) -> Schedu
         Variant::Cpu | Variant::Gpu => {
             build_schedule(kernel, &target).unwrap_or_else(|e| panic!("schedule rejected: {}", show(&e)))
         }
+        Variant::DerivedCpu | Variant::DerivedGpu => lowered::derived_schedule(kernel, &target),
     }
 }
 
@@ -129,7 +145,7 @@ pub fn check(
 ) {
     let got = run_f32(src, variant, inputs.clone(), scalars.clone(), out);
     assert_close(&got, want, &format!("{what} {variant:?} on the interpreter"));
-    if matches!(variant, Variant::DefaultGpu | Variant::Gpu) {
+    if variant.is_gpu() {
         for dev in opencl::devices() {
             let got = opencl::run_f32(dev, src, variant, inputs.clone(), scalars.clone(), out);
             assert_close(&got, want, &format!("{what} {variant:?} on opencl:{dev}"));
@@ -241,9 +257,12 @@ pub fn check_registered(kernel: &registry::Kernel) -> usize {
     );
     let cases = (kernel.cases)(registry::Suite::Interpreter);
     for v in Variant::CPU_GPU {
-        let f = lowered::lower_kernel(&k, &v.target(), matches!(v, Variant::DefaultCpu | Variant::DefaultGpu));
-        let gpu = matches!(v, Variant::DefaultGpu | Variant::Gpu);
-        let opencl = gpu.then(|| lowered::lower_kernel(&k, &Target::opencl(), v == Variant::DefaultGpu));
+        let lower = |target: Target| {
+            let s = schedule_for(&k, v, target);
+            tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("{} {v:?}: lowering failed: {}", kernel.label(), show(&e)))
+        };
+        let f = lower(v.target());
+        let opencl = v.is_gpu().then(|| lower(Target::opencl()));
         for case in &cases {
             let what = format!("{} {} {v:?}", kernel.label(), case.what);
             assert_eq!((case.args.len(), case.wants.len()), (params.len(), outputs.len()), "{what}: arguments");

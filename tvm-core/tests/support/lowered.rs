@@ -37,16 +37,43 @@ pub fn invocations(text: &str) -> Vec<TokenStream> {
 /// Kernel `function` of the file `text` (for a generic kernel, its instance for
 /// `instance`), parsed and checked.
 pub fn kernel_in(text: &str, function: &str, instance: Option<&str>) -> Kernel {
+    let tokens = kernel_tokens_in(text, function, instance);
+    parse_kernel(tokens).unwrap_or_else(|e| panic!("{function}: kernel does not parse: {e:#?}"))
+}
+
+/// The tokens of kernel `function` of the file `text` (of its instance for `instance`).
+pub fn kernel_tokens_in(text: &str, function: &str, instance: Option<&str>) -> TokenStream {
     for tokens in invocations(text) {
         let instances = tvm_core::expand::generic::instances(&tokens).unwrap_or_else(|e| panic!("{function}: {e}"));
         for (ty, tokens) in instances {
             let Ok((ast, _)) = tvm_core::frontend::parse_syntax(tokens.clone()) else { continue };
             if ast.sig.name.name == function && ty.as_deref() == instance {
-                return parse_kernel(tokens).unwrap_or_else(|e| panic!("{function}: kernel does not parse: {e:#?}"));
+                return tokens;
             }
         }
     }
     panic!("no kernel `{function}` (instance {instance:?}) in the file")
+}
+
+/// `tokens` (a kernel) without its `schedule!(..) { .. }` blocks.
+pub fn without_blocks(tokens: TokenStream) -> TokenStream {
+    use proc_macro2::TokenTree;
+    let toks: Vec<TokenTree> = tokens.into_iter().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < toks.len() {
+        let is_block = matches!(&toks[i], TokenTree::Ident(id) if id == "schedule")
+            && matches!(toks.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == '!')
+            && matches!(toks.get(i + 2), Some(TokenTree::Group(_)))
+            && matches!(toks.get(i + 3), Some(TokenTree::Group(_)));
+        if is_block {
+            i += 4;
+        } else {
+            out.push(toks[i].clone());
+            i += 1;
+        }
+    }
+    out.into_iter().collect()
 }
 
 /// `kernel` lowered for `target`: with its own (or borrowed) schedule, or the default.
@@ -57,6 +84,18 @@ pub fn lower_kernel(kernel: &Kernel, target: &Target, default: bool) -> PrimFunc
         build_schedule(kernel, target).unwrap_or_else(|e| panic!("schedule rejected: {}", show(&e)))
     };
     tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)))
+}
+
+/// The schedule the auto-scheduler derives for `kernel` on `target` with the kernel's
+/// blocks removed; a derived schedule that fell back to the flat defaults fails.
+pub fn derived_schedule(kernel: &Kernel, target: &Target) -> Schedule {
+    let mut k = kernel.clone();
+    k.schedules.clear();
+    let s = build_schedule(&k, target).unwrap_or_else(|e| panic!("the derived schedule is rejected: {}", show(&e)));
+    if let Some(why) = s.derived.as_ref().and_then(|d| d.fallback.clone()) {
+        panic!("the derived schedule fell back to the flat defaults: {why}");
+    }
+    s
 }
 
 /// Whether `s` or a statement inside it satisfies `p`.
