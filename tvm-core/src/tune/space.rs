@@ -393,123 +393,18 @@ pub(crate) fn knob_values(ts: &TokenStream) -> (Option<String>, Vec<TokenStream>
 }
 
 /// The search space the compiler derives for a kernel that has no `schedule!` block for
-/// a target of `kind`, as the text of such a block with knobs: the stage of the first
-/// output, tiled (the last two spatial axes; the last one alone for rank 1) with tunable
-/// tile sizes, on the CPU with the outer axis parallel, the inner vectorized, and its
-/// reduction in a local accumulator (or the reduction stage it reads computed per tile)
-/// with a tunable unroll of the reduction; on GPU targets its spatial axes fused and split
-/// over a tunable number of threads per block, the reduction in a register. Every other
-/// stage keeps the target's default treatment. `None` for a kernel this does not cover
-/// (an output that is an input, a reduction read at another rank, a `reduce` with a
-/// combiner of its own).
+/// a target of `kind`, as the text of such a block with knobs: the auto-scheduler's
+/// statements (`crate::autosched`) with their sizes as knobs, the derived choice first,
+/// so candidate 0 is the schedule the kernel gets without tuning. `None` when it derives
+/// nothing with a knob.
 pub fn default_space(graph: &crate::te::Graph, kind: crate::TargetKind) -> Option<String> {
-    use crate::te::Op;
-    let out = *graph.outputs.first()?;
-    let t = graph.tensor(out);
-    let Op::Compute { axes, body } = &t.op else { return None };
-    // A reduction with a combiner of its own: its partial results are not a cache_write
-    // away (and several components are one stage).
-    if t.tuple_reduce().is_some() {
+    let target = crate::Target::parse(kind.name()).ok()?;
+    let base = crate::schedule::Schedule::new(graph.clone(), target);
+    let derived = crate::autosched::derive(&base, &[]);
+    if derived.knobs().is_empty() {
         return None;
     }
-    let name = &t.name;
-    let ax: Vec<String> = axes.iter().map(|a| format!("{name}.{}", a.var.name())).collect();
-    let reduce_axes = |body: &crate::tir::Expr| -> Vec<String> {
-        match body {
-            crate::tir::Expr::Reduce(r) => r.axes.iter().map(|a| a.var.name().to_string()).collect(),
-            _ => Vec::new(),
-        }
-    };
-    let own_reduce = reduce_axes(body);
-    // (a) the output reduces; (b) it reads one reduction stage of its rank; (c) neither.
-    let producer = if own_reduce.is_empty() {
-        graph
-            .inputs_of(out)
-            .into_iter()
-            .filter(|&p| !graph.tensor(p).is_placeholder())
-            .filter_map(|p| match &graph.tensor(p).op {
-                Op::Compute { axes: pa, body: pb } if pa.len() == axes.len() && !reduce_axes(pb).is_empty() => {
-                    Some((graph.tensor(p).name.clone(), reduce_axes(pb)))
-                }
-                _ => None,
-            })
-            .next()
-    } else {
-        None
-    };
-    let n = ax.len();
-    if n == 0 {
-        return None;
-    }
-    let mut s = String::new();
-    let gpu = matches!(kind, crate::TargetKind::Cuda | crate::TargetKind::OpenCl | crate::TargetKind::Metal);
-    if gpu {
-        let local = !own_reduce.is_empty();
-        if local {
-            s.push_str(&format!("let l = {name}.cache_write(local);\n"));
-        }
-        let fused = if n == 1 {
-            ax[0].clone()
-        } else {
-            s.push_str(&format!("let f = {name}.fuse({});\n", ax.join(", ")));
-            "f".to_string()
-        };
-        // Thread counts the target allows, the default schedule's 256 first.
-        let max = match kind {
-            crate::TargetKind::Cuda => crate::Target::cuda().max_threads_per_block,
-            _ => crate::Target::opencl().max_threads_per_block,
-        };
-        let threads: Vec<String> =
-            [256u32, 64, 128, 512, 1024].iter().filter(|&&t| t <= max).map(|t| t.to_string()).collect();
-        s.push_str(&format!("let (b, t) = {name}.split({fused}, tune!(threads: {}));\n", threads.join(", ")));
-        s.push_str(&format!("{name}.bind(b, block.x);\n{name}.bind(t, thread.x);\n"));
-        if local {
-            s.push_str(&format!("l.compute_at({name}, t);\n"));
-        } else if let Some((p, _)) = &producer {
-            s.push_str(&format!("{p}.compute_at({name}, t);\n"));
-        }
-        return Some(format!("schedule!({}) {{\n{s}}}", kind.name()));
-    }
-    // The CPU: a tile of the last two spatial axes (or a split of the only one).
-    let (outer, inner_tile) = if n >= 2 {
-        s.push_str(&format!(
-            "let (yo, xo, yi, xi) = {name}.tile({}, {}, tune!(rows: 8, 4, 16), tune!(cols: 16, 32, 64));\n",
-            ax[n - 2],
-            ax[n - 1]
-        ));
-        let outer = if n > 2 { ax[0].clone() } else { "yo".to_string() };
-        (outer, "xo")
-    } else {
-        s.push_str(&format!("let (xo, xi) = {name}.split({}, tune!(cols: 16, 32, 64));\n", ax[0]));
-        ("xo".to_string(), "xo")
-    };
-    let reduction: Option<(String, Vec<String>)> = if !own_reduce.is_empty() {
-        // Must come first: cache_write before any other primitive on the stage.
-        s = format!("let l = {name}.cache_write(local);\n{s}");
-        Some(("l".to_string(), own_reduce))
-    } else {
-        producer
-    };
-    match reduction {
-        None => {
-            s.push_str(&format!("{name}.parallel({outer});\n{name}.vectorize(xi);\n"));
-        }
-        Some((stage, raxes)) => {
-            s.push_str(&format!("{name}.parallel({outer});\n{name}.vectorize(xi);\n"));
-            s.push_str(&format!("{stage}.compute_at({name}, {inner_tile});\n"));
-            let la: Vec<String> = (0..n).map(|k| format!("la{k}")).collect();
-            s.push_str(&format!("let [{}] = {stage}.axes();\n", la.join(", ")));
-            let last = raxes.last().expect("a reduction has an axis");
-            s.push_str(&format!("let (ko, ki) = {stage}.split({stage}.{last}, tune!(unroll: 4, 2, 8));\n"));
-            let mut order: Vec<String> = la[..n.saturating_sub(2)].to_vec();
-            order.extend(raxes[..raxes.len() - 1].iter().map(|r| format!("{stage}.{r}")));
-            order.extend(["ko".to_string(), "ki".to_string()]);
-            order.extend(la[n.saturating_sub(2)..].iter().cloned());
-            s.push_str(&format!("{stage}.reorder({});\n{stage}.unroll(ki);\n", order.join(", ")));
-            s.push_str(&format!("{stage}.vectorize({});\n", la[n - 1]));
-        }
-    }
-    Some(format!("schedule!({}) {{\n{s}}}", kind.name()))
+    Some(derived.block_text(true))
 }
 
 /// `tokens` (a kernel without a block for `kind`) with the [`default_space`] block
