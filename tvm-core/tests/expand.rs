@@ -296,7 +296,7 @@ fn unchanged_kernels_come_from_the_expansion_cache() {
     let src = format!("\n    pub fn scaled_{nonce}(x: f32[n], alpha: f32) -> y: f32[n] {{ y[i] = alpha * x[i]; }}");
     let tokens: proc_macro2::TokenStream = src.parse().unwrap();
     let backends = Backends { cuda: false, opencl: true };
-    let key = cache::key(&tokens, backends);
+    let key = cache::key(&tokens, backends, None);
     let entry = cache::path(&key).expect("the cache is on");
     assert!(!entry.exists());
     let first = compute_for(tokens.clone(), backends);
@@ -333,9 +333,9 @@ fn unchanged_kernels_come_from_the_expansion_cache() {
     let dev_tokens: proc_macro2::TokenStream = src.parse().unwrap();
     let out = compute_for(dev_tokens.clone(), backends).to_string();
     assert!(!out.contains("compile_error"), "{out}");
-    assert!(!cache::path(&cache::key(&dev_tokens, backends)).unwrap().exists());
+    assert!(!cache::path(&cache::key(&dev_tokens, backends, None)).unwrap().exists());
     // The backends are part of the key.
-    assert_ne!(cache::key(&tokens, Backends::ALL), key);
+    assert_ne!(cache::key(&tokens, Backends::ALL, None), key);
 }
 
 fn ident_spans(ts: &proc_macro2::TokenStream, name: &str) -> Vec<proc_macro2::Span> {

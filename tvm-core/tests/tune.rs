@@ -128,6 +128,7 @@ fn entry(kernel: &tvm_core::frontend::Kernel, ts: &TokenStream, winner: &[(&str,
         tuning_seconds: 1.0,
         default_s: None,
         space: tune::Space::Written,
+        search: None,
     }
 }
 
@@ -141,6 +142,15 @@ fn a_record_round_trips_and_applies_only_while_its_key_matches() {
     assert!(json.contains("\"schema\": 1") && json.contains("\"status\": \"ok\""), "{json}");
     let back = Record::parse(&json).expect("parses");
     assert_eq!(back, rec);
+    assert!(!json.contains("\"search\""), "an exhaustive record says nothing of a search");
+    // A searched entry (`tvm-tune --auto`) round-trips with its search.
+    let mut searched = rec.clone();
+    searched.targets.get_mut("cpu").unwrap().search =
+        Some(tune::Search { seed: 7, budget_s: 120.0, rounds: 3, space_size: 1 << 40 });
+    assert_eq!(Record::parse(&searched.to_json()).expect("parses"), searched);
+    // A generic kernel's instances have records of their own, named as their modules.
+    assert_eq!(tune::record_name("roll", Some("f32")), "roll_f32");
+    assert_eq!(tune::record_name("mm", None), "mm");
 
     let t = tune::applied(&k, &ts, &back, TargetKind::Cpu).expect("applies");
     assert_eq!(t.device, "cpu test");
