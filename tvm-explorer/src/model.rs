@@ -283,13 +283,23 @@ fn schedule_json(k: &Kernel, sch: Option<&Schedule>, source: &ScheduleSource, te
             ),
             block_lines(*block),
         ),
-        ScheduleSource::Default { reason } => ("default", format!("the default schedule: {reason}"), Value::Null),
+        ScheduleSource::Default { reason } => {
+            let derived = sch.and_then(|s| s.derived.as_ref()).is_some_and(|d| d.fallback.is_none());
+            let what = if derived { "derived by the auto-scheduler" } else { "the flat default schedule" };
+            ("default", format!("{what}: {reason}"), Value::Null)
+        }
     };
+    let derived = sch.and_then(|s| s.derived.as_deref());
     json!({
         "kind": kind,
         "reason": reason,
         "lines": lines,
         "stages": sch.map(|s| texts.id(&stages_text(s))),
+        // The schedule as `schedule!` source (what `NAME::schedule(target)` returns), and
+        // per stage the auto-scheduler's rule and reason.
+        "source": sch.map(|s| texts.id(&tvm_core::frontend::schedule_source(&k.schedules, &s.target, s, source))),
+        "derived": derived.map(|d| d.notes.iter().map(|(stage, rule, why)| json!({"stage": stage, "rule": rule, "why": why})).collect::<Vec<_>>()),
+        "fallback": derived.and_then(|d| d.fallback.clone()),
     })
 }
 
