@@ -1,9 +1,10 @@
 //! The TIR text reads back exactly: every corpus and example kernel, lowered for the CPU,
 //! CUDA and OpenCL with its own schedule and with the default one, after every pass of the
 //! pipeline: `print_func(parse_func(print_func(f)))` is `print_func(f)`, and the function
-//! read back verifies. The function read back also computes what the original computes
-//! (the interpreter on both, same inputs, every output bit for bit). Where the text and
-//! the parser disagree, the first differing line is shown.
+//! read back verifies. The final function read back also computes what the original
+//! computes (the interpreter on both, same inputs, every tensor bit for bit), for every
+//! kernel small enough to interpret. Where the text and the parser disagree, the first
+//! differing line is shown.
 
 #[path = "corpus/mod.rs"]
 mod corpus;
