@@ -6,8 +6,8 @@
 //! kernel small enough to interpret. Where the text and the parser disagree, the first
 //! differing line is shown.
 
-#[path = "corpus/mod.rs"]
-mod corpus;
+#[path = "support/registry.rs"]
+mod registry;
 
 use std::path::Path;
 use tvm_core::dtype::DType;
@@ -24,7 +24,7 @@ use tvm_core::Target;
 /// Every kernel: the corpus, and every `compute!` of every file of `examples/kernels/`
 /// (read when the test runs, so a new example is covered without an edit here).
 fn kernels() -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = corpus::ALL.iter().map(|(n, s)| (n.to_string(), s.to_string())).collect();
+    let mut out: Vec<(String, String)> = corpus().into_iter().map(|(n, s)| (n.to_string(), s.to_string())).collect();
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples/kernels");
     let mut files: Vec<_> = std::fs::read_dir(&dir).expect("examples/kernels").map(|e| e.unwrap().path()).collect();
     files.sort();
@@ -37,6 +37,11 @@ fn kernels() -> Vec<(String, String)> {
         }
     }
     out
+}
+
+/// The corpus files of the kernel registry: (key, text).
+fn corpus() -> Vec<(&'static str, &'static str)> {
+    registry::FILES.iter().filter(|(_, path, _)| path.contains("/corpus/")).map(|(k, _, t)| (*k, *t)).collect()
 }
 
 /// A kernel generic over its element type (`fn axpy<T: Float>`) as its `f64` instance
@@ -223,7 +228,7 @@ fn functions_read_back_compute_the_same() {
 
 #[test]
 fn embedding_checks_read_back_with_their_sites() {
-    let src = corpus::ALL.iter().find(|(n, _)| *n == "embedding").unwrap().1;
+    let src = corpus().into_iter().find(|(n, _)| *n == "embedding").unwrap().1;
     let (_, sch) = schedules(src, &Target::cpu()).pop().unwrap();
     let f = tvm_core::lower::lower(&sch).unwrap();
     assert!(!f.checks.is_empty(), "the embedding has checks");
