@@ -3,6 +3,7 @@
 //! TIR interpreter ([`interp`]) that every backend is tested against.
 
 pub mod arith;
+pub mod artifact;
 pub mod build;
 pub mod codegen;
 pub mod cost;

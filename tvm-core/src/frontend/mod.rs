@@ -41,6 +41,7 @@ mod check;
 mod cx;
 mod error;
 mod expr;
+pub mod knobs;
 mod parse;
 mod schedule;
 
@@ -122,7 +123,7 @@ pub fn parse_kernel(tokens: TokenStream) -> Result<Kernel, Vec<FrontendError>> {
         graph: checked.graph,
         dim_bindings: checked.dim_bindings,
         // The schedules as written: every knob at its first value.
-        schedules: ast.schedules.iter().map(|b| crate::tune::resolve(b, &[])).collect(),
+        schedules: ast.schedules.iter().map(|b| knobs::resolve(b, &[])).collect(),
         source_map,
         ast,
     })

@@ -111,14 +111,14 @@ pub(crate) fn check_all(kernel: &Kernel) -> Vec<ScheduleError> {
         // malformed is not applied; one whose first values are legal has every value
         // checked against the others.
         let raw = kernel.ast.schedules.get(i).unwrap_or(b);
-        let knob_errors = crate::tune::space::check_syntax(raw);
+        let knob_errors = super::knobs::check_syntax(raw);
         if !knob_errors.is_empty() {
             errors.extend(knob_errors);
             continue;
         }
         match apply_block(&kernel.graph, b, target.clone()) {
             Err(es) => errors.extend(es),
-            Ok(_) => errors.extend(crate::tune::space::check_values(&kernel.graph, raw, &target)),
+            Ok(_) => errors.extend(super::knobs::check_values(&kernel.graph, raw, &target)),
         }
     }
     errors
