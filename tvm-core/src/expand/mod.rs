@@ -256,7 +256,7 @@ fn with_tuned(mut lowered: Lowered, kernel: &Kernel, tokens: &TokenStream, backe
         let f = if t.schedules == kernel.schedules {
             None
         } else {
-            let Ok(mut f) = crate::frontend::lower_exact(&kernel.graph, &t.schedules, &target) else { continue };
+            let Ok(mut f) = crate::driver::lower_exact(&kernel.graph, &t.schedules, &target) else { continue };
             f.name = format!("{}_tuned", f.name);
             Some(f)
         };
@@ -307,7 +307,7 @@ pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Ve
                             times.push((e.pass, e.micros))
                         }
                     };
-                    (crate::frontend::lower_for_in_traced(graph, schedules, &t, &mut trace), times)
+                    (crate::driver::lower_for_in_traced(graph, schedules, &t, &mut trace), times)
                 })
             })
             .collect();

@@ -1,7 +1,8 @@
 //! What the code generators' tests share: a kernel's source lowered for a target, and a
 //! search of the lowered statements.
 
-use tvm_core::frontend::{build_schedule, parse_str};
+use tvm_core::driver::build_schedule;
+use tvm_core::frontend::parse_str;
 use tvm_core::schedule::Schedule;
 use tvm_core::tir::{PrimFunc, Stmt};
 use tvm_core::Target;
@@ -20,7 +21,7 @@ pub fn lower_for(src: &str, target: &Target, default: bool) -> PrimFunc {
     } else {
         build_schedule(&k, target).unwrap_or_else(|e| panic!("schedule rejected: {}", show(&e)))
     };
-    tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)))
+    tvm_core::driver::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)))
 }
 
 /// Whether `s` or a statement inside it satisfies `p`.
