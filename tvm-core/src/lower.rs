@@ -1,9 +1,9 @@
 //! The lowering pipeline: a schedule in, a TIR function out, as straight-line code. The
-//! passes every target runs come first ([`lower_common`]: from the schedule to loop
-//! nests), then one function per target family lists all of its passes in order
-//! ([`lower_cpu`], [`lower_gpu`]), each with the reason for its place. The same pass may
-//! appear in both lists: each reads top to bottom on its own, as TVM keeps its host and
-//! device pass lists apart.
+//! passes every target runs come first (`lower_common`: from the schedule to loop nests),
+//! then one function per target family lists all of its passes in order (`lower_cpu`,
+//! `lower_gpu`), each with the reason for its place. The same pass may appear in both
+//! lists: each reads top to bottom on its own, as TVM keeps its host and device pass
+//! lists apart.
 //!
 //! Each pass's output is checked by the TIR verifier in debug builds, written to
 //! `TVM_DUMP_TIR=DIR` when set, and timed for [`lower_traced`]'s tracer (the

@@ -49,7 +49,7 @@ pub struct Options {
     /// The build script's output directory (`OUT_DIR`); outputs go to
     /// [`artifact_dir`]`(out_dir)`.
     pub out_dir: PathBuf,
-    /// The architectures to compile for (`TVM_CUDA_ARCH`, [`parse_cuda_archs`]).
+    /// The architectures to compile for (`TVM_CUDA_ARCH`, [`crate::artifact::parse_cuda_archs`]).
     pub archs: Vec<u32>,
     /// The nvcc to run (`NVCC`, else `PATH`: [`find_nvcc`]); `None`: compile nothing.
     pub nvcc: Option<PathBuf>,
