@@ -8,7 +8,8 @@
 use std::collections::BTreeSet;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use tvm_core::frontend::{build_schedule, parse_str};
+use tvm_core::driver::build_schedule;
+use tvm_core::frontend::parse_str;
 use tvm_core::lower::lower_traced;
 use tvm_core::passes;
 use tvm_core::tir::parser::parse_func;

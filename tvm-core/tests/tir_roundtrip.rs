@@ -11,7 +11,8 @@ mod registry;
 
 use std::path::Path;
 use tvm_core::dtype::DType;
-use tvm_core::frontend::{build_schedule, parse_str};
+use tvm_core::driver::build_schedule;
+use tvm_core::frontend::parse_str;
 use tvm_core::interp::{run, ArgValue, HostTensor, ScalarValue};
 use tvm_core::lower::lower_traced;
 use tvm_core::schedule::Schedule;
@@ -211,7 +212,7 @@ fn functions_read_back_compute_the_same() {
         for t in TARGETS {
             let target = Target::parse(t).unwrap();
             let (_, sch) = schedules(&src, &target).pop().unwrap();
-            let f = tvm_core::lower::lower(&sch).unwrap_or_else(|e| panic!("{name}: {e:?}"));
+            let f = tvm_core::driver::lower(&sch).unwrap_or_else(|e| panic!("{name}: {e:?}"));
             let elements: usize = arguments(&f).iter().filter_map(|a| a.as_tensor()).map(|t| t.numel()).sum();
             if elements > 100_000 {
                 continue;
@@ -230,7 +231,7 @@ fn functions_read_back_compute_the_same() {
 fn embedding_checks_read_back_with_their_sites() {
     let src = corpus().into_iter().find(|(n, _)| *n == "embedding").unwrap().1;
     let (_, sch) = schedules(src, &Target::cpu()).pop().unwrap();
-    let f = tvm_core::lower::lower(&sch).unwrap();
+    let f = tvm_core::driver::lower(&sch).unwrap();
     assert!(!f.checks.is_empty(), "the embedding has checks");
     let g = parse_func(&print_func(&f)).unwrap();
     assert_eq!(g.checks, f.checks);
