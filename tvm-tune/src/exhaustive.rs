@@ -45,7 +45,7 @@ pub fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found) -> Res
         }
         let mut schedules = f.kernel.schedules.clone();
         schedules[f.block.expect("a block")] = tune::resolve(raw, &choice);
-        match tvm_core::frontend::lower_exact(&f.kernel.graph, &schedules, &o.target) {
+        match tvm_core::driver::lower_exact(&f.kernel.graph, &schedules, &o.target) {
             Ok(_) => to_measure.push((n, space::substitute(&f.tokens, f.block, &choice, &format!("__tvm_c{n}")))),
             Err(es) => {
                 illegal += 1;

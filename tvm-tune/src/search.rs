@@ -278,7 +278,7 @@ pub fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found, s: Sea
     let mut lower = |c: &Choice| -> Option<Vec<f64>> {
         let mut schedules = f.kernel.schedules.clone();
         schedules[block] = tune::resolve(raw, c);
-        tvm_core::frontend::lower_exact(&f.kernel.graph, &schedules, &o.target)
+        tvm_core::driver::lower_exact(&f.kernel.graph, &schedules, &o.target)
             .ok()
             .map(|func| model::lowered_features(&func, &dims))
     };
