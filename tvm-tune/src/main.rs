@@ -142,11 +142,14 @@ fn check(o: &cli::Options, crate_dir: &Path, found: &[Found]) -> bool {
                         if r.schema != record::SCHEMA {
                             Err(format!("stale: record schema {}, this tuner writes {}", r.schema, record::SCHEMA))
                         } else if let Some(why) = record::mismatch(&e.key, &want, false) {
-                            Err(format!("stale: {why}"))
+                            Err(format!("stale: {}; {}", changed_space(f, &e.knobs).unwrap_or(why), retune_hint(o, f)))
                         } else if let Some(s) = &e.search {
                             let gone = e.winner.as_ref().is_some_and(|w| space::choice_from(&f.knobs, w).is_none());
                             if gone {
-                                Err("stale: the winner is no longer a candidate of the space".to_string())
+                                Err(format!(
+                                    "stale: the winner is no longer a candidate of the space; {}",
+                                    retune_hint(o, f)
+                                ))
                             } else {
                                 Ok(format!(
                                     "up to date (searched: {} of {size} candidates in {} rounds, measured on `{}`)",
@@ -182,6 +185,40 @@ fn check(o: &cli::Options, crate_dir: &Path, found: &[Found]) -> bool {
         }
     }
     ok
+}
+
+/// What changed in the space of `f` since its record was written with the knobs `had`,
+/// where the knobs themselves did: a derived space follows the statements the compiler
+/// derives, so a new auto-scheduler rule changes it under an unchanged kernel.
+fn changed_space(f: &Found, had: &[String]) -> Option<String> {
+    let now = record::knob_names(&f.knobs);
+    (now != had).then(|| {
+        format!(
+            "the {} space changed: the record has the knobs [{}], the space now [{}]",
+            if f.derived { "derived" } else { "written" },
+            had.join(", "),
+            now.join(", ")
+        )
+    })
+}
+
+/// The command that writes `f`'s record again (`--auto` for a derived space or one too
+/// large to measure every candidate of).
+fn retune_hint(o: &cli::Options, f: &Found) -> String {
+    let large = space::space_size(&f.knobs) > tune::MAX_CANDIDATES as u128;
+    let how = if f.derived || large { " --auto --budget 2m" } else { "" };
+    let dims: Vec<String> = f.kernel.graph.dims.iter().map(|d| format!("{}=..", d.name())).collect();
+    let dims = if dims.is_empty() { String::new() } else { format!(" --dims {}", dims.join(",")) };
+    let mut paths: Vec<String> = o.paths.iter().map(|p| p.display().to_string()).collect();
+    if let Some(d) = &o.crate_dir {
+        paths.push(format!("--crate {}", d.display()));
+    }
+    format!(
+        "tune it again with `tvm-tune {} --target {} --kernel {}{how}{dims}`",
+        paths.join(" "),
+        o.target.kind.name(),
+        f.name
+    )
 }
 
 /// Fresh outcomes, the default schedule's time, and the decision: `Some(Some(n))`
