@@ -165,8 +165,7 @@ fn main_rs(
     let flats: Vec<String> = outs.iter().map(|o| format!("flat(&{o})")).collect();
     let muts: Vec<String> = outs.iter().map(|o| format!("&mut {o}")).collect();
     let (args, dargs, flats, muts) = (args.join(", "), dargs.join(", "), flats.join(", "), muts.join(", "));
-    let arms: String = candidates
-        .iter().map(|(n, _)| format!("        {n} => bench!(__tvm_c{n}),\n")).collect();
+    let arms: String = candidates.iter().map(|(n, _)| format!("        {n} => bench!(__tvm_c{n}),\n")).collect();
     let _ = write!(
         s,
         r#"

@@ -128,8 +128,11 @@ pub fn find(o: &Options) -> Result<Kernels, String> {
                     continue;
                 }
                 // No block for the target: the space the compiler derives from the compute.
-                let derived = space::with_default_space(&tokens, &kernel, kind)
-                    .zip(space::with_default_space(&key_tokens, &kernel, kind));
+                let derived = space::with_default_space(&tokens, &kernel, kind).zip(space::with_default_space(
+                    &key_tokens,
+                    &kernel,
+                    kind,
+                ));
                 match derived {
                     Some(((aug, k), (key_aug, _))) => {
                         let block = record::block_index(&k.ast.schedules, kind);

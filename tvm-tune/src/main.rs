@@ -74,12 +74,8 @@ fn run(o: &cli::Options) -> Result<bool, String> {
         return Ok(check(o, &crate_dir, &ks.found));
     }
     // Every symbolic dim needs a value to measure with: asked for before anything is built.
-    let missing: Vec<(&str, Vec<String>)> = ks
-        .found
-        .iter()
-        .map(|f| (f.name.as_str(), f.missing_dims(&o.dims)))
-        .filter(|(_, m)| !m.is_empty())
-        .collect();
+    let missing: Vec<(&str, Vec<String>)> =
+        ks.found.iter().map(|f| (f.name.as_str(), f.missing_dims(&o.dims))).filter(|(_, m)| !m.is_empty()).collect();
     if !missing.is_empty() {
         let which: Vec<String> = missing.iter().map(|(k, m)| format!("`{k}` ({})", m.join(", "))).collect();
         let all: BTreeSet<&String> = missing.iter().flat_map(|(_, m)| m).collect();
@@ -259,7 +255,8 @@ fn head_to_head(
             return Ok((out, default, Some(None)));
         }
         let exe = exe_of(b);
-        let (td, tb) = measure::confirm(dir, &o.device, (&exe, Run::Default), (&exe, Run::Candidate(b)), tol, o.timeout);
+        let (td, tb) =
+            measure::confirm(dir, &o.device, (&exe, Run::Default), (&exe, Run::Candidate(b)), tol, o.timeout);
         if let Some(t) = tb {
             set(&mut out, b, t);
         }

@@ -1,8 +1,8 @@
 //! Running the bench: the reference, and each candidate in a process of its own with a
 //! timeout, with the progress on stderr.
 
-use std::collections::BTreeMap;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};

@@ -70,7 +70,13 @@ pub fn lowered_features(f: &PrimFunc, dims: &BTreeMap<String, i64>) -> Vec<f64> 
     };
     // Loops, deepest nesting, and innermost iterations (each leaf's trip counts along
     // its path multiplied).
-    fn walk(n: &tvm_core::cost::CostNode, depth: usize, outer: f64, v: &dyn Fn(&Expr) -> f64, acc: &mut (f64, f64, f64)) {
+    fn walk(
+        n: &tvm_core::cost::CostNode,
+        depth: usize,
+        outer: f64,
+        v: &dyn Fn(&Expr) -> f64,
+        acc: &mut (f64, f64, f64),
+    ) {
         let trips = outer * v(&n.trips).max(1.0);
         acc.0 += 1.0;
         acc.1 = acc.1.max(depth as f64);

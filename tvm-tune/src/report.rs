@@ -36,14 +36,7 @@ pub struct Tuned {
 }
 
 /// Writes `t` as the `kind` entry of `rec` (at `path`) and says what won.
-pub fn write(
-    f: &Found,
-    kind: &str,
-    path: &Path,
-    mut rec: Record,
-    t: Tuned,
-    started: Instant,
-) -> Result<(), String> {
+pub fn write(f: &Found, kind: &str, path: &Path, mut rec: Record, t: Tuned, started: Instant) -> Result<(), String> {
     let candidates = t.candidates;
     let ok = |a: &BTreeMap<String, String>| candidates.iter().any(|c| &c.knobs == a && c.status == Status::Ok);
     let candidates_ok = candidates.iter().any(|c| c.status == Status::Ok);

@@ -209,10 +209,8 @@ impl Evolution {
             pop = ranked.into_iter().take(POPULATION).map(|r| r.0).collect();
         }
         // Every legal candidate seen this round, unmeasured, by the model's rank.
-        let pool: Vec<Choice> = seen
-            .into_iter()
-            .filter(|c| !self.is_measured(c) && matches!(self.looked.get(c), Some(Some(_))))
-            .collect();
+        let pool: Vec<Choice> =
+            seen.into_iter().filter(|c| !self.is_measured(c) && matches!(self.looked.get(c), Some(Some(_)))).collect();
         let mut pool: Vec<Choice> = {
             let mut p = pool;
             p.sort();
@@ -300,7 +298,8 @@ pub fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found, s: Sea
     }
     let mut bench = Bench::new(o, f);
     let tol = crate::tolerance(o, f);
-    let leader0 = known.iter().filter(|k| k.1.status == Status::Ok).filter_map(|k| k.1.median_s).fold(f64::INFINITY, f64::min);
+    let leader0 =
+        known.iter().filter(|k| k.1.status == Status::Ok).filter_map(|k| k.1.median_s).fold(f64::INFINITY, f64::min);
     let mut progress = Progress::timed(s.budget, leader0);
     let (mut rounds, mut round_time, mut per_candidate) = (0usize, Duration::ZERO, Duration::ZERO);
     let mut default_s = None;
@@ -343,7 +342,10 @@ pub fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found, s: Sea
         }
         if rounds == 0 {
             let zero = vec![0; f.knobs.len()];
-            let along = best_known(&known).map(|b| b.0).into_iter().chain(known.iter().map(|k| k.0.clone()).filter(|c| *c == zero));
+            let along = best_known(&known)
+                .map(|b| b.0)
+                .into_iter()
+                .chain(known.iter().map(|k| k.0.clone()).filter(|c| *c == zero));
             for c in along.collect::<Vec<_>>() {
                 if !built.iter().any(|b| b.choice == c) {
                     built.push(Built { choice: c, exe: PathBuf::new() });
@@ -395,7 +397,16 @@ pub fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found, s: Sea
                 stop = "the budget ran out during a round";
                 break;
             }
-            let mut r = measure::candidates(&exe, &bench.dir, &o.device, std::slice::from_ref(job), leader.min(progress.best.0), tol, o.timeout, &mut progress);
+            let mut r = measure::candidates(
+                &exe,
+                &bench.dir,
+                &o.device,
+                std::slice::from_ref(job),
+                leader.min(progress.best.0),
+                tol,
+                o.timeout,
+                &mut progress,
+            );
             let (n, m) = r.pop().expect("one outcome per job");
             let c = built[n].choice.clone();
             evo.observe(c, time_of(&m));
@@ -454,9 +465,8 @@ pub fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found, s: Sea
     let mut final_: Vec<(usize, Measured)> = all.into_iter().filter(|x| !out.iter().any(|o| o.0 == x.0)).collect();
     final_.extend(out);
     final_.sort_by_key(|x| (x.1.knobs != space::assignment(&f.knobs, &vec![0; f.knobs.len()]), x.0));
-    let choice_of = |n: usize| -> Option<BTreeMap<String, String>> {
-        final_.iter().find(|x| x.0 == n).map(|x| x.1.knobs.clone())
-    };
+    let choice_of =
+        |n: usize| -> Option<BTreeMap<String, String>> { final_.iter().find(|x| x.0 == n).map(|x| x.1.knobs.clone()) };
     let decided = decided.map(|d| d.and_then(choice_of));
     let candidates: Vec<Measured> = final_.iter().map(|x| x.1.clone()).collect();
     let search = tune::Search {

@@ -322,7 +322,11 @@ fn the_search_finds_a_winner_within_its_budget_and_generics_are_tuned_per_instan
     let dir = crate_with("tune_auto", SEARCHED);
     // The first round: candidate 0 and seven random ones, of which the bench's numbers 1,
     // 2 and 3 are made wrong, crashing and hanging.
-    let r = tune(&dir, &["--auto", "--budget", "20s", "--seed", "3", "--kernel", "affine", "--timeout", "10"], "1=wrong,2=crash,3=hang");
+    let r = tune(
+        &dir,
+        &["--auto", "--budget", "20s", "--seed", "3", "--kernel", "affine", "--timeout", "10"],
+        "1=wrong,2=crash,3=hang",
+    );
     assert!(r.ok, "tvm-tune --auto failed");
     let e = record(&dir)["targets"]["cpu"].clone();
     assert_eq!(e["search"]["seed"], 3, "{e}");
@@ -457,16 +461,16 @@ fn the_tuner_says_what_to_do() {
     // Symbolic dims are asked for before anything is built.
     let r = tune(&dir, &[], "");
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(
-        r.stderr.contains("`sym_f32` (N), `sym_f64` (N); give them with --dims N=.."),
-        "{}",
-        r.stderr
-    );
+    assert!(r.stderr.contains("`sym_f32` (N), `sym_f64` (N); give them with --dims N=.."), "{}", r.stderr);
     assert!(!r.stderr.contains("building"), "{}", r.stderr);
     // A kernel without a block, or without knobs: what would tune it.
     let r = tune(&dir, &["--kernel", "plain"], "");
     assert_eq!(r.code, 2, "{}", r.stderr);
-    assert!(r.stderr.contains("`plain` has no `schedule!(cpu)` block") && r.stderr.contains("--default-space"), "{}", r.stderr);
+    assert!(
+        r.stderr.contains("`plain` has no `schedule!(cpu)` block") && r.stderr.contains("--default-space"),
+        "{}",
+        r.stderr
+    );
     assert!(r.stderr.contains("`--auto` searches it"), "{}", r.stderr);
     let r = tune(&dir, &["--kernel", "fixed"], "");
     assert_eq!(r.code, 2, "{}", r.stderr);
@@ -479,13 +483,21 @@ fn the_tuner_says_what_to_do() {
     assert!(r.stderr.contains("no kernel with knobs for opencl") && r.stderr.contains("--auto"), "{}", r.stderr);
     // A generic kernel's instance by its name, and the generated help and flag errors.
     let r = tune(&dir, &["--kernel", "sym_f64", "--check"], "");
-    assert!(r.code == 1 && r.stdout.contains("sym_f64 (cpu): missing") && !r.stdout.contains("sym_f32"), "{}", r.stdout);
+    assert!(
+        r.code == 1 && r.stdout.contains("sym_f64 (cpu): missing") && !r.stdout.contains("sym_f32"),
+        "{}",
+        r.stdout
+    );
     let r = tune(&dir, &["--help"], "");
     assert_eq!(r.code, 0);
     for flag in ["--auto", "--budget <TIME>", "--seed <N>", "--dims <N=V,..>", "--default-space", "--check"] {
         assert!(r.stdout.contains(flag), "--help lists {flag}: {}", r.stdout);
     }
-    for (args, flag) in [(&["--budget", "soon"][..], "--budget"), (&["--target", "tpu"][..], "--target"), (&["--dims", "N"][..], "--dims")] {
+    for (args, flag) in [
+        (&["--budget", "soon"][..], "--budget"),
+        (&["--target", "tpu"][..], "--target"),
+        (&["--dims", "N"][..], "--dims"),
+    ] {
         let r = tune(&dir, args, "");
         assert!(r.code == 2 && r.stderr.contains(flag), "{args:?}: {}", r.stderr);
     }
