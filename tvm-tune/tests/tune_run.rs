@@ -188,19 +188,36 @@ fn tunes_on_the_cpu_rejects_bad_candidates_and_detects_stale_records() {
     assert!(!c.ok && c.stdout.contains("stale: the kernel or its tuned schedule changed"), "{}", c.stdout);
     std::fs::write(&src, text.replace("* 2.0 + 1.5;\n    }", "* 2.0 + 1.0;\n    }")).unwrap();
 
-    // A kernel without a block, over the derived space: a record of that space, whose
-    // winner beats the default schedule it replaces.
+    // A kernel without a block, over the derived space (the auto-scheduler's statements
+    // with their sizes as knobs): every candidate measured, and a winner only if it beat
+    // candidate 0, the derived schedule the kernel gets untuned, head to head.
     let d = tune(&dir, &["--default-space", "--kernel", "mm"], "");
     assert!(d.ok, "tvm-tune --default-space failed");
     let mm_rec: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("tvm-tuning/mm.json")).unwrap()).unwrap();
     let e = &mm_rec["targets"]["cpu"];
     assert_eq!(e["space"], "derived", "{e}");
-    assert_eq!(e["candidates"].as_array().unwrap().len(), 27);
-    let mm_winner = e["winner"].as_object().expect("the derived space beats the naive default");
-    let mm_label: Vec<String> = mm_winner.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap())).collect();
-    let c = tune(&dir, &["--check", "--default-space"], "");
-    assert!(c.ok && c.stdout.contains("mm (cpu): up to date (27 candidates"), "{}", c.stdout);
+    assert_eq!(e["candidates"][0]["status"], "ok", "candidate 0, the derived schedule: {e}");
+    let c = tune(&dir, &["--check", "--default-space", "--kernel", "mm"], "");
+    let size: usize = c
+        .stdout
+        .split("mm (cpu): up to date (")
+        .nth(1)
+        .and_then(|r| r.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("{}", c.stdout));
+    assert!(c.ok && size >= 2, "{}", c.stdout);
+    assert_eq!(e["candidates"].as_array().unwrap().len(), size, "every candidate of the space: {e}");
+    let mm_label: Option<Vec<String>> = match e["winner"].as_object() {
+        Some(w) => {
+            no_worse_than_candidate_0(e);
+            Some(w.iter().map(|(k, v)| format!("{k}={}", v.as_str().unwrap())).collect())
+        }
+        None => {
+            assert!(d.stdout.contains("no candidate beat the derived schedule"), "{}", d.stdout);
+            None
+        }
+    };
 
     // Back as it was: the macro compiles the winners into the crate, and they run correctly.
     let winner = record(&dir)["targets"]["cpu"]["winner"]["w"].as_str().unwrap().to_string();
@@ -215,7 +232,9 @@ fn tunes_on_the_cpu_rejects_bad_candidates_and_detects_stale_records() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
     assert!(stdout.contains(&format!("tuned cpu cpu ")) && stdout.contains(&format!("w={winner}")), "{stdout}");
-    assert!(stdout.contains(&format!("tuned cpu cpu ")) && stdout.contains(&mm_label.join(",")), "{stdout}");
+    if let Some(l) = mm_label {
+        assert!(stdout.contains(&l.join(",")), "the derived space's winner is compiled in: {stdout}");
+    }
     assert!(stdout.contains("correct true true"), "{stdout}");
 }
 
