@@ -63,8 +63,13 @@ fn a_matmul_gets_a_register_tile_and_a_packed_panel_on_the_cpu() {
 #[test]
 fn a_softmax_computes_its_rows_inside_the_parallel_row_loop() {
     let d = derived(SOFTMAX, "cpu");
-    for want in ["y.parallel(y.i);", "m.compute_at(y, y.i);", "e.compute_at(y, y.i);", "let s_rf = s.rfactor(s_ki);"]
-    {
+    for want in [
+        "y.parallel(y.i);",
+        "y.prefetch(x, y.i, 1);",
+        "m.compute_at(y, y.i);",
+        "e.compute_at(y, y.i);",
+        "let s_rf = s.rfactor(s_ki);",
+    ] {
         assert!(d.contains(want), "missing `{want}` in\n{d}");
     }
     // On a GPU: a block per row, the reductions across its threads, the exponential inlined.
