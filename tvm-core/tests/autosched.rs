@@ -79,6 +79,22 @@ fn a_softmax_computes_its_rows_inside_the_parallel_row_loop() {
     }
 }
 
+/// A block that only places the reductions (`compute_at`) leaves them to the rules: they
+/// stay vectorized partial results (rfactor) inside the row loop, not scalar loops.
+#[test]
+fn a_partial_block_keeps_the_derived_treatment_of_what_it_does_not_say() {
+    let src = format!(
+        "{}\nschedule!(cpu) {{ y.parallel(y.i); m.compute_at(y, y.i); s.compute_at(y, y.i); }}",
+        SOFTMAX.trim_end()
+    );
+    let d = derived(&src, "cpu");
+    for want in ["m.rfactor(", "s.rfactor(", "vectorize("] {
+        assert!(d.contains(want), "missing `{want}` in\n{d}");
+    }
+    // What the block said is not said again.
+    assert!(!d.contains("y.parallel(") && !d.contains("m.compute_at(y, y.i)"), "{d}");
+}
+
 #[test]
 fn a_conv2d_pads_once_and_tiles_filters_by_whole_rows() {
     let d = derived(CONV2D, "cpu");
