@@ -188,6 +188,9 @@ fn check(o: &cli::Options, crate_dir: &Path, found: &[Found]) -> bool {
 /// derives, so a new auto-scheduler rule changes it under an unchanged kernel.
 fn changed_space(f: &Found, had: &[String]) -> Option<String> {
     let now = record::knob_names(&f.knobs);
+    if now == had && f.derived {
+        return Some("the kernel or the statements the compiler derives for it changed".into());
+    }
     (now != had).then(|| {
         format!(
             "the {} space changed: the record has the knobs [{}], the space now [{}]",

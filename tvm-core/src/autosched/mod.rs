@@ -125,6 +125,7 @@ pub fn derive(base: &Schedule, taken: &[String]) -> Derived {
 fn inline_set(base: &Schedule) -> BTreeSet<TensorId> {
     let graph = &base.graph;
     let all = analysis::analyze(graph, &|_| false);
+    let between = between_placed(base);
     let mut out = BTreeSet::new();
     for st in &base.stages {
         let t = st.tensor;
@@ -139,6 +140,13 @@ fn inline_set(base: &Schedule) -> BTreeSet<TensorId> {
         if i.kind != Kind::Injective {
             continue;
         }
+        // A written `p.compute_at(c, ..)` was written against the flat defaults, which
+        // inline what lies between `p` and `c`: computed anywhere else, `c` would no longer
+        // read `p` where the block places it.
+        if between.contains(&t) {
+            out.insert(t);
+            continue;
+        }
         let reused = i.consumers.iter().filter_map(|c| all.get(c)).any(|c| c.has_reuse() && c.kind != Kind::Injective);
         // A boundary (padding) read by a tiled reduction is computed once: inlined, its
         // test would split every vector row of the tile at the borders.
@@ -147,6 +155,34 @@ fn inline_set(base: &Schedule) -> BTreeSet<TensorId> {
         let cheap = !i.expensive || base.target.is_gpu();
         if (cheap && !(boundary && reused)) || (i.consumers.len() <= 1 && !reused) {
             out.insert(t);
+        }
+    }
+    out
+}
+
+/// The stages on a path from a stage the written block computes at another stage's axis
+/// to that stage (both ends excluded).
+fn between_placed(base: &Schedule) -> BTreeSet<TensorId> {
+    let graph = &base.graph;
+    // The stages `t` reads, directly or through others.
+    let upstream = |t: TensorId| {
+        let mut seen = BTreeSet::new();
+        let mut stack = graph.inputs_of(t);
+        while let Some(u) = stack.pop() {
+            if seen.insert(u) {
+                stack.extend(graph.inputs_of(u));
+            }
+        }
+        seen
+    };
+    let mut out = BTreeSet::new();
+    for st in &base.stages {
+        let Attach::At { stage, .. } = st.attach else { continue };
+        let (p, c) = (st.tensor, base.stage(stage).tensor);
+        for u in upstream(c) {
+            if u != p && upstream(u).contains(&p) {
+                out.insert(u);
+            }
         }
     }
     out

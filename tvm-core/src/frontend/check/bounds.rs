@@ -171,6 +171,16 @@ impl Mutator for Discharge<'_> {
                 self.az.restore(snap);
                 Expr::Reduce(Box::new(r))
             }
+            // A read whose index wraps around its dim once (`wrap`): the range without
+            // the remainder, tested, then the read as written.
+            e @ Expr::ProducerLoad { .. } => match super::wrap::unwrapped(&self.az, &self.axes, &e) {
+                Some((cond, inside)) => {
+                    let then = self.guarded(&cond, |d| d.mutate_expr(inside));
+                    let otherwise = self.guarded(&Expr::not(cond.clone()), |d| super_expr(d, e));
+                    Expr::select(cond, then, otherwise)
+                }
+                None => super_expr(self, e),
+            },
             Expr::Check { value, kind, site } => {
                 let value = self.mutate_expr(*value);
                 let kind = match kind {

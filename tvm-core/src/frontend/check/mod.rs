@@ -21,6 +21,7 @@ use std::collections::{HashMap, HashSet};
 
 mod bounds;
 mod expr;
+mod wrap;
 
 /// A dim whose value is given by a `usize` scalar parameter of the same name
 /// (`fn f(a: f32[n], n: usize)` or `fn f(n: usize) -> c: f32[n]`): when the kernel is
