@@ -47,6 +47,10 @@ export PATH="$nv/cuda_nvcc/bin:$PATH:$nv/cu13/bin"
 
 # Every crate, every test, every feature (ndarray, compiler; opencl and cuda are defaults).
 cargo test --workspace --all-targets --all-features 2>&1
+# The backend suite once more with every written `schedule!` block ignored
+# (`TVM_SCHEDULES=derived`): each kernel of the corpus and the examples runs the schedule the
+# auto-scheduler derives, on every backend, against the references.
+TVM_SCHEDULES=derived cargo test --test backends --all-features 2>&1
 # The doc tests: the language reference (the rustdoc of `compute!`), the README's snippets
 # and the API docs' examples.
 cargo test --workspace --doc --all-features 2>&1
