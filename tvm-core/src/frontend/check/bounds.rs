@@ -132,9 +132,20 @@ impl Discharge<'_> {
         let (lo, hi) = self.az.try_symbolic_bounds(value, &self.axes);
         let (CheckSite::Index { tensor, dim, index }, _) = &self.sites[site as usize] else { return None };
         let n = print_expr(extent);
-        // Past an edge by a constant (a stencil's `j - 1`, `j + 2`): a `repeat_edge` view
-        // reads the nearest element there.
-        let near_edge = |over: Expr| matches!(self.az.simplify(&over), Expr::Int { .. });
+        // A window no wider than the tensor and not wholly outside it, shifted past an
+        // edge by a constant (a stencil's `j - 1`, `j + 2`): a `repeat_edge` view reads
+        // the nearest element there. Not for a read that spreads wider (`x[2 * i]`), lies
+        // wholly outside (`x[i + 8]` of 8 elements) or drifts with the shape
+        // (`x[i + N]`), where the nearest element is not what the kernel means.
+        let fits = match (&lo, &hi) {
+            (Some(lo), Some(hi)) => {
+                self.az.can_prove(&Expr::le(hi.clone() - lo.clone(), extent.clone() - Expr::int(1)))
+                    && !self.az.can_prove(&Expr::ge(lo.clone(), extent.clone()))
+                    && !self.az.can_prove(&Expr::lt(hi.clone(), Expr::int(0)))
+            }
+            _ => false,
+        };
+        let near_edge = |over: Expr| fits && matches!(self.az.simplify(&over), Expr::Int { .. });
         let help = |edge: bool| match self.edge_reads.get(&site).filter(|_| edge) {
             Some(e) => format!(
                 "an index must stay in `0..{n}` wherever the read happens: read `{t}` through a boundary view, \
