@@ -58,7 +58,7 @@ mod own {
     tvm::compute! {
         /// Integer arithmetic, comparisons and selects: a clamped affine map of i32.
         pub fn clamp_affine_i32(x: i32[n], lo: i32, hi: i32) -> y: i32[n] {
-            y[i] = min(max(x[i] * 3 - 7, lo as i32), hi as i32);
+            y[i] = min(max(x[i] * 3 - 7, lo), hi);
         }
         schedule!(cpu) {
             let (o, v) = y.split(y.i, 8);

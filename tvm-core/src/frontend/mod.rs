@@ -14,8 +14,9 @@
 //!   `(-x) as f64`), and comparisons do not chain.
 //! - An unsuffixed literal takes the type of the other operand, else the type the
 //!   context expects (the stage's element type; `i64` in indices and ranges), else
-//!   `i64` / `f64`. Axes, dims and integer scalars are `i64` values (`usize` and other
-//!   integer scalars are cast); tensor indices of another integer type are cast to `i64`.
+//!   `i64` / `f64`. Axes, dims and `usize` scalars are `i64` values; other scalars keep
+//!   their declared type, except inside an index and where they meet index arithmetic
+//!   (`check/mod.rs`); tensor indices of another integer type are cast to `i64`.
 //! - An axis may share a tensor's name (`out[n, c, y, x] = x[n, c, y, x]`): `x[..]` is
 //!   always the read, a bare `x` the axis. It may not shadow a dim or a scalar.
 //! - A `usize` parameter used as a dim binds it ([`Kernel::dim_bindings`]).
