@@ -64,6 +64,22 @@ compute! {
 }
 
 compute! {
+    /// Two batches of crops one after the other (`n = A + B`): the crops are cut in groups
+    /// of similar size (each group's kernel sums as many taps as its largest box needs),
+    /// then joined into the one batch the network takes.
+    pub fn concat_crops(a: f32[A, 3, S, S], b: f32[B, 3, S, S], n: usize) -> c: f32[n, 3, S, S] {
+        c[i, k, y, x] = if i < A { a[i, k, y, x] } else { b[i - A, k, y, x] };
+    }
+}
+
+compute! {
+    /// The crops in another order: `c[i] = a[at[i]]`.
+    pub fn gather_crops(a: f32[N, 3, S, S], at: i32[N]) -> c: f32[N, 3, S, S] {
+        c[i, k, y, x] = a[at[i] as i64, k, y, x];
+    }
+}
+
+compute! {
     /// P-Net, layer 1: 3x3 convolution 3 -> 10 (`H - 2 x W - 2`; computed over `H x W`, the
     /// last two rows and columns unused), bias, PReLU, then 2x2 max pooling of stride 2
     /// (`SAME_UPPER`: the last window of an odd size is cut; `ph = ceil((H - 2) / 2)`).

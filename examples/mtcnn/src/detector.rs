@@ -288,7 +288,12 @@ impl Detector {
     }
 
     /// The crops of `boxes` (whole pixels) from `img`, resized to `size x size` as the
-    /// reference does (the box's region, zero outside the image, `INTER_AREA`).
+    /// reference does (the box's region, zero outside the image, `INTER_AREA`), in the
+    /// boxes' order.
+    ///
+    /// A crop sums `taps^2` pixels per output (taps: about the box's size over `size`),
+    /// and one kernel call sums as many for every box as its largest needs; so the boxes
+    /// are cut in groups of similar size, joined and put back in order on the device.
     pub fn crops(&self, img: &DeviceTensor<u8, 3>, boxes: &[[f64; 4]], size: usize) -> Result<DeviceTensor<f32, 4>> {
         let mut taps = Vec::with_capacity(boxes.len());
         for b in boxes {
@@ -301,20 +306,57 @@ impl Detector {
                 return Err(format!("a box of {tmpw} x {tmph} pixels cannot be cropped").into());
             }
             let (tx, ty) = tables::resize_taps(tmpw as usize, tmph as usize, size, size);
-            taps.push((tx, ty, x1 - 1, y1 - 1));
+            let k = tables::width(&tx).max(tables::width(&ty));
+            taps.push((tx, ty, x1 - 1, y1 - 1, k));
         }
-        let k = taps.iter().map(|(tx, ty, ..)| tables::width(tx).max(tables::width(ty))).max().unwrap_or(1);
-        let (mut xs, mut wx, mut ys, mut wy) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-        for (tx, ty, ox, oy) in &taps {
-            tables::flatten(tx, k, *ox, &mut xs, &mut wx);
-            tables::flatten(ty, k, *oy, &mut ys, &mut wy);
+        // Groups of boxes by their taps (sorted, a group's largest at most twice its
+        // smallest); the batch is put back in the boxes' order at the end.
+        let mut order: Vec<usize> = (0..boxes.len()).collect();
+        order.sort_by_key(|&i| taps[i].4);
+        let mut groups: Vec<Vec<usize>> = Vec::new();
+        for i in order {
+            match groups.last_mut() {
+                Some(g) if taps[i].4 <= 2 * taps[g[0]].4 => g.push(i),
+                _ => groups.push(vec![i]),
+            }
         }
-        let (d, n) = (&self.device, boxes.len());
-        let ys = Tensor::from_vec(ys, [n, size, k])?.to_device(d)?;
-        let wy = Tensor::from_vec(wy, [n, size, k])?.to_device(d)?;
-        let xs = Tensor::from_vec(xs, [n, size, k])?.to_device(d)?;
-        let wx = Tensor::from_vec(wx, [n, size, k])?.to_device(d)?;
-        Ok(crop_resize::call_on(d, img, &ys, &wy, &xs, &wx)?)
+        let d = &self.device;
+        let mut batch: Option<DeviceTensor<f32, 4>> = None;
+        let mut placed = Vec::with_capacity(boxes.len());
+        for g in &groups {
+            let k = g.iter().map(|&i| taps[i].4).max().unwrap_or(1);
+            let (mut xs, mut wx, mut ys, mut wy) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            for &i in g {
+                let (tx, ty, ox, oy, _) = &taps[i];
+                tables::flatten(tx, k, *ox, &mut xs, &mut wx);
+                tables::flatten(ty, k, *oy, &mut ys, &mut wy);
+            }
+            let n = g.len();
+            let ys = Tensor::from_vec(ys, [n, size, k])?.to_device(d)?;
+            let wy = Tensor::from_vec(wy, [n, size, k])?.to_device(d)?;
+            let xs = Tensor::from_vec(xs, [n, size, k])?.to_device(d)?;
+            let wx = Tensor::from_vec(wx, [n, size, k])?.to_device(d)?;
+            let part = crop_resize::call_on(d, img, &ys, &wy, &xs, &wx)?;
+            batch = Some(match batch {
+                None => part,
+                Some(prev) => {
+                    let total = prev.shape()[0] + n;
+                    concat_crops::call_on(d, &prev, &part, total)?
+                }
+            });
+            placed.extend_from_slice(g);
+        }
+        let batch = batch.ok_or("no boxes to crop")?;
+        if placed.iter().enumerate().all(|(k, &i)| k == i) {
+            return Ok(batch);
+        }
+        // Back in the boxes' order: the crops are gathered by a permutation.
+        let mut at = vec![0i32; boxes.len()];
+        for (k, &i) in placed.iter().enumerate() {
+            at[i] = k as i32;
+        }
+        let at = Tensor::from_vec(at, [boxes.len()])?.to_device(d)?;
+        Ok(gather_crops::call_on(d, &batch, &at)?)
     }
 
     /// Detects the faces in an RGB image `[H, W, 3]`.

@@ -14,6 +14,7 @@ pub mod onnx;
 pub mod tables;
 
 pub use detector::{Detector, Face};
+pub use onnx_protobuf;
 
 use std::path::PathBuf;
 
