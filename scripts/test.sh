@@ -52,6 +52,10 @@ bash scripts/face-venv.sh 2>&1 || echo "note: the face detector's Python referen
 
 # Every crate, every test, every feature (ndarray, compiler; opencl and cuda are defaults).
 cargo test --workspace --all-targets --all-features 2>&1
+# The backend suite once more with every written `schedule!` block ignored
+# (`TVM_SCHEDULES=derived`): each kernel of the corpus and the examples runs the schedule the
+# auto-scheduler derives, on every backend, against the references.
+TVM_SCHEDULES=derived cargo test --test backends --all-features 2>&1
 # The doc tests: the language reference (the rustdoc of `compute!`), the README's snippets
 # and the API docs' examples.
 cargo test --workspace --doc --all-features 2>&1

@@ -7,7 +7,8 @@
 mod common;
 use common::lowered::{kernel_tokens_in, without_blocks};
 use common::registry::KERNELS;
-use tvm_core::frontend::{lower_explained, parse_kernel, parse_str, schedule_source};
+use tvm_core::driver::{lower_explained, schedule_source};
+use tvm_core::frontend::{parse_kernel, parse_str};
 use tvm_core::tir::printer::print_func;
 use tvm_core::Target;
 

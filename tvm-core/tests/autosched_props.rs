@@ -16,7 +16,8 @@
 //!
 //! Knobs: `AUTOSCHED_PROPS_CASES` (cases per target), `AUTOSCHED_PROPS_SEED`.
 
-use tvm_core::frontend::{lower_explained, parse_str, ScheduleSource};
+use tvm_core::driver::{lower_explained, ScheduleSource};
+use tvm_core::frontend::parse_str;
 use tvm_core::interp::{run, ArgValue, HostTensor};
 use tvm_core::schedule::Schedule;
 use tvm_core::tir::printer::print_func;
@@ -277,7 +278,7 @@ fn check(c: &Case, target: &Target, opencl: bool) -> Result<bool, String> {
     }
     let f = f.map_err(|e| format!("lowering failed: {e:?}\n{}", derived.text))?;
     let flat = Schedule::default_for(k.graph.clone(), target.clone());
-    let flat = tvm_core::lower::lower(&flat).map_err(|e| format!("the flat default does not lower: {e:?}"))?;
+    let flat = tvm_core::driver::lower(&flat).map_err(|e| format!("the flat default does not lower: {e:?}"))?;
     let shape = output_shape(&k, c);
     let got = run_case(c, &f, &shape).map_err(|e| format!("the interpreter failed: {e}\n{}\n{}", derived.text, print_func(&f)))?;
     let want = run_case(c, &flat, &shape).map_err(|e| format!("the flat default failed: {e}"))?;

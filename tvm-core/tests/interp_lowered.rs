@@ -28,8 +28,8 @@ const N: usize = 80;
 fn lowered(target: &str) -> PrimFunc {
     let kernel = tvm_core::frontend::parse_str(MATMUL).unwrap_or_else(|e| panic!("{e:?}"));
     let target = Target::parse(target).unwrap();
-    let sch = tvm_core::frontend::build_schedule(&kernel, &target).unwrap_or_else(|e| panic!("{e:?}"));
-    tvm_core::lower::lower(&sch).unwrap_or_else(|e| panic!("{e:?}"))
+    let sch = tvm_core::driver::build_schedule(&kernel, &target).unwrap_or_else(|e| panic!("{e:?}"));
+    tvm_core::driver::lower(&sch).unwrap_or_else(|e| panic!("{e:?}"))
 }
 
 /// Runs `f` on fixed random inputs; the output, or the error.

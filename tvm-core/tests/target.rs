@@ -52,3 +52,27 @@ fn unknown_kinds_options_archs_and_features_are_errors() {
     let msg = Target::parse("vulkan").unwrap_err().to_string();
     assert!(msg.contains("`vulkan`") && !msg.ends_with('.'), "{msg}");
 }
+
+#[test]
+fn facts_for_the_auto_scheduler_have_defaults_and_options() {
+    let t = Target::cpu();
+    let f = &t.facts;
+    assert_eq!((f.vector_registers, f.fma_units, f.fma_latency, f.cores), (32, 2, 4, 4));
+    assert_eq!((f.l1_bytes, f.l2_bytes), (32 << 10, 1 << 20));
+    // A known family sets its caches; AVX2 alone means 16 vector registers.
+    let t = Target::parse("llvm -mcpu=sapphirerapids").unwrap();
+    assert_eq!((t.facts.l1_bytes, t.facts.l2_bytes, t.facts.vector_registers), (48 << 10, 2 << 20, 32));
+    assert_eq!(Target::parse("llvm -mattr=+avx2,+fma").unwrap().facts.vector_registers, 16);
+    let t = Target::parse("cpu -l2-cache=2M -l1-cache=48K -num-cores=16 -fma-latency=3 -vector-registers=32").unwrap();
+    assert_eq!((t.facts.l2_bytes, t.facts.l1_bytes, t.facts.cores, t.facts.fma_latency), (2 << 20, 48 << 10, 16, 3));
+    assert_eq!(t.num_cores, Some(16));
+    for bad in ["cpu -l2-cache=0", "cpu -l2-cache=2X", "cpu -fma-units=-1", "cuda -sm_count=0"] {
+        assert!(matches!(Target::parse(bad), Err(TargetError::BadValue { .. })), "{bad}");
+    }
+    // GPUs: per architecture, and options after `-arch` win.
+    let t = Target::parse("cuda -arch=sm_90a").unwrap();
+    assert_eq!((t.facts.sm_count, t.facts.shared_memory_per_sm), (132, 228 << 10));
+    let t = Target::parse("cuda -arch=sm_80 -sm_count=100 -max_shared_memory_per_sm=100K").unwrap();
+    assert_eq!((t.facts.sm_count, t.facts.shared_memory_per_sm), (100, 100 << 10));
+    assert_eq!(Target::opencl().facts.sm_count, 16);
+}

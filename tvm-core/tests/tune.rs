@@ -282,8 +282,8 @@ fn the_default_space_checks_for_each_form() {
             assert!(space::space_size(&ks) >= 2);
             // Candidate 0 lowers to what the kernel gets without a block.
             let target = tvm_core::Target::parse(kind.name()).unwrap();
-            let want = tvm_core::frontend::lower_for(&k, &target).expect("lowers");
-            let got = tvm_core::frontend::lower_for(&dk, &target).expect("candidate 0 lowers");
+            let want = tvm_core::driver::lower_for(&k, &target).expect("lowers");
+            let got = tvm_core::driver::lower_for(&dk, &target).expect("candidate 0 lowers");
             assert_eq!(
                 tvm_core::tir::printer::print_func(&got),
                 tvm_core::tir::printer::print_func(&want),

@@ -268,9 +268,16 @@ impl Cx<'_> {
         order.extend(uii.clone());
         order.push(vi.clone());
         self.b.stmt(format!("{owner}.reorder({})", order.join(", ")));
-        // The parallel loop: the outer spatial loops and the row blocks, fused.
+        // The parallel loop: the outer spatial loops and the row blocks, fused. The
+        // blocks join the fusion only when they divide their axis: otherwise the fused
+        // index is not a linear walk through the output, and each parallel iteration
+        // could not be given its own chunk of it.
+        let eu = p.u.and_then(|u| info.axes[u].extent);
+        let exact_blocks = eu.is_some_and(|e| e % p.mb.unwrap_or(p.mr) == 0);
         let mut par: Vec<String> = outer.clone();
-        par.extend(uo.clone());
+        if par.is_empty() || exact_blocks {
+            par.extend(uo.clone());
+        }
         if par.is_empty() {
             par.extend(vo.clone());
         }
@@ -292,6 +299,7 @@ impl Cx<'_> {
             .clone()
             .or_else(|| inner.last().cloned())
             .or_else(|| vo.clone().filter(|v| !par.contains(v)))
+            .or_else(|| uo.clone().filter(|u| !par.contains(u)))
             .or_else(|| par_axis.clone());
         let Some(attach) = attach else {
             // A tile that is the whole output: nothing to attach to; the reduction stays
@@ -622,8 +630,13 @@ impl Cx<'_> {
             names[0], names[1], names[2], names[3], info.axes[u].name, v.name
         ));
         let outer: Vec<String> = (0..u).map(|k| format!("{name}.{}", info.axes[k].name)).collect();
+        // The tile rows join the fused parallel loop only when the tile divides their axis
+        // (see `emit_tile`).
+        let exact = info.axes[u].extent.is_some_and(|e| e % lanes == 0);
         let mut par = outer;
-        par.push(names[0].clone());
+        if par.is_empty() || exact {
+            par.push(names[0].clone());
+        }
         let p = if par.len() == 1 {
             par[0].clone()
         } else {
@@ -649,9 +662,12 @@ impl Cx<'_> {
         let v = &info.axes[n - 1];
         let lanes = self.lanes(t);
         let name = info.name.clone();
-        let vector = info.vectorizable_along(&v.var) && v.extent.is_none_or(|e| e >= lanes);
+        let contiguous = info.vectorizable_along(&v.var);
+        let vector = contiguous && v.extent.is_none_or(|e| e >= lanes);
         let why = if vector {
             format!("`{name}`: the leading axes in parallel, `{}` in vectors of {lanes}", v.name)
+        } else if contiguous {
+            format!("`{name}`: the leading axes in parallel (`{}` is shorter than a vector)", v.name)
         } else {
             format!("`{name}`: the leading axes in parallel (`{}` is not read contiguously)", v.name)
         };

@@ -49,7 +49,7 @@ fn dir() -> Option<PathBuf> {
     // a build script's CUDA binaries are embedded by what is on disk.
     if std::env::var_os("TVM_TIME_PASSES").is_some_and(|v| v == "1")
         || std::env::var_os("TVM_DUMP_TIR").is_some_and(|v| !v.is_empty())
-        || std::env::var_os("OUT_DIR").is_some_and(|d| crate::build::artifact_dir(Path::new(&d)).is_dir())
+        || std::env::var_os("OUT_DIR").is_some_and(|d| crate::artifact::artifact_dir(Path::new(&d)).is_dir())
     {
         return None;
     }

@@ -99,10 +99,7 @@ fn expand_one(tokens: TokenStream, backends: Backends) -> Result<TokenStream, (V
             let stub = crate::frontend::parse_syntax(tokens).map(|(ast, _)| stub::stub(&ast)).unwrap_or_default();
             Err((errors, stub))
         }
-        Ok(kernel) => match lower_backends(&kernel, backends)
-            .map(|l| with_tuned(l, &kernel, &tokens, backends))
-            .and_then(|l| module::expand(&kernel, &l))
-        {
+        Ok(kernel) => match expand_kernel(&kernel, &tokens, backends) {
             Ok(ts) => {
                 // Stored as text; a hit reads these tokens back with the same spans on the
                 // signature's names (the tests compare the two). Not with a name `device`.
@@ -114,6 +111,27 @@ fn expand_one(tokens: TokenStream, backends: Backends) -> Result<TokenStream, (V
             }
             Err(errs) => Err((errs, stub::stub(&kernel.ast))),
         },
+    }
+}
+
+/// The expansion of a checked kernel: lowered for every backend (with its tuning
+/// record's winners), then emitted. Code generation can refuse a schedule the lowering
+/// accepted (a parallel loop whose iterations it cannot prove write disjoint parts); it
+/// runs here, on the macro's thread, after lowering, so a derived schedule it refuses
+/// (a compiler bug, never the user's error) is retried without the derived statements.
+fn expand_kernel(kernel: &Kernel, tokens: &TokenStream, backends: Backends) -> Result<TokenStream, Vec<syn::Error>> {
+    let lowered = lower_backends(kernel, backends)?;
+    let derived = lowered.derived;
+    match module::expand(kernel, &with_tuned(lowered, kernel, tokens, backends)) {
+        Err(errs) if derived => {
+            let reason = format!(
+                "code generation refused the derived schedule: {}",
+                errs.first().map(|e| e.to_string()).unwrap_or_default()
+            );
+            let lowered = lower_backends_with(kernel, backends, &crate::driver::Derivation::Off { reason })?;
+            module::expand(kernel, &with_tuned(lowered, kernel, tokens, backends))
+        }
+        r => r,
     }
 }
 
@@ -217,6 +235,8 @@ pub struct Lowered {
     /// Each target's schedule as `schedule!` source (`crate::frontend::schedule_source`),
     /// by target name; `NAME::schedule(target)` returns it.
     pub schedule_source: std::collections::BTreeMap<&'static str, String>,
+    /// Whether some target's schedule has derived statements.
+    pub derived: bool,
     /// The winners of the kernel's tuning record, lowered.
     pub tuned: TunedLowered,
 }
@@ -259,7 +279,7 @@ fn with_tuned(mut lowered: Lowered, kernel: &Kernel, tokens: &TokenStream, backe
         let f = if t.schedules == kernel.schedules {
             None
         } else {
-            let Ok(mut f) = crate::frontend::lower_exact(&kernel.graph, &t.schedules, &target) else { continue };
+            let Ok(mut f) = crate::driver::lower_exact(&kernel.graph, &t.schedules, &target) else { continue };
             f.name = format!("{}_tuned", f.name);
             Some(f)
         };
@@ -288,6 +308,15 @@ pub fn lower_all(kernel: &Kernel) -> Result<Lowered, Vec<syn::Error>> {
 /// Checks every schedule block (of every target, on or off) and lowers the kernel for the
 /// CPU and the backends that are on.
 pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Vec<syn::Error>> {
+    lower_backends_with(kernel, backends, &crate::driver::Derivation::On)
+}
+
+/// [`lower_backends`] with the auto-scheduler on or off.
+fn lower_backends_with(
+    kernel: &Kernel,
+    backends: Backends,
+    derivation: &crate::driver::Derivation,
+) -> Result<Lowered, Vec<syn::Error>> {
     let mut errors: Vec<syn::Error> =
         crate::frontend::check_schedules(kernel).iter().map(|e| schedule_error(kernel, e)).collect();
     if !errors.is_empty() {
@@ -310,7 +339,7 @@ pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Ve
                             times.push((e.pass, e.micros))
                         }
                     };
-                    (crate::frontend::lower_with_source(graph, schedules, &t, &mut trace), times)
+                    (crate::driver::lower_with_source(graph, schedules, &t, &mut trace, derivation), times)
                 })
             })
             .collect();
@@ -324,9 +353,11 @@ pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Ve
     }
     let mut schedule_source = std::collections::BTreeMap::new();
     let mut results = Vec::new();
-    for (t, ((r, text), _)) in backends.targets().iter().zip(lowered) {
-        schedule_source.insert(t.kind.name(), text);
-        results.push(r);
+    let mut derived = false;
+    for (t, (l, _)) in backends.targets().iter().zip(lowered) {
+        schedule_source.insert(t.kind.name(), l.source);
+        derived |= l.derived;
+        results.push(l.func);
     }
     // Errors in target order (cpu, cuda, opencl), each message once.
     let mut funcs = Vec::new();
@@ -350,11 +381,11 @@ pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Ve
     let cpu = funcs.next().expect("the CPU is always lowered");
     let cuda = if backends.cuda { funcs.next() } else { None };
     let opencl = if backends.opencl { funcs.next() } else { None };
-    Ok(Lowered { cpu, cuda, opencl, schedule_source, tuned: TunedLowered::default() })
+    Ok(Lowered { cpu, cuda, opencl, schedule_source, derived, tuned: TunedLowered::default() })
 }
 
 /// One target's lowering, and its pass times when asked for.
-type LowerResult = (Result<PrimFunc, Vec<crate::schedule::ScheduleError>>, String);
+type LowerResult = crate::driver::Lowering;
 type PassTimes = Vec<(&'static str, u64)>;
 
 /// Whether `TVM_TIME_PASSES=1` asks for the pass times of every kernel. The expansion

@@ -111,14 +111,14 @@ pub(crate) fn check_all(kernel: &Kernel) -> Vec<ScheduleError> {
         // malformed is not applied; one whose first values are legal has every value
         // checked against the others.
         let raw = kernel.ast.schedules.get(i).unwrap_or(b);
-        let knob_errors = crate::tune::space::check_syntax(raw);
+        let knob_errors = super::knobs::check_syntax(raw);
         if !knob_errors.is_empty() {
             errors.extend(knob_errors);
             continue;
         }
         match apply_block(&kernel.graph, b, target.clone()) {
             Err(es) => errors.extend(es),
-            Ok(_) => errors.extend(crate::tune::space::check_values(&kernel.graph, raw, &target)),
+            Ok(_) => errors.extend(super::knobs::check_values(&kernel.graph, raw, &target)),
         }
     }
     errors
@@ -136,56 +136,47 @@ pub(crate) fn apply_block(
     a.finish()
 }
 
-/// Applies `block` (if any) for `target`, then the auto-scheduler's statements for the
-/// stages it leaves unshaped (`crate::autosched`), then the defaults for what no rule
-/// covers, and validates the result. The written block's errors are returned as
-/// [`apply_block`] returns them. Derived statements that fail (a compiler bug, never the
-/// user's error) give way to [`apply_block`]'s schedule, the reason kept in
-/// [`Schedule::derived`].
-pub(crate) fn apply_derived(
-    graph: &crate::te::Graph,
-    block: Option<&ScheduleBlock>,
-    target: Target,
-) -> Result<Schedule, Vec<ScheduleError>> {
-    let empty = ScheduleBlock { target: target.kind.name().to_string(), target_loc: Loc::NONE, stmts: Vec::new() };
-    let block = block.unwrap_or(&empty);
-    let mut a = Applier::new(graph, target.clone());
-    a.stmts(&block.stmts);
-    if !a.errors.is_empty() {
-        return apply_block(graph, block, target);
+/// A schedule being built statement by statement: the written block's statements, then
+/// (the driver's) the auto-scheduler's for the stages they leave unshaped, then the
+/// defaults and validation ([`Application::finish`]).
+pub struct Application {
+    a: Applier,
+}
+
+impl Application {
+    /// An empty schedule of `graph` for `target`.
+    pub fn new(graph: &crate::te::Graph, target: Target) -> Application {
+        Application { a: Applier::new(graph, target) }
     }
-    let taken: Vec<String> = a.env.keys().cloned().collect();
-    let derived = crate::autosched::derive(&a.s, &taken);
-    if derived.is_empty() {
-        return a.finish();
+
+    /// Applies `stmts` in order (their errors are kept for [`Application::finish`]).
+    pub fn apply(&mut self, stmts: &[SchedStmt]) {
+        self.a.stmts(stmts);
     }
-    let mut summary = crate::schedule::DerivedSchedule {
-        text: derived.statements(false),
-        knob_text: derived.statements(true),
-        notes: derived.notes.iter().map(|n| (n.stage.clone(), n.rule.to_string(), n.why.clone())).collect(),
-        fallback: None,
-    };
-    let fallback = |why: String, mut summary: crate::schedule::DerivedSchedule| {
-        let mut s = apply_block(graph, block, target.clone())?;
-        summary.fallback = Some(why);
-        s.derived = Some(Box::new(summary));
-        Ok(s)
-    };
-    let Some(parsed) = crate::autosched::parse::parse_statements(&derived.statements(false), &derived.target) else {
-        return fallback("the derived statements do not parse".into(), summary);
-    };
-    // The derived statements name stages and their own bindings only.
-    a.env.clear();
-    a.stmts(&parsed.stmts);
-    match a.finish() {
-        Ok(mut s) => {
-            s.derived = Some(Box::new(std::mem::take(&mut summary)));
-            Ok(s)
-        }
-        Err(es) => {
-            let first = es.first().map(|e| e.to_string()).unwrap_or_default();
-            fallback(format!("the derived schedule is not valid: {first}"), summary)
-        }
+
+    /// Forgets the `let` bindings so far: the statements applied next name stages only.
+    pub fn forget_bindings(&mut self) {
+        self.a.env.clear();
+    }
+
+    /// The names the statements so far bound with `let`.
+    pub fn bound_names(&self) -> Vec<String> {
+        self.a.env.keys().cloned().collect()
+    }
+
+    pub fn has_errors(&self) -> bool {
+        !self.a.errors.is_empty()
+    }
+
+    /// The schedule as the statements so far left it (no defaults yet).
+    pub fn schedule(&self) -> &Schedule {
+        &self.a.s
+    }
+
+    /// The defaults for the stages no statement touched, then validation: the schedule,
+    /// or every error of the statements and of validation.
+    pub fn finish(self) -> Result<Schedule, Vec<ScheduleError>> {
+        self.a.finish()
     }
 }
 

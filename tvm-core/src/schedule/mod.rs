@@ -60,6 +60,11 @@ pub enum Attach {
     At { stage: StageId, axis: AxisId },
 }
 
+/// The most iterations `unroll` replicates: a longer loop stays a loop (annotated for the
+/// backend) instead of growing the code without bound, and a user's `unroll` of one is an
+/// error (`ScheduleErrorKind::UnrollDropped`).
+pub const MAX_UNROLL: i64 = 256;
+
 /// The annotation of one axis.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AxisAnn {

@@ -2,7 +2,8 @@
 //! run on the interpreter, compare with a reference.
 #![allow(dead_code)]
 
-use tvm_core::frontend::{build_schedule, parse_str, Kernel};
+use tvm_core::driver::build_schedule;
+use tvm_core::frontend::{parse_str, Kernel};
 use tvm_core::interp::{run, ArgValue, HostTensor, ScalarValue};
 use tvm_core::schedule::Schedule;
 use tvm_core::tir::PrimFunc;
@@ -75,7 +76,7 @@ fn show(e: &[tvm_core::schedule::ScheduleError]) -> String {
 pub fn lower(src: &str, variant: Variant) -> PrimFunc {
     let k = parse(src);
     let s = schedule(&k, variant);
-    tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)))
+    tvm_core::driver::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)))
 }
 
 /// The arguments of a run: `inputs` (tensors), then `scalars`, then the f32 output of
@@ -173,7 +174,7 @@ pub mod opencl {
         out: &[usize],
     ) -> Vec<f32> {
         let s = schedule_for(&parse(src), variant, Target::opencl());
-        let f = tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)));
+        let f = tvm_core::driver::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)));
         let mut args = poisoned_args(inputs, scalars, out);
         if let Err(e) = tvm_core::launch::run_on_device(&Device::OpenCl(dev), &f, &mut args) {
             let source = tvm_core::codegen::opencl::emit_opencl(&f).unwrap_or_default();
@@ -259,7 +260,7 @@ pub fn check_registered(kernel: &registry::Kernel) -> usize {
     for v in Variant::CPU_GPU {
         let lower = |target: Target| {
             let s = schedule_for(&k, v, target);
-            tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("{} {v:?}: lowering failed: {}", kernel.label(), show(&e)))
+            tvm_core::driver::lower(&s).unwrap_or_else(|e| panic!("{} {v:?}: lowering failed: {}", kernel.label(), show(&e)))
         };
         let f = lower(v.target());
         let opencl = v.is_gpu().then(|| lower(Target::opencl()));

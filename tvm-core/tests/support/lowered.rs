@@ -3,7 +3,8 @@
 #![allow(dead_code)]
 
 use proc_macro2::TokenStream;
-use tvm_core::frontend::{build_schedule, parse_kernel, parse_str, Kernel};
+use tvm_core::driver::build_schedule;
+use tvm_core::frontend::{parse_kernel, parse_str, Kernel};
 use tvm_core::schedule::Schedule;
 use tvm_core::tir::{PrimFunc, Stmt};
 use tvm_core::Target;
@@ -83,7 +84,7 @@ pub fn lower_kernel(kernel: &Kernel, target: &Target, default: bool) -> PrimFunc
     } else {
         build_schedule(kernel, target).unwrap_or_else(|e| panic!("schedule rejected: {}", show(&e)))
     };
-    tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)))
+    tvm_core::driver::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)))
 }
 
 /// The schedule the auto-scheduler derives for `kernel` on `target` with the kernel's
