@@ -159,6 +159,9 @@ fn nchw(shape: &[usize], x: &[f32]) -> Vec<f32> {
     out
 }
 
+/// The crops of R-Net's and O-Net's batches compared on an OpenCL device.
+const OPENCL_BATCH: usize = 16;
+
 fn max_abs_diff(a: &[f32], b: &[f32]) -> f32 {
     assert_eq!(a.len(), b.len());
     a.iter().zip(b).map(|(x, y)| (x - y).abs()).fold(0.0, f32::max)
@@ -172,8 +175,12 @@ fn each_network_matches_both_runtimes_on_the_same_inputs() {
         for case in r.manifest["networks"].as_array().unwrap() {
             let net = case["net"].as_str().unwrap();
             let (shape, x) = r.tensor(&case["input"]);
-            let x = nchw(&shape, &x);
-            let (n, h, w) = (shape[0], shape[1], shape[2]);
+            // On an OpenCL device the batches of R-Net and O-Net are cut to their first
+            // crops: PoCL runs the GPU schedules on the CPU, and the whole batches go
+            // through those kernels in the pipeline test already.
+            let n = if matches!(device, Device::Cpu) { shape[0] } else { shape[0].min(OPENCL_BATCH) };
+            let x = nchw(&shape, &x)[..x.len() / shape[0] * n].to_vec();
+            let (h, w) = (shape[1], shape[2]);
             // (output name, this network's result in NCHW order)
             let got: Vec<(&str, Vec<f32>)> = match net {
                 "pnet" => {
@@ -201,7 +208,8 @@ fn each_network_matches_both_runtimes_on_the_same_inputs() {
                     let (shape, want) = r.tensor(&case[peer][name]);
                     // P-Net's maps are NHWC there, NCHW here; the dense outputs agree.
                     let want = if shape.len() == 4 { nchw(&shape, &want) } else { want };
-                    let d = max_abs_diff(mine, &want);
+                    let want = &want[..want.len() / shape[0] * n];
+                    let d = max_abs_diff(mine, want);
                     assert!(d <= 1e-4, "{net} `{name}` on {device}, input {:?}: max |difference| {d:e} from {peer}", shape);
                 }
             }
@@ -266,9 +274,12 @@ fn bad_images_are_errors_or_no_faces() {
         write_png(&grey, image::DynamicImage::ImageLuma8(photo.to_luma8()));
         let rgba = dir.join("rgba.png");
         write_png(&rgba, image::DynamicImage::ImageRgba8(photo.to_rgba8()));
-        for path in [&grey, &rgba] {
-            let faces = det.detect(&tvm_mtcnn::read_rgb(path).unwrap()).unwrap().faces;
-            assert_eq!(faces.len(), 1, "{} on {device}", path.display());
+        // (Decoding does not depend on the device, so the CPU alone detects on them.)
+        if matches!(device, Device::Cpu) {
+            for path in [&grey, &rgba] {
+                let faces = det.detect(&tvm_mtcnn::read_rgb(path).unwrap()).unwrap().faces;
+                assert_eq!(faces.len(), 1, "{}", path.display());
+            }
         }
         // A 4000 x 3000 photograph (the astronaut tiled) with faces of 400 pixels and more
         // looked for: the whole path at that size (tables of many taps), bounded time.
