@@ -236,9 +236,12 @@ fn poly_vec4() {
             own_vectors::poly_vec4::run(d, &tx, 1.5, -0.5, y)
         });
     }
-    // The OpenCL program uses vector types.
+    // The OpenCL program of the written block uses vector types (not checked under
+    // `TVM_SCHEDULES=derived`, which ignores the block).
     let text = own_vectors::poly_vec4::source("opencl").unwrap();
-    assert!(text.contains("vload4") && text.contains("vstore4") && text.contains("float4"), "{text}");
+    if std::env::var("TVM_SCHEDULES").as_deref() != Ok("derived") {
+        assert!(text.contains("vload4") && text.contains("vstore4") && text.contains("float4"), "{text}");
+    }
 }
 
 #[test]
