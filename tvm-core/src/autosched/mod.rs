@@ -16,7 +16,7 @@
 //!   a register tile of `mr` rows by `nr` vector lanes accumulated in a local cache
 //!   (the element-wise consumer itself when there is one: bias, activation), the
 //!   innermost reduction unrolled, and an operand whose tile rows are short slices of long
-//!   rows packed into a local panel per block of rows; on GPUs ([`gpu`]) blocks, threads
+//!   rows packed into a local panel per block of rows; on GPUs (`gpu.rs`) blocks, threads
 //!   and a register tile per thread with the operands staged through shared memory;
 //! - row reductions read by a row-wise consumer (softmax, layer norm) are computed per
 //!   row inside the consumer's parallel loop, each as vectorized partial results;
