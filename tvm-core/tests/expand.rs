@@ -381,18 +381,7 @@ fn fn_docs(file: &syn::File, name: &str) -> String {
             _ => None,
         })
         .unwrap_or_else(|| panic!("no `fn {name}` in the expansion"));
-    let lines: Vec<String> = f
-        .attrs
-        .iter()
-        .filter_map(|a| match &a.meta {
-            syn::Meta::NameValue(nv) if nv.path.is_ident("doc") => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Str(s), .. }) => Some(s.value()),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect();
-    lines.join("\n")
+    tvm_core::frontend::doc_lines(&f.attrs).join("\n")
 }
 
 /// The typed function's rustdoc states each tensor's element type and shape (rustdoc

@@ -164,13 +164,13 @@ fn inline_set(base: &Schedule) -> BTreeSet<TensorId> {
 /// to that stage (both ends excluded).
 fn between_placed(base: &Schedule) -> BTreeSet<TensorId> {
     let graph = &base.graph;
-    // The stages `t` reads, directly or through others.
-    let upstream = |t: TensorId| {
+    // The stages reached from `t` by `next`, repeatedly (`t` itself not included).
+    let reach = |t: TensorId, next: &dyn Fn(TensorId) -> Vec<TensorId>| {
         let mut seen = BTreeSet::new();
-        let mut stack = graph.inputs_of(t);
+        let mut stack = next(t);
         while let Some(u) = stack.pop() {
             if seen.insert(u) {
-                stack.extend(graph.inputs_of(u));
+                stack.extend(next(u));
             }
         }
         seen
@@ -178,12 +178,9 @@ fn between_placed(base: &Schedule) -> BTreeSet<TensorId> {
     let mut out = BTreeSet::new();
     for st in &base.stages {
         let Attach::At { stage, .. } = st.attach else { continue };
-        let (p, c) = (st.tensor, base.stage(stage).tensor);
-        for u in upstream(c) {
-            if u != p && upstream(u).contains(&p) {
-                out.insert(u);
-            }
-        }
+        let upstream = reach(base.stage(stage).tensor, &|t| graph.inputs_of(t));
+        let downstream = reach(st.tensor, &|t| graph.consumers_of(t));
+        out.extend(upstream.intersection(&downstream));
     }
     out
 }

@@ -102,14 +102,9 @@ pub fn parse_syntax(tokens: TokenStream) -> Result<(ast::KernelAst, SourceMap), 
     parse::parse_kernel_ast(tokens)
 }
 
-/// Parses and checks the tokens inside `compute! { ... }`: the kernel and its schedule
-/// blocks. Syntax errors of a schedule statement are not reported here but by
-/// [`check_schedules`] and [`schedule_apply`], with the other schedule errors.
-pub fn parse_kernel(tokens: TokenStream) -> Result<Kernel, Vec<FrontendError>> {
-    let (ast, source_map) = parse::parse_kernel_ast(tokens)?;
-    let checked = check::check_kernel(&ast, &source_map)?;
-    let docs = ast
-        .attrs
+/// The text of the `///` lines (`#[doc = ".."]` attributes) among `attrs`, in order.
+pub fn doc_lines(attrs: &[syn::Attribute]) -> Vec<String> {
+    attrs
         .iter()
         .filter_map(|a| match &a.meta {
             syn::Meta::NameValue(nv) if nv.path.is_ident("doc") => match &nv.value {
@@ -118,7 +113,16 @@ pub fn parse_kernel(tokens: TokenStream) -> Result<Kernel, Vec<FrontendError>> {
             },
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// Parses and checks the tokens inside `compute! { ... }`: the kernel and its schedule
+/// blocks. Syntax errors of a schedule statement are not reported here but by
+/// [`check_schedules`] and [`schedule_apply`], with the other schedule errors.
+pub fn parse_kernel(tokens: TokenStream) -> Result<Kernel, Vec<FrontendError>> {
+    let (ast, source_map) = parse::parse_kernel_ast(tokens)?;
+    let checked = check::check_kernel(&ast, &source_map)?;
+    let docs = doc_lines(&ast.attrs);
     Ok(Kernel {
         name: ast.sig.name.name.clone(),
         attrs: ast.attrs.clone(),
