@@ -42,9 +42,9 @@ pick() {
 }
 
 echo "== building the release test binaries and the cuda bench"
-tests_json=$(cargo test --release --no-run --message-format=json -p tvm --test backends --test device_tensors | executables)
-runtime_json=$(cargo test --release --no-run --message-format=json -p tvm-runtime --test cuda | executables)
-bench_json=$(cargo bench --no-run --message-format=json -p tvm --bench cuda | executables)
+tests_json=$(cargo test --release --no-run --message-format=json -p tvm-rs --test backends --test device_tensors | executables)
+runtime_json=$(cargo test --release --no-run --message-format=json -p tvm-rs-runtime --test cuda | executables)
+bench_json=$(cargo bench --no-run --message-format=json -p tvm-rs --bench cuda | executables)
 
 rm -rf "$stage"
 mkdir -p "$stage"

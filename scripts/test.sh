@@ -10,6 +10,9 @@
 # failure.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each step's wall time, so a slow step shows in the log.
+step_t0=$SECONDS
+took() { echo "== $1: $((SECONDS - step_t0)) s (total $SECONDS s)"; step_t0=$SECONDS; }
 # A clean run writes about N GB (target/ and the CUDA venv); say so up front when the disk
 # is short rather than failing half-way through a build.
 free_kb=$(df -Pk . | awk 'NR == 2 { print $4 }')
@@ -49,23 +52,29 @@ export PATH="$nv/cuda_nvcc/bin:$PATH:$nv/cu13/bin"
 # and scikit-image from PyPI into target/face-venv (idempotent). Without it that test skips,
 # or fails under TVM_REQUIRE_TOOLS=1.
 bash scripts/face-venv.sh 2>&1 || echo "note: the face detector's Python reference could not be installed" >&2
+took "setup"
 
 # Every crate, every test, every feature (ndarray, compiler; opencl and cuda are defaults).
 cargo test --workspace --all-targets --all-features 2>&1
+took "workspace tests"
 # The backend suite once more with every written `schedule!` block ignored
 # (`TVM_SCHEDULES=derived`): each kernel of the corpus and the examples runs the schedule the
 # auto-scheduler derives, on every backend, against the references.
 TVM_SCHEDULES=derived cargo test --test backends --all-features 2>&1
+took "backends, derived schedules"
 # The doc tests: the language reference (the rustdoc of `compute!`), the README's snippets
 # and the API docs' examples.
 cargo test --workspace --doc --all-features 2>&1
-# The language reference's programs (tests/dsl_contract.rs) once more, built with tvm's default features only (what a user's
-# crate gets) and the default device set to OpenCL: the typed functions then run their
-# GPU schedules on PoCL, libOpenCL loaded at run time.
+took "doc tests"
+# The language reference's programs (tests/dsl_contract.rs) once more, with the default
+# device set to OpenCL: the typed functions then run their GPU schedules on PoCL, libOpenCL
+# loaded at run time. The features of the first step, so nothing is rebuilt (a user's crate
+# with the default features expands every kernel the same way).
 # (grep reads all of clinfo's output: with -q it could exit first, and pipefail would count
 # clinfo's SIGPIPE as "no device".)
 if [ "${TVM_REQUIRE_TOOLS:-}" = 1 ] || { command -v clinfo >/dev/null && clinfo -l 2>/dev/null | grep Device >/dev/null; }; then
-  TVM_DEVICE=opencl cargo test --test dsl_contract 2>&1
+  TVM_DEVICE=opencl cargo test --test dsl_contract --all-features 2>&1
+  took "dsl_contract on OpenCL"
 else
   echo "note: no OpenCL device, so the reference's programs are not rerun on OpenCL" >&2
 fi
@@ -75,18 +84,28 @@ for target in cpu opencl; do
   cargo run -q -p tvm-tune -- . --check --target "$target" 2>&1
   cargo run -q -p tvm-tune -- benches/tuning.rs --crate . --default-space --check --target "$target" 2>&1
 done
+took "tvm-tune --check"
 # A user's crate with tvm's GPU features off (examples/debug-build/kernels), built on its
 # own so no other crate turns them on: compute! lowers for the CPU only, and the kernels
 # say so for CUDA and OpenCL.
 cargo test -p tvm-example-kernels 2>&1
+took "debug-build kernels"
 # The runtime without its GPU backends (their `*_off.rs` stand-ins), warnings denied:
 # nothing above builds it that way.
-RUSTFLAGS="-D warnings" cargo check -p tvm-runtime --no-default-features --target-dir target/no-gpu 2>&1
+RUSTFLAGS="-D warnings" cargo check -p tvm-rs-runtime --no-default-features --target-dir target/no-gpu 2>&1
+took "runtime without GPU"
 # The thread pool's protocol model-checked by loom (tvm-runtime/src/pool/loom.rs): every
 # interleaving of its threads with up to three preemptions each. A target dir of its own:
 # `--cfg loom` rebuilds everything it compiles, and would invalidate the main build.
-RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p tvm-runtime --release --no-default-features \
+RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p tvm-rs-runtime --release --no-default-features \
   --features rayon --lib pool --target-dir target/loom 2>&1
+took "loom"
 # The API docs must build without warnings.
-RUSTDOCFLAGS="-D warnings" cargo doc -p tvm -p tvm-runtime -p tvm-core --no-deps --all-features 2>&1
+RUSTDOCFLAGS="-D warnings" cargo doc -p tvm-rs -p tvm-rs-runtime -p tvm-rs-core --no-deps --all-features 2>&1
+took "docs"
+# The crates a user's build needs, packaged as crates.io receives them: their metadata,
+# the files each includes and the versions of their path dependencies. Without the
+# verification build (`cargo publish` does it), which compiles the compiler once per crate.
+cargo package -p tvm-rs-runtime -p tvm-rs-core -p tvm-rs-macros -p tvm-rs --no-verify --allow-dirty 2>&1
+took "package"
 echo "disk: target/ holds $(du -sm target | cut -f1) MB after the run"

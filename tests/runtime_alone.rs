@@ -5,11 +5,11 @@
 
 use std::process::Command;
 
-/// The crates of `cargo tree -e normal,no-proc-macro -p tvm` with `features`.
+/// The crates of `cargo tree -e normal,no-proc-macro -p tvm-rs` with `features`.
 fn linked_crates(features: &[&str]) -> Vec<String> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let mut c = Command::new(cargo);
-    c.args(["tree", "-e", "normal,no-proc-macro", "-p", "tvm", "--prefix", "none", "--offline"])
+    c.args(["tree", "-e", "normal,no-proc-macro", "-p", "tvm-rs", "--prefix", "none", "--offline"])
         .current_dir(env!("CARGO_MANIFEST_DIR"));
     if !features.is_empty() {
         c.args(["--features", &features.join(",")]);
@@ -22,12 +22,12 @@ fn linked_crates(features: &[&str]) -> Vec<String> {
         .collect()
 }
 
-const COMPILER_CRATES: [&str; 4] = ["syn", "quote", "proc-macro2", "tvm-core"];
+const COMPILER_CRATES: [&str; 4] = ["syn", "quote", "proc-macro2", "tvm-rs-core"];
 
 #[test]
 fn the_default_build_links_no_compiler() {
     let crates = linked_crates(&[]);
-    assert!(crates.iter().any(|c| c == "tvm-runtime"), "{crates:?}");
+    assert!(crates.iter().any(|c| c == "tvm-rs-runtime"), "{crates:?}");
     assert!(crates.iter().any(|c| c == "opencl3"), "the OpenCL backend is a default feature: {crates:?}");
     for banned in COMPILER_CRATES {
         assert!(!crates.iter().any(|c| c == banned), "a program using tvm links `{banned}`: {crates:?}");

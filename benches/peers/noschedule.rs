@@ -52,12 +52,14 @@ compute! {
 }
 
 compute! {
-    /// Row softmax.
+    /// Row softmax, the algorithm of the example's (one division per row, a
+    /// multiplication per element, as ONNX Runtime computes it), so the derived schedule is
+    /// compared with the written one on the same arithmetic.
     pub fn auto_softmax(x: f32[M, N]) -> y: f32[M, N] {
         let m[i]: f32[M] = max(x[i, j] for j in 0..N);
         let e[i, j]: f32[M, N] = exp(x[i, j] - m[i]);
         let s[i]: f32[M] = sum(e[i, j] for j in 0..N);
-        y[i, j] = e[i, j] / s[i];
+        y[i, j] = e[i, j] * (1.0 / s[i]);
     }
 }
 

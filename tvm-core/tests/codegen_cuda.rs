@@ -403,7 +403,7 @@ fn main_loop_mix(sass: &str) -> (Vec<(String, usize)>, usize) {
 }
 
 /// The matmul example's CUDA schedule: at least 70% of the SASS instructions of its main
-/// loop are FFMA, with no spills (the figure in the README: `cargo test -p tvm-core
+/// loop are FFMA, with no spills (the figure in the README: `cargo test -p tvm-rs-core
 /// --test codegen_cuda matmul_main_loop -- --nocapture`).
 #[test]
 fn matmul_main_loop_is_mostly_ffma() {

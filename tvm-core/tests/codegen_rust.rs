@@ -6,7 +6,7 @@
 //! write interleaved elements.
 //!
 //! Bless the golden after an intended change with
-//! `UPDATE_EXPECT=1 cargo test -p tvm-core --test codegen_rust`.
+//! `UPDATE_EXPECT=1 cargo test -p tvm-rs-core --test codegen_rust`.
 
 use expect_test::expect;
 use proc_macro2::TokenStream;
@@ -522,7 +522,7 @@ publish = false
 
 [dependencies]
 # What the emitted code calls at `rt_path` (the facade's `tvm::__rt`): the runtime alone.
-tvm-runtime = { path = "TVM_RUNTIME_PATH", default-features = false, features = ["rayon"] }
+tvm-runtime = { package = "tvm-rs-runtime", path = "TVM_RUNTIME_PATH", default-features = false, features = ["rayon"] }
 
 [profile.release]
 debug = false

@@ -5,7 +5,7 @@
 //! the auto-scheduler's analysis takes (`autosched::derive` for cpu, cuda and opencl).
 //! The kernels are the examples' and the no-schedule bench's. Printed, not
 //! asserted (timings are not test results); see the README for the figures:
-//! `cargo test --release -p tvm-core --test compile_cost -- --nocapture`.
+//! `cargo test --release -p tvm-rs-core --test compile_cost -- --nocapture`.
 
 use std::time::Instant;
 

@@ -2,7 +2,7 @@
 //! file under `tests/filetests/<pass>/` holds the pass to run, the input TIR and the
 //! expected output. The runner reads the input (`tir::parser`), verifies it, runs the
 //! pass, verifies the result and compares its text with the expected output. Blessed
-//! with `UPDATE_EXPECT=1 cargo test -p tvm-core --test filetests`, which rewrites what
+//! with `UPDATE_EXPECT=1 cargo test -p tvm-rs-core --test filetests`, which rewrites what
 //! follows each file's `; output:` line. `tests/filetests/README.md` describes the format.
 
 use std::collections::BTreeSet;

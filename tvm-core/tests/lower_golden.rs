@@ -1,5 +1,5 @@
 //! Golden tests of the TIR that schedules lower to. Bless after an intended change with
-//! `UPDATE_EXPECT=1 cargo test -p tvm-core --test lower_golden`, and read the diff.
+//! `UPDATE_EXPECT=1 cargo test -p tvm-rs-core --test lower_golden`, and read the diff.
 
 mod common;
 use common::*;

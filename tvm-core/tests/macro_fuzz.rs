@@ -4,7 +4,7 @@
 //! under `catch_unwind`. Every expansion must return tokens that parse as Rust items:
 //! `compile_error!`s (with the stub) or the kernel's code. A tiny deterministic PRNG keeps
 //! failures reproducible; `TVM_MACROS_FUZZ_CASES` and `TVM_MACROS_FUZZ_SEED` run more or
-//! other cases (`cargo test -p tvm-core --test macro_fuzz -- --nocapture` prints the counts).
+//! other cases (`cargo test -p tvm-rs-core --test macro_fuzz -- --nocapture` prints the counts).
 
 use tvm_core::expand::compute as expand_tokens;
 #[path = "support/atoms.rs"]

@@ -2,7 +2,7 @@
 //! hand.
 //!
 //! The expected text is inline; after an intended change of the format, bless it with
-//! `UPDATE_EXPECT=1 cargo test -p tvm-core --test tir_print_basic` and review the diff.
+//! `UPDATE_EXPECT=1 cargo test -p tvm-rs-core --test tir_print_basic` and review the diff.
 
 use expect_test::{expect, Expect};
 use tvm_core::dtype::DType;

@@ -152,7 +152,7 @@ pub fn identity(o: &Options) -> Result<String, String> {
     let root = workspace();
     let manifest = format!(
         "[package]\nname = \"tvm-tune-probe-{kind}\"\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
-         [dependencies]\ntvm = {{ path = {root:?}, default-features = false, features = [{feats}] }}\n\n\
+         [dependencies]\ntvm = {{ package = \"tvm-rs\", path = {root:?}, default-features = false, features = [{feats}] }}\n\n\
          [workspace]\n",
         kind = kind.name(),
         root = root.to_string_lossy(),

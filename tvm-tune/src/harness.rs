@@ -80,7 +80,7 @@ pub fn write(
     let feats: Vec<String> = features.iter().map(|f| format!("{f:?}")).collect();
     let manifest = format!(
         "[package]\nname = {package:?}\nversion = \"0.0.0\"\nedition = \"2021\"\npublish = false\n\n\
-         [dependencies]\ntvm = {{ path = {root:?}, default-features = false, features = [{feats}] }}\n\n\
+         [dependencies]\ntvm = {{ package = \"tvm-rs\", path = {root:?}, default-features = false, features = [{feats}] }}\n\n\
          [workspace]\n\n[profile.release]\ndebug = false\n",
         root = tvm_root.to_string_lossy(),
         feats = feats.join(", "),

@@ -8,7 +8,7 @@
 //! read; and every access to the pool's lifetime-erased body is checked against its
 //! writes. A worker spins [`LOOM_SPINS`](super::LOOM_SPINS) times before it sleeps.
 //!
-//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p tvm-runtime --release
+//! `RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p tvm-rs-runtime --release
 //! --no-default-features --features rayon --lib pool --target-dir target/loom`
 
 use super::{submit, worker, Pool, WORKER};

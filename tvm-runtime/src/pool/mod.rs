@@ -19,7 +19,7 @@
 //!
 //! The synchronization primitives come from `sync.rs`: std's, or loom's under
 //! `cfg(loom)`, where `loom.rs` model-checks the protocol (`RUSTFLAGS="--cfg loom"
-//! cargo test -p tvm-runtime --release --lib pool`, as `scripts/test.sh` runs it).
+//! cargo test -p tvm-rs-runtime --release --lib pool`, as `scripts/test.sh` runs it).
 
 #[cfg(all(test, loom))]
 mod loom;

@@ -1,14 +1,17 @@
 //! An application in a debug build whose kernels live in a crate of their own
 //! (`tvm-example-kernels`), which the workspace compiles with `opt-level = 3` even in debug
-//! builds. Prints each kernel's time (median of 5 runs after a warm-up).
+//! builds. Prints each kernel's time (median of 5 runs after a warm-up) and, with `--loops`,
+//! that of the plain Rust loop it replaces, compiled with the application's profile
+//! (median of 3).
 //!
-//! `cargo run -p tvm-debug-build` (debug: the kernels run at release speed). Compare with
-//! `TVM_EXAMPLE_KERNELS_OPT=0`-less builds by editing the profile, or see the README's
-//! "Kernels in debug builds" for the measured figures.
+//! `cargo run -p tvm-debug-build`; `benches/debug_build.sh` runs it in every profile the
+//! kernels can be built with, in one run (docs/PERFORMANCE.md has the figures).
 
 use std::time::Instant;
 use tvm::{Error, Tensor};
 use tvm_example_kernels as k;
+
+mod loops;
 
 fn median_ms(mut f: impl FnMut() -> Result<(), Error>) -> Result<f64, Error> {
     f()?;
@@ -20,6 +23,19 @@ fn median_ms(mut f: impl FnMut() -> Result<(), Error>) -> Result<f64, Error> {
     }
     times.sort_by(f64::total_cmp);
     Ok(times[2])
+}
+
+/// The median of 3 runs of a plain loop (no warm-up: the slowest take seconds in debug).
+fn loop_ms(mut f: impl FnMut() -> Vec<f32>) -> f64 {
+    let mut times: Vec<f64> = (0..3)
+        .map(|_| {
+            let t = Instant::now();
+            std::hint::black_box(f());
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[1]
 }
 
 fn filled<const R: usize>(shape: [usize; R]) -> Result<Tensor<f32, R>, Error> {
@@ -45,6 +61,21 @@ fn main() -> Result<(), Error> {
     println!("{profile} build of the application; kernels from tvm-example-kernels:");
     for (name, ms) in rows_out {
         println!("  {name:<32} {ms:>9.2} ms");
+    }
+    if std::env::args().any(|a| a == "--loops") {
+        let (av, bv, xv, wv) = (a.as_slice(), b.as_slice(), x.as_slice(), w.as_slice());
+        let loops = [
+            ("matmul 1024³", loop_ms(|| loops::matmul(av, bv, 1024))),
+            ("dense+bias+relu 256×1024×1024", loop_ms(|| loops::dense_bias_relu(xv, wv, bias.as_slice(), 256, 1024, 1024))),
+            ("conv2d 64→64 56²", loop_ms(|| loops::conv2d(data.as_slice(), cw.as_slice(), 64, 56, 56))),
+            ("softmax 4096×1024", loop_ms(|| loops::softmax(rows.as_slice(), 1024))),
+            ("layernorm 4096×1024", loop_ms(|| loops::layernorm(rows.as_slice(), g.as_slice(), be.as_slice(), 1024))),
+            ("vector add 2^24", loop_ms(|| loops::vector_add(va.as_slice(), vb.as_slice()))),
+        ];
+        println!("the plain loops, built with the application's profile:");
+        for (name, ms) in loops {
+            println!("  {name:<32} {ms:>9.2} ms");
+        }
     }
     Ok(())
 }
