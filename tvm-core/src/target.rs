@@ -10,6 +10,8 @@ pub enum TargetKind {
     Cpu,
     Cuda,
     OpenCl,
+    /// WebGPU: WGSL run through wgpu (Vulkan, Metal, DX12), 32-bit indices.
+    WebGpu,
     /// Source emission only.
     Metal,
 }
@@ -20,6 +22,7 @@ impl TargetKind {
             TargetKind::Cpu => "cpu",
             TargetKind::Cuda => "cuda",
             TargetKind::OpenCl => "opencl",
+            TargetKind::WebGpu => "webgpu",
             TargetKind::Metal => "metal",
         }
     }
@@ -65,7 +68,7 @@ impl fmt::Display for TargetError {
         match self {
             TargetError::Empty => write!(f, "empty target string"),
             TargetError::UnknownKind { kind } => {
-                write!(f, "unknown target `{kind}`; expected one of cpu, llvm, cuda, opencl, metal")
+                write!(f, "unknown target `{kind}`; expected one of cpu, llvm, cuda, opencl, webgpu, metal")
             }
             TargetError::UnknownOption { kind, option } => {
                 write!(f, "unknown option `{option}` for target `{kind}`")
@@ -92,6 +95,10 @@ impl Target {
         let (mt, ws, smem) = match kind {
             TargetKind::Cuda => (1024, 32, 48 * 1024),
             TargetKind::OpenCl => (256, 1, 32 * 1024),
+            // WebGPU's default limits (`maxComputeInvocationsPerWorkgroup`,
+            // `maxComputeWorkgroupStorageSize`), which every adapter offers; subgroups are
+            // an optional feature, so reductions across threads go through shared memory.
+            TargetKind::WebGpu => (256, 1, 16 * 1024),
             TargetKind::Metal => (1024, 32, 32 * 1024),
             TargetKind::Cpu => (1, 1, 0),
         };
@@ -121,6 +128,9 @@ impl Target {
     pub fn opencl() -> Target {
         Target::base(TargetKind::OpenCl)
     }
+    pub fn webgpu() -> Target {
+        Target::base(TargetKind::WebGpu)
+    }
 
     /// Parses `KIND -key=value ...`.
     pub fn parse(s: &str) -> Result<Target, TargetError> {
@@ -130,6 +140,7 @@ impl Target {
             "cpu" | "llvm" | "c" => TargetKind::Cpu,
             "cuda" | "nvptx" => TargetKind::Cuda,
             "opencl" => TargetKind::OpenCl,
+            "webgpu" => TargetKind::WebGpu,
             "metal" => TargetKind::Metal,
             other => return Err(TargetError::UnknownKind { kind: other.to_string() }),
         };
@@ -156,12 +167,14 @@ impl Target {
                         .ok_or_else(|| TargetError::UnknownArch { arch: value.to_string() })?;
                     t.sm = sm;
                 }
-                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::Metal, "max_threads_per_block") => {
-                    t.max_threads_per_block = num("a positive integer")?
-                }
-                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::Metal, "max_shared_memory_per_block") => {
-                    t.max_shared_memory_per_block = num("a positive number of bytes")?
-                }
+                (
+                    TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal,
+                    "max_threads_per_block",
+                ) => t.max_threads_per_block = num("a positive integer")?,
+                (
+                    TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal,
+                    "max_shared_memory_per_block",
+                ) => t.max_shared_memory_per_block = num("a positive number of bytes")?,
                 (TargetKind::Cuda, "thread_warp_size") => t.warp_size = num("a positive integer")?,
                 (TargetKind::Cuda, "fast-math") => {
                     t.fast_math = match value {
@@ -229,7 +242,7 @@ impl Target {
     }
 
     pub fn is_gpu(&self) -> bool {
-        matches!(self.kind, TargetKind::Cuda | TargetKind::OpenCl | TargetKind::Metal)
+        matches!(self.kind, TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal)
     }
     pub fn is_cpu(&self) -> bool {
         self.kind == TargetKind::Cpu

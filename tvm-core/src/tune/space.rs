@@ -442,7 +442,7 @@ pub fn default_space(graph: &crate::te::Graph, kind: crate::TargetKind) -> Optio
         return None;
     }
     let mut s = String::new();
-    let gpu = matches!(kind, crate::TargetKind::Cuda | crate::TargetKind::OpenCl | crate::TargetKind::Metal);
+    let gpu = !matches!(kind, crate::TargetKind::Cpu);
     if gpu {
         let local = !own_reduce.is_empty();
         if local {
@@ -457,6 +457,7 @@ pub fn default_space(graph: &crate::te::Graph, kind: crate::TargetKind) -> Optio
         // Thread counts the target allows, the default schedule's 256 first.
         let max = match kind {
             crate::TargetKind::Cuda => crate::Target::cuda().max_threads_per_block,
+            crate::TargetKind::WebGpu => crate::Target::webgpu().max_threads_per_block,
             _ => crate::Target::opencl().max_threads_per_block,
         };
         let threads: Vec<String> =

@@ -1,0 +1,284 @@
+//! 32-bit index arithmetic for WGSL, which has no 64-bit integers: for which values of the
+//! dims a kernel's `i64` (and `u64`) arithmetic provably fits in `i32`.
+//!
+//! TIR computes indices in `i64`. A WGSL kernel computes them in `i32`, which is exact as
+//! long as no value, intermediate ones included, leaves `i32`. With symbolic dims nothing
+//! fits for every shape (`i * K + k` grows with `M` and `K`), so the proof is made for
+//! shapes up to a bound: every 64-bit integer scalar of the function (the dims, and
+//! scalars such as a `usize` parameter) lies in `[0, B]` (dims and unsigned scalars) or
+//! `[-B, B]`, and then every 64-bit value the printed code computes lies in `i32`, by
+//! interval arithmetic over the ranges of the thread, loop and `let` variables (one pass,
+//! bottom-up, the operations WGSL performs). [`scalar_limit`] finds the largest power of
+//! two `B` (or `i32::MAX`) for which this holds; the generated host code checks each
+//! 64-bit scalar against it before a launch and passes it as an `i32`, so a larger shape
+//! is an error, never a wrapped index.
+//!
+//! The same rule as [`crate::codegen::c_like::index_fits_i32`] (CUDA's narrowing), with
+//! the scalars bounded instead of absent and the grid's extents computed from them.
+
+use crate::codegen::dim_vars;
+use crate::dtype::DType;
+use crate::tir::visit::{walk_expr, walk_stmt, Visitor};
+use crate::tir::{BinOp, CheckKind, Expr, Kernel, Param, PrimFunc, Stmt, VarId};
+use std::collections::{HashMap, HashSet};
+
+type Iv = (i128, i128);
+
+const LO: i128 = i32::MIN as i128;
+const HI: i128 = i32::MAX as i128;
+
+/// Whether `d` is a 64-bit integer type (`i64`, `u64`), printed as `i32` in WGSL.
+pub fn wide(d: DType) -> bool {
+    d.element().bits == 64 && d.is_integer()
+}
+
+/// The largest bound `B` (a power of two, or `i32::MAX`) such that kernel `k` of `f`
+/// computes every 64-bit integer value exactly in `i32` when each 64-bit integer scalar
+/// lies in `[0, B]` (dims and unsigned scalars) or `[-B, B]`; `None` when not even
+/// `B = 1` is enough (or the kernel holds 64-bit integers in memory).
+pub fn scalar_limit(f: &PrimFunc, k: &Kernel) -> Option<i64> {
+    let dims: HashSet<VarId> = dim_vars(f).iter().map(|v| v.id()).collect();
+    let scalars: Vec<(VarId, DType)> = f
+        .params
+        .iter()
+        .filter_map(|p| match p {
+            Param::Scalar(v) => Some((v.id(), v.dtype())),
+            Param::Tensor { .. } => None,
+        })
+        .chain(dim_vars(f).iter().map(|v| (v.id(), v.dtype())))
+        .chain(k.scalar_args.iter().map(|v| (v.id(), v.dtype())))
+        .collect();
+    let fits = |b: i128| {
+        let ranges = scalars
+            .iter()
+            .filter_map(|&(id, d)| {
+                let r = if wide(d) {
+                    if dims.contains(&id) || d.is_uint() {
+                        (0, b)
+                    } else {
+                        (-b, b)
+                    }
+                } else {
+                    type_range(d)?
+                };
+                Some((id, r))
+            })
+            .collect();
+        fits_i32(k, ranges)
+    };
+    // Monotone in the bound (interval arithmetic only widens with its inputs): the
+    // largest that fits, by bisection over the exponent.
+    let bound = |e: u32| if e >= 31 { HI } else { 1i128 << e };
+    if !fits(bound(0)) {
+        return None;
+    }
+    let (mut lo, mut hi) = (0u32, 31u32);
+    if fits(bound(hi)) {
+        return Some(i32::MAX as i64);
+    }
+    while hi - lo > 1 {
+        let mid = (lo + hi) / 2;
+        if fits(bound(mid)) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(bound(lo) as i64)
+}
+
+/// The values of an integer type of at most 32 bits, `None` for other types.
+fn type_range(d: DType) -> Option<Iv> {
+    let d = d.element();
+    match (d.is_integer(), d.is_uint(), d.bits) {
+        (true, true, b) if b <= 32 => Some((0, (1i128 << b) - 1)),
+        (true, false, b) if b <= 32 => Some((-(1i128 << (b - 1)), (1i128 << (b - 1)) - 1)),
+        _ => None,
+    }
+}
+
+/// Whether every 64-bit integer value of `k` lies in `i32` (and is not negative where
+/// its type is unsigned) with the scalars in `scalars`: see the module docs.
+fn fits_i32(k: &Kernel, scalars: HashMap<VarId, Iv>) -> bool {
+    let mut c = Check { vars: scalars, ok: true };
+    for (tag, v) in &k.thread_vars {
+        let ext = if tag.is_block() { &k.grid[tag.dim()] } else { &k.block[tag.dim()] };
+        match c.iv(ext) {
+            Some((_, hi)) if hi <= HI + 1 => {
+                c.vars.insert(v.id(), (0, (hi - 1).max(0)));
+            }
+            _ => return false,
+        }
+    }
+    if !c.ok {
+        return false;
+    }
+    c.visit_stmt(&k.body);
+    c.ok
+}
+
+struct Check {
+    vars: HashMap<VarId, Iv>,
+    ok: bool,
+}
+
+impl Check {
+    /// The range of integer expression `e` (`None`: unknown), every 64-bit
+    /// sub-expression checked to stay in `i32`.
+    fn iv(&mut self, e: &Expr) -> Option<Iv> {
+        let d = e.dtype();
+        let r = match e {
+            Expr::Int { value, .. } => Some((*value as i128, *value as i128)),
+            Expr::Var(v) => self.vars.get(&v.id()).copied(),
+            Expr::Binary { op, a, b } => {
+                let (x, y) = (self.iv(a), self.iv(b));
+                match (x, y) {
+                    (Some((a0, a1)), Some((b0, b1))) if d.is_integer() => match op {
+                        BinOp::Add => Some((a0 + b0, a1 + b1)),
+                        BinOp::Sub => Some((a0 - b1, a1 - b0)),
+                        BinOp::Mul => {
+                            let m = |x: i128, y: i128| x.saturating_mul(y);
+                            let p = [m(a0, b0), m(a0, b1), m(a1, b0), m(a1, b1)];
+                            Some((*p.iter().min().unwrap(), *p.iter().max().unwrap()))
+                        }
+                        // Truncating division and remainder by a positive divisor.
+                        BinOp::Div if b0 > 0 => {
+                            let p = [a0 / b0, a0 / b1, a1 / b0, a1 / b1];
+                            Some((*p.iter().min().unwrap(), *p.iter().max().unwrap()))
+                        }
+                        // A divisor that may be 0 (a dim): WGSL's `x / 0` is `x`, and a
+                        // quotient is never further from 0 than its dividend.
+                        BinOp::Div if b0 == 0 => Some((a0.min(0), a1.max(0))),
+                        // The remainder is 0 by 0 (WGSL), else smaller than the divisor, with
+                        // the sign of the dividend.
+                        BinOp::Mod if b0 >= 0 => {
+                            let m = (b1 - 1).max(0);
+                            Some((if a0 < 0 { -m } else { 0 }, if a1 > 0 { m } else { 0 }))
+                        }
+                        BinOp::Min => Some((a0.min(b0), a1.min(b1))),
+                        BinOp::Max => Some((a0.max(b0), a1.max(b1))),
+                        _ => None,
+                    },
+                    _ => None,
+                }
+            }
+            Expr::Neg(a) => self.iv(a).map(|(lo, hi)| (-hi, -lo)),
+            Expr::Select { cond, then, otherwise } => {
+                self.visit(cond);
+                match (self.iv(then), self.iv(otherwise)) {
+                    (Some(a), Some(b)) => Some((a.0.min(b.0), a.1.max(b.1))),
+                    _ => None,
+                }
+            }
+            Expr::Cast { value, dtype } => {
+                let r = self.iv(value);
+                let (from, to) = (value.dtype().element(), dtype.element());
+                // The range of the target type: an integer value outside it wraps.
+                let to_range = if wide(to) {
+                    Some(if to.is_uint() { (0, u64::MAX as i128) } else { (i64::MIN as i128, i64::MAX as i128) })
+                } else {
+                    type_range(to)
+                };
+                let r = if from.is_bool() {
+                    Some((0, 1))
+                } else if from.is_integer() {
+                    r.or_else(|| type_range(from))
+                } else {
+                    None
+                };
+                r.filter(|r| to_range.is_some_and(|t| r.0 >= t.0 && r.1 <= t.1))
+            }
+            Expr::Check { value, kind, .. } => {
+                let r = self.iv(value);
+                match kind {
+                    // An index check gives a value in `0..extent`, or 0 when it fails; a
+                    // failed divisor check gives 1.
+                    CheckKind::Index { extent } => self.iv(extent).map(|(_, hi)| (0, (hi - 1).max(0))),
+                    CheckKind::Divisor => r.map(|(lo, hi)| (lo.min(1), hi.max(1))),
+                }
+            }
+            Expr::Load { buffer, indices } => {
+                for i in indices {
+                    self.visit(i);
+                }
+                if wide(buffer.dtype()) {
+                    self.ok = false;
+                }
+                type_range(buffer.dtype())
+            }
+            Expr::Ramp { base, stride, lanes } => match (self.iv(base), self.iv(stride)) {
+                (Some(b), Some(s)) => {
+                    let n = *lanes as i128 - 1;
+                    // Every lane is printed as `base + stride * l`.
+                    let last = (b.0 + (s.0 * n).min(0), b.1 + (s.1 * n).max(0));
+                    let step = ((s.0 * n).min(0), (s.1 * n).max(0));
+                    if wide(d) && (step.0 < LO || step.1 > HI) {
+                        self.ok = false;
+                    }
+                    Some(last)
+                }
+                _ => None,
+            },
+            Expr::Broadcast { value, .. } => self.iv(value),
+            other => {
+                walk_expr(self, other);
+                None
+            }
+        };
+        if wide(d) {
+            let lo = if d.is_uint() { 0 } else { LO };
+            match r {
+                Some((a, b)) if a >= lo && b <= HI => {}
+                _ => {
+                    if self.ok && std::env::var_os("TVM_DEBUG_NARROW").is_some() {
+                        eprintln!("narrow: {:?} for {}", r, crate::tir::printer::print_expr(e));
+                    }
+                    self.ok = false
+                }
+            }
+        }
+        r
+    }
+
+    fn visit(&mut self, e: &Expr) {
+        self.iv(e);
+    }
+}
+
+impl Visitor for Check {
+    fn visit_expr(&mut self, e: &Expr) {
+        if self.ok {
+            self.iv(e);
+        }
+    }
+    fn visit_stmt(&mut self, s: &Stmt) {
+        if !self.ok {
+            return;
+        }
+        match s {
+            Stmt::For { var, min, extent, body, .. } => {
+                match (self.iv(min), self.iv(extent)) {
+                    // The printed bound `min + extent` must fit too.
+                    (Some(m), Some(e)) if m.1 + e.1 <= HI && m.0 + e.0 >= LO => {
+                        self.vars.insert(var.id(), (m.0, m.1 + e.1.max(1) - 1));
+                    }
+                    _ if !wide(var.dtype()) => {}
+                    _ => self.ok = false,
+                }
+                self.visit_stmt(body);
+            }
+            Stmt::Let { var, value, body } => {
+                match self.iv(value) {
+                    Some(r) => {
+                        self.vars.insert(var.id(), r);
+                    }
+                    None if wide(var.dtype()) => self.ok = false,
+                    None => {}
+                }
+                self.visit_stmt(body);
+            }
+            Stmt::Allocate { buffer, .. } | Stmt::Store { buffer, .. } if wide(buffer.dtype()) => self.ok = false,
+            s => walk_stmt(self, s),
+        }
+    }
+}

@@ -1,0 +1,246 @@
+//! WGSL code generation (the `webgpu` target): every corpus and example kernel, with its
+//! GPU schedule and with the default one, lowered for `Target::webgpu()` and printed;
+//! every program naga parses and validates (as wgpu does before running it) and
+//! translates to MSL; the kernels WGSL cannot express fail with the documented error.
+//! Goldens of one program in WGSL and MSL (bless with `UPDATE_EXPECT=1`).
+
+use expect_test::expect;
+use tvm_core::codegen::wgsl::{emit_wgsl, naga_check};
+use tvm_core::expand::generic;
+use tvm_core::frontend::{lower_for, parse_kernel, unwrap_invocation, Kernel};
+use tvm_core::lower::lower;
+use tvm_core::schedule::Schedule;
+use tvm_core::tir::PrimFunc;
+use tvm_core::Target;
+
+#[path = "corpus/mod.rs"]
+mod corpus;
+
+/// The example kernels (files of `examples/kernels/`, several kernels in some).
+const EXAMPLES: &[(&str, &str)] = &[
+    ("argmax", include_str!("../../examples/kernels/argmax.rs")),
+    ("axpy", include_str!("../../examples/kernels/axpy.rs")),
+    ("conv2d", include_str!("../../examples/kernels/conv2d.rs")),
+    ("cumsum", include_str!("../../examples/kernels/cumsum.rs")),
+    ("dense_bias_relu", include_str!("../../examples/kernels/dense_bias_relu.rs")),
+    ("layernorm", include_str!("../../examples/kernels/layernorm.rs")),
+    ("matmul", include_str!("../../examples/kernels/matmul.rs")),
+    ("softmax", include_str!("../../examples/kernels/softmax.rs")),
+    ("softmax_stats", include_str!("../../examples/kernels/softmax_stats.rs")),
+    ("vector_add", include_str!("../../examples/kernels/vector_add.rs")),
+];
+
+/// Every `compute! { .. }` invocation of a file, as text.
+fn invocations(file: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = file;
+    while let Some(at) = rest.find("compute! {") {
+        let body = &rest[at..];
+        let mut depth = 0usize;
+        let mut end = body.len();
+        for (i, c) in body.char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        end = i + 1;
+                        break;
+                    }
+                }
+                _ => {}
+            }
+        }
+        out.push(&body[..end]);
+        rest = &body[end..];
+    }
+    out
+}
+
+/// Every kernel of the corpus and the examples (each type of a generic one): (label,
+/// kernel).
+fn all_kernels() -> Vec<(String, Kernel)> {
+    let mut sources: Vec<(String, &'static str)> = corpus::ALL.iter().map(|(n, s)| (n.to_string(), *s)).collect();
+    for (file, text) in EXAMPLES {
+        for (i, src) in invocations(text).into_iter().enumerate() {
+            sources.push((format!("example {file}#{i}"), src));
+        }
+    }
+    let mut out = Vec::new();
+    for (label, src) in sources {
+        let tokens = unwrap_invocation(src.parse().expect("the kernel tokenizes"));
+        let parse = |t| parse_kernel(t).unwrap_or_else(|e| panic!("{label}: kernel does not parse: {e:#?}"));
+        match generic::split(&tokens).expect("generics parse") {
+            Some((g, rest)) => {
+                for ty in &g.types {
+                    out.push((format!("{label}<{ty}>"), parse(generic::instantiate(&rest, &g.param, ty))));
+                }
+            }
+            None => {
+                let k = parse(tokens);
+                out.push((label, k))
+            }
+        }
+    }
+    out
+}
+
+/// The function of `k` lowered for WebGPU with its own or borrowed block, and with the
+/// default schedule.
+fn lowered(label: &str, k: &Kernel) -> Vec<(bool, PrimFunc)> {
+    let own = lower_for(k, &Target::webgpu()).unwrap_or_else(|e| panic!("{label}: lowering failed: {e:?}"));
+    let s = Schedule::default_for(k.graph.clone(), Target::webgpu());
+    let default = lower(&s).unwrap_or_else(|e| panic!("{label}: default lowering failed: {e:?}"));
+    vec![(false, own), (true, default)]
+}
+
+/// The kernels of the corpus and the examples WGSL cannot express, and the type that
+/// stops each (with every schedule).
+const NOT_IN_WGSL: &[(&str, &str)] =
+    &[("example argmax#0", "the i64 tensor `at`"), ("example axpy#0<f64>", "the f64 tensor `z`")];
+
+#[test]
+fn every_program_validates_or_names_what_wgsl_lacks() {
+    let mut programs = 0;
+    for (label, k) in all_kernels() {
+        for (default, f) in lowered(&label, &k) {
+            let schedule = if default { "default schedule" } else { "its schedule" };
+            match (emit_wgsl(&f), NOT_IN_WGSL.iter().find(|(l, _)| *l == label)) {
+                (Ok(text), None) => {
+                    if let Err(e) = naga_check::validate(&text) {
+                        panic!("{label} ({schedule}): {e}\n--- WGSL ---\n{text}");
+                    }
+                    let msl = naga_check::to_msl(&text).unwrap_or_else(|e| panic!("{label} ({schedule}): {e}"));
+                    assert!(msl.contains("kernel void"), "{label}:\n{msl}");
+                    assert_eq!(text.matches("@compute").count(), f.kernels.len(), "{label}:\n{text}");
+                    programs += 1;
+                }
+                (Err(e), Some((_, what))) => {
+                    let e = e.to_string();
+                    assert!(e.contains(what) && e.contains("on webgpu (WGSL has no 64-bit"), "{label}: {e}");
+                }
+                (Ok(_), Some(_)) => panic!("{label} ({schedule}): WGSL for a kernel listed as not expressible"),
+                (Err(e), None) => panic!("{label} ({schedule}): {e}"),
+            }
+        }
+    }
+    assert!(programs >= 50, "{programs} programs");
+}
+
+/// One kernel of each type WGSL lacks: the error names the tensor, its type and why.
+#[test]
+fn what_wgsl_lacks_is_named() {
+    for (ty, why) in [
+        ("f64", "WGSL has no 64-bit floats"),
+        ("f16", "WGSL has f16 only with the `shader-f16` extension"),
+        ("bf16", "WGSL has no bfloat16 type"),
+        ("i8", "WGSL has no 8- or 16-bit integers"),
+        ("u16", "WGSL has no 8- or 16-bit integers"),
+        ("i64", "WGSL has no 64-bit integers"),
+    ] {
+        let src = format!("pub fn copy(x: {ty}[n]) -> y: {ty}[n] {{ y[i] = x[i]; }}");
+        let k = parse_kernel(src.parse().unwrap()).unwrap();
+        let f = lower_for(&k, &Target::webgpu()).unwrap();
+        let e = emit_wgsl(&f).unwrap_err().to_string();
+        assert!(e.contains(&format!("the {ty} tensor `")) && e.contains(why), "{ty}: {e}");
+    }
+}
+
+/// 64-bit index arithmetic is computed in 32 bits up to a bound on the dims, which the
+/// host checks: the matmul's `i * K + k` fits while every dim is at most 2^15; a vector
+/// add's `i < n` while `n` is at most 2^30 (`n + 255` is computed too).
+#[test]
+fn dims_are_bounded_where_32_bits_are_exact() {
+    use tvm_core::codegen::wgsl::narrow::scalar_limit;
+    for (src, want) in [(include_str!("corpus/matmul.rs"), 1 << 15), (include_str!("corpus/vector_add.rs"), 1 << 30)] {
+        let k = parse_kernel(unwrap_invocation(src.parse().unwrap())).unwrap();
+        let f = lower_for(&k, &Target::webgpu()).unwrap();
+        assert_eq!(scalar_limit(&f, &f.kernels[0]), Some(want), "{}", k.name);
+        let text = emit_wgsl(&f).unwrap();
+        assert!(text.contains(&format!("is at most {want} (checked by the host)")), "{text}");
+    }
+}
+
+/// A checked read under a condition: WGSL's `select` evaluates both sides, so the branch
+/// with the check becomes an `if` (the check must not report a fault TIR never evaluates).
+#[test]
+fn a_check_under_a_condition_stays_lazy() {
+    let src = "pub fn pick(x: f32[n], ids: i32[n], t: f32[m]) -> y: f32[n] {
+        y[i] = if x[i] > 0.0 { t[ids[i] as i64] } else { 0.0 };
+    }";
+    let k = parse_kernel(src.parse().unwrap()).unwrap();
+    let f = lower_for(&k, &Target::webgpu()).unwrap();
+    let text = emit_wgsl(&f).unwrap();
+    naga_check::validate(&text).unwrap();
+    let lazy = text.find("var tvm_select").unwrap_or_else(|| panic!("a lazy select:\n{text}"));
+    let check = text.rfind("tvm_check_index_k0(").unwrap();
+    assert!(check > lazy && text[lazy..check].contains("if ("), "{text}");
+    let body = &text[text.find("fn pick_kernel0").unwrap()..];
+    assert!(!body.contains("select("), "no eager select of the checked side:\n{text}");
+}
+
+#[test]
+fn golden_vector_add() {
+    let k = parse_kernel(unwrap_invocation(include_str!("corpus/vector_add_golden.rs").parse().unwrap())).unwrap();
+    let f = lower_for(&k, &Target::webgpu()).unwrap();
+    let text = emit_wgsl(&f).unwrap();
+    expect![[r#"
+        @group(0) @binding(0) var<storage, read_write> c: array<f32>;
+        @group(0) @binding(1) var<storage, read> a: array<f32>;
+        @group(0) @binding(2) var<storage, read> b: array<f32>;
+        struct tvm_Args_k0 { n: i32 }
+        @group(0) @binding(3) var<uniform> tvm_args_k0: tvm_Args_k0;
+        // Indices in 32 bits: exact while every 64-bit scalar (the dims) is at most 1073741824 (checked by the host).
+        @compute @workgroup_size(256, 1, 1)
+        fn vector_add_kernel0(@builtin(workgroup_id) tvm_block: vec3<u32>, @builtin(local_invocation_id) tvm_thread: vec3<u32>) {
+          let n: i32 = tvm_args_k0.n;
+          let blockIdx_x: i32 = i32(tvm_block.x);
+          let threadIdx_x: i32 = i32(tvm_thread.x);
+          if ((((blockIdx_x * 256i) + threadIdx_x) < n)) {
+            c[((blockIdx_x * 256i) + threadIdx_x)] = (a[((blockIdx_x * 256i) + threadIdx_x)] + b[((blockIdx_x * 256i) + threadIdx_x)]);
+          }
+        }
+    "#]].assert_eq(&text);
+    expect![[r#"
+        // language: metal2.1
+        #include <metal_stdlib>
+        #include <simd/simd.h>
+
+        using metal::uint;
+
+        struct _mslBufferSizes {
+            uint size0;
+            uint size1;
+            uint size2;
+        };
+
+        typedef float type_1[1];
+        struct tvm_Args_k0_ {
+            int n;
+        };
+
+        struct vector_add_kernel0_Input {
+        };
+        kernel void vector_add_kernel0_(
+          metal::uint3 tvm_block [[threadgroup_position_in_grid]]
+        , metal::uint3 tvm_thread [[thread_position_in_threadgroup]]
+        , device type_1& c [[buffer(0)]]
+        , device type_1 const& a [[buffer(1)]]
+        , device type_1 const& b [[buffer(2)]]
+        , constant tvm_Args_k0_& tvm_args_k0_ [[buffer(3)]]
+        , constant _mslBufferSizes& _buffer_sizes [[buffer(4)]]
+        ) {
+            int n = tvm_args_k0_.n;
+            int blockIdx_x = static_cast<int>(tvm_block.x);
+            int threadIdx_x = static_cast<int>(tvm_thread.x);
+            if (as_type<int>(as_type<uint>(as_type<int>(as_type<uint>(blockIdx_x) * as_type<uint>(256))) + as_type<uint>(threadIdx_x)) < n) {
+                float _e23 = a[metal::min(unsigned(as_type<int>(as_type<uint>(as_type<int>(as_type<uint>(blockIdx_x) * as_type<uint>(256))) + as_type<uint>(threadIdx_x))), (_buffer_sizes.size1 - 0 - 4) / 4)];
+                float _e29 = b[metal::min(unsigned(as_type<int>(as_type<uint>(as_type<int>(as_type<uint>(blockIdx_x) * as_type<uint>(256))) + as_type<uint>(threadIdx_x))), (_buffer_sizes.size2 - 0 - 4) / 4)];
+                c[metal::min(unsigned(as_type<int>(as_type<uint>(as_type<int>(as_type<uint>(blockIdx_x) * as_type<uint>(256))) + as_type<uint>(threadIdx_x))), (_buffer_sizes.size0 - 0 - 4) / 4)] = _e23 + _e29;
+                return;
+            } else {
+                return;
+            }
+        }
+    "#]].assert_eq(&naga_check::to_msl(&text).unwrap());
+}
