@@ -52,3 +52,14 @@ fn unknown_kinds_options_archs_and_features_are_errors() {
     let msg = Target::parse("vulkan").unwrap_err().to_string();
     assert!(msg.contains("`vulkan`") && !msg.ends_with('.'), "{msg}");
 }
+
+#[test]
+fn webgpu_defaults_are_webgpus_default_limits() {
+    let t = Target::parse("webgpu").unwrap();
+    assert_eq!((t.kind, t.max_threads_per_block, t.max_shared_memory_per_block), (TargetKind::WebGpu, 256, 16384));
+    assert_eq!(t.warp_size, 1, "subgroups are optional in WebGPU: reductions through shared memory");
+    assert!(t.is_gpu() && t == Target::webgpu() && t.to_string() == "webgpu");
+    let t = Target::parse("webgpu -max_threads_per_block=1024 -max_shared_memory_per_block=32768").unwrap();
+    assert_eq!((t.max_threads_per_block, t.max_shared_memory_per_block), (1024, 32768));
+    assert!(matches!(Target::parse("webgpu -arch=sm_80"), Err(TargetError::UnknownOption { .. })));
+}
