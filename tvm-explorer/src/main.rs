@@ -1,5 +1,6 @@
 //! The pipeline explorer: `tvm-explorer FILE.rs... --out PAGE.html` runs the real
-//! pipeline on every `compute!` of the files (for cpu, cuda and opencl) and writes one
+//! pipeline on every `compute!` of the files (for cpu, cuda, opencl and webgpu, whose
+//! column also shows the MSL naga makes of the WGSL) and writes one
 //! self-contained HTML page (inline CSS and JS, no network); `--text` prints the same
 //! content to the terminal. See the README's "Pipeline explorer".
 
@@ -13,7 +14,8 @@ use std::process::ExitCode;
 
 const USAGE: &str = "usage: tvm-explorer FILE.rs [FILE.rs ...] (--out PAGE.html | --text) [--dim NAME=VALUE ...]
 
-Runs the real pipeline on every `compute!` of the files, for cpu, cuda and opencl, and
+Runs the real pipeline on every `compute!` of the files, for cpu, cuda, opencl and webgpu
+(WGSL, and the MSL translated from it), and
 writes one self-contained HTML page (--out) or prints the same content (--text).
 --dim gives a dim a value for the cost view (trip counts, FLOPs and bytes as numbers).";
 

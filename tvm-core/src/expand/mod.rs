@@ -356,8 +356,8 @@ pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Ve
     if let (Some(b), Some(f)) = (webgpu_block, &webgpu) {
         if let Err(e) = crate::codegen::wgsl::emit_wgsl(f) {
             let message = format!(
-                "this `schedule!(webgpu)` block schedules a kernel WGSL cannot express: {e}\nhelp: schedule \
-                 it for `cuda` or `opencl` instead, or change what WebGPU lacks"
+                "this `schedule!(webgpu)` block schedules a kernel WGSL cannot express: {e}\nhelp: remove \
+                 the block (the kernel then has no WebGPU code), or schedule it for `cuda` or `opencl`"
             );
             return Err(vec![kernel.source_map.error(b.target_loc, message)]);
         }
