@@ -134,8 +134,8 @@ impl Check {
                 let (x, y) = (self.iv(a), self.iv(b));
                 match (x, y) {
                     (Some((a0, a1)), Some((b0, b1))) if d.is_integer() => match op {
-                        BinOp::Add => Some((a0 + b0, a1 + b1)),
-                        BinOp::Sub => Some((a0 - b1, a1 - b0)),
+                        BinOp::Add => Some((a0.saturating_add(b0), a1.saturating_add(b1))),
+                        BinOp::Sub => Some((a0.saturating_sub(b1), a1.saturating_sub(b0))),
                         BinOp::Mul => {
                             let m = |x: i128, y: i128| x.saturating_mul(y);
                             let p = [m(a0, b0), m(a0, b1), m(a1, b0), m(a1, b1)];
@@ -162,7 +162,7 @@ impl Check {
                     _ => None,
                 }
             }
-            Expr::Neg(a) => self.iv(a).map(|(lo, hi)| (-hi, -lo)),
+            Expr::Neg(a) => self.iv(a).map(|(lo, hi)| (hi.saturating_neg(), lo.saturating_neg())),
             Expr::Select { cond, then, otherwise } => {
                 self.visit(cond);
                 match (self.iv(then), self.iv(otherwise)) {
@@ -193,7 +193,7 @@ impl Check {
                 match kind {
                     // An index check gives a value in `0..extent`, or 0 when it fails; a
                     // failed divisor check gives 1.
-                    CheckKind::Index { extent } => self.iv(extent).map(|(_, hi)| (0, (hi - 1).max(0))),
+                    CheckKind::Index { extent } => self.iv(extent).map(|(_, hi)| (0, hi.saturating_sub(1).max(0))),
                     CheckKind::Divisor => r.map(|(lo, hi)| (lo.min(1), hi.max(1))),
                 }
             }
@@ -210,8 +210,8 @@ impl Check {
                 (Some(b), Some(s)) => {
                     let n = *lanes as i128 - 1;
                     // Every lane is printed as `base + stride * l`.
-                    let last = (b.0 + (s.0 * n).min(0), b.1 + (s.1 * n).max(0));
-                    let step = ((s.0 * n).min(0), (s.1 * n).max(0));
+                    let step = (s.0.saturating_mul(n).min(0), s.1.saturating_mul(n).max(0));
+                    let last = (b.0.saturating_add(step.0), b.1.saturating_add(step.1));
                     if wide(d) && (step.0 < LO || step.1 > HI) {
                         self.ok = false;
                     }
@@ -229,12 +229,7 @@ impl Check {
             let lo = if d.is_uint() { 0 } else { LO };
             match r {
                 Some((a, b)) if a >= lo && b <= HI => {}
-                _ => {
-                    if self.ok && std::env::var_os("TVM_DEBUG_NARROW").is_some() {
-                        eprintln!("narrow: {:?} for {}", r, crate::tir::printer::print_expr(e));
-                    }
-                    self.ok = false
-                }
+                _ => self.ok = false,
             }
         }
         r
@@ -259,7 +254,7 @@ impl Visitor for Check {
             Stmt::For { var, min, extent, body, .. } => {
                 match (self.iv(min), self.iv(extent)) {
                     // The printed bound `min + extent` must fit too.
-                    (Some(m), Some(e)) if m.1 + e.1 <= HI && m.0 + e.0 >= LO => {
+                    (Some(m), Some(e)) if m.1.saturating_add(e.1) <= HI && m.0.saturating_add(e.0) >= LO => {
                         self.vars.insert(var.id(), (m.0, m.1 + e.1.max(1) - 1));
                     }
                     _ if !wide(var.dtype()) => {}
