@@ -235,9 +235,8 @@ impl<'f> GpuTarget<'f> {
 /// invalid program is an error of the WebGPU target: `Err` here).
 #[cfg(feature = "naga")]
 fn metal_of(wgsl: &str) -> Result<Option<Result<String, String>>, String> {
-    use crate::codegen::wgsl::naga_check;
-    naga_check::validate(wgsl).map_err(|e| e.to_string())?;
-    Ok(Some(naga_check::to_msl(wgsl).map_err(|e| e.to_string())))
+    let msl = crate::codegen::wgsl::naga_check::validated_msl(wgsl).map_err(|e| e.to_string())?;
+    Ok(Some(msl.map_err(|e| e.to_string())))
 }
 
 /// Without naga (a compiler built without its feature `naga`, which the `tvm` crate's

@@ -23,12 +23,23 @@ pub fn validate(wgsl: &str) -> Result<(), CodegenError> {
     parse_and_validate(wgsl).map(|_| ())
 }
 
-/// The WGSL module `wgsl` as Metal Shading Language 2.1 (what wgpu's Metal backend asks
-/// for on current macOS), each resource in the buffer slot of its binding number and the
+/// The WGSL module `wgsl` as Metal Shading Language 2.1, with wgpu's Metal options.
+pub fn to_msl(wgsl: &str) -> Result<String, CodegenError> {
+    validated_msl(wgsl)?
+}
+
+/// `wgsl` validated (the outer `Err`: naga rejects it), and its MSL (the inner `Err`: the
+/// MSL writer failed), parsed once.
+pub fn validated_msl(wgsl: &str) -> Result<Result<String, CodegenError>, CodegenError> {
+    let (module, info) = parse_and_validate(wgsl)?;
+    Ok(msl_of(&module, &info))
+}
+
+/// A validated module as Metal Shading Language 2.1 (what wgpu's Metal backend asks for
+/// on current macOS), each resource in the buffer slot of its binding number and the
 /// sizes of runtime-sized arrays, which the bounds checks need, in the slot after the
 /// last of them.
-pub fn to_msl(wgsl: &str) -> Result<String, CodegenError> {
-    let (module, info) = parse_and_validate(wgsl)?;
+fn msl_of(module: &naga::Module, info: &naga::valid::ModuleInfo) -> Result<String, CodegenError> {
     let mut map = msl::EntryPointResourceMap::default();
     for (i, ep) in module.entry_points.iter().enumerate() {
         let mut resources = msl::EntryPointResources::default();
@@ -59,7 +70,7 @@ pub fn to_msl(wgsl: &str) -> Result<String, CodegenError> {
         ..Default::default()
     };
     let pipeline = msl::PipelineOptions::default();
-    msl::write_string(&module, &info, &options, &pipeline)
+    msl::write_string(module, info, &options, &pipeline)
         .map(|(text, _)| text)
         .map_err(|e| CodegenError::Unsupported { what: format!("this WGSL in MSL: {e}") })
 }
