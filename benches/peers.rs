@@ -12,6 +12,9 @@ use tvm::{Device, Tensor};
 #[path = "peers/kernels.rs"]
 mod same_schedule;
 
+#[path = "peers/noschedule.rs"]
+mod noschedule;
+
 #[path = "../examples/kernels/conv2d.rs"]
 mod conv2d_kernel;
 #[path = "../examples/kernels/layernorm.rs"]
@@ -87,5 +90,46 @@ fn vector_add(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, gemm, conv, rows, vector_add);
+/// The kernels without a `schedule!` block (the auto-scheduler's schedules).
+fn no_schedule(c: &mut Criterion) {
+    use noschedule::*;
+    let d = Device::Cpu;
+    let t2 = |r: usize, k: usize, salt: usize| Tensor::from_vec(values(r * k, salt), [r, k]).unwrap();
+    for n in [1024, 1000, 127] {
+        let (a, b) = (t2(n, n, 1), t2(n, n, 2));
+        let mut out = Tensor::<f32, 2>::zeros([n, n]);
+        match n {
+            1024 => bench(c, "auto_matmul", || auto_matmul::run(&d, &a, &b, &mut out).unwrap()),
+            1000 => bench(c, "auto_matmul_1000", || auto_matmul_1000::run(&d, &a, &b, &mut out).unwrap()),
+            _ => bench(c, "auto_matmul_127", || auto_matmul_127::run(&d, &a, &b, &mut out).unwrap()),
+        }
+    }
+    let a = Tensor::from_vec(values(16 * 256 * 256, 3), [16, 256, 256]).unwrap();
+    let b = Tensor::from_vec(values(16 * 256 * 256, 4), [16, 256, 256]).unwrap();
+    let mut out = Tensor::<f32, 3>::zeros([16, 256, 256]);
+    bench(c, "auto_bmm", || auto_bmm::run(&d, &a, &b, &mut out).unwrap());
+    let data = Tensor::from_vec(values(64 * 56 * 56, 3), [1, 64, 56, 56]).unwrap();
+    let w = Tensor::from_vec(values(64 * 64 * 9, 4), [64, 64, 3, 3]).unwrap();
+    let mut out = Tensor::<f32, 4>::zeros([1, 64, 56, 56]);
+    bench(c, "auto_conv2d", || auto_conv2d::run(&d, &data, &w, &mut out).unwrap());
+    let data = Tensor::from_vec(values(128 * 56 * 56, 5), [1, 128, 56, 56]).unwrap();
+    let w = Tensor::from_vec(values(128 * 9, 6), [128, 3, 3]).unwrap();
+    let mut out = Tensor::<f32, 4>::zeros([1, 128, 56, 56]);
+    bench(c, "auto_dwconv", || auto_dwconv::run(&d, &data, &w, &mut out).unwrap());
+    let (m, n) = (4096, 1024);
+    let x = Tensor::from_vec(values(m * n, 5).iter().map(|v| v * 8.0).collect(), [m, n]).unwrap();
+    let (gamma, beta) = (Tensor::from_vec(values(n, 6), [n]).unwrap(), Tensor::from_vec(values(n, 7), [n]).unwrap());
+    let mut y = Tensor::<f32, 2>::zeros([m, n]);
+    bench(c, "auto_softmax", || auto_softmax::run(&d, &x, &mut y).unwrap());
+    bench(c, "auto_layernorm", || auto_layernorm::run(&d, &x, &gamma, &beta, &mut y).unwrap());
+    bench(c, "auto_chain", || auto_chain::run(&d, &x, &gamma, &beta, &mut y).unwrap());
+    let sq = t2(4096, 4096, 8);
+    let mut r = Tensor::<f32, 1>::zeros([4096]);
+    bench(c, "auto_rowsum", || auto_rowsum::run(&d, &sq, &mut r).unwrap());
+    bench(c, "auto_colsum", || auto_colsum::run(&d, &sq, &mut r).unwrap());
+    let mut t = Tensor::<f32, 2>::zeros([4096, 4096]);
+    bench(c, "auto_transpose", || auto_transpose::run(&d, &sq, &mut t).unwrap());
+}
+
+criterion_group!(benches, gemm, conv, rows, vector_add, no_schedule);
 criterion_main!(benches);

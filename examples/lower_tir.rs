@@ -21,7 +21,7 @@ fn main() {
     for target in ["cpu", "cuda"] {
         let target = tvm::compiler::Target::parse(target).expect("a known target");
         let lowered =
-            tvm::compiler::frontend::build_schedule(&kernel, &target).and_then(|s| tvm::compiler::lower::lower(&s));
+            tvm::compiler::driver::build_schedule(&kernel, &target).and_then(|s| tvm::compiler::driver::lower(&s));
         match lowered {
             Ok(f) => println!("== lowered for `{target}`\n{}", tvm::compiler::tir::printer::print_func(&f)),
             Err(errors) => {

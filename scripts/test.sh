@@ -60,6 +60,10 @@ export PATH="$nv/cuda_nvcc/bin:$PATH:$nv/cu13/bin"
 # defaults): the backend suite, the device-tensor chain and the reliability tests run on
 # PoCL and on lavapipe.
 cargo test --workspace --all-targets --all-features 2>&1
+# The backend suite once more with every written `schedule!` block ignored
+# (`TVM_SCHEDULES=derived`): each kernel of the corpus and the examples runs the schedule the
+# auto-scheduler derives, on every backend, against the references.
+TVM_SCHEDULES=derived cargo test --test backends --all-features 2>&1
 # The doc tests: the language reference (the rustdoc of `compute!`), the README's snippets
 # and the API docs' examples.
 cargo test --workspace --doc --all-features 2>&1
@@ -86,6 +90,11 @@ cargo test -p tvm-example-kernels 2>&1
 # The runtime without its GPU backends (their `*_off.rs` stand-ins), warnings denied:
 # nothing above builds it that way.
 RUSTFLAGS="-D warnings" cargo check -p tvm-runtime --no-default-features --target-dir target/no-gpu 2>&1
+# The thread pool's protocol model-checked by loom (tvm-runtime/src/pool/loom.rs): every
+# interleaving of its threads with up to three preemptions each. A target dir of its own:
+# `--cfg loom` rebuilds everything it compiles, and would invalidate the main build.
+RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p tvm-runtime --release --no-default-features \
+  --features rayon --lib pool --target-dir target/loom 2>&1
 # The API docs must build without warnings.
 RUSTDOCFLAGS="-D warnings" cargo doc -p tvm -p tvm-runtime -p tvm-core --no-deps --all-features 2>&1
 echo "disk: target/ holds $(du -sm target | cut -f1) MB after the run"

@@ -1,4 +1,4 @@
-//! Every code block of DSL.md, compiled and run as written (the `main` of §1 is a test
+//! Every code block of docs/LANGUAGE.md, compiled and run as written (the `main` of §1 is a test
 //! here), plus the §4 API of the generated module.
 
 use tvm::{compute, Tensor};

@@ -1,5 +1,5 @@
 //! Compile-error UI tests of the `compute!` macro (STYLE.md point 10): one program per
-//! error of DSL.md §2 (`tests/ui/compute/`) and §3 (`tests/ui/schedule/`), each with a
+//! error of docs/LANGUAGE.md §2 (`tests/ui/compute/`) and §3 (`tests/ui/schedule/`), each with a
 //! `.stderr` snapshot, and kernels that must compile (`tests/ui/pass/`).
 //!
 //! Bless with `TRYBUILD=overwrite cargo test -p tvm --test ui`, then read every

@@ -75,6 +75,29 @@ KERNELS = {
     "layernorm": ("row layernorm 4096x1024", "byte", ROW_BYTES),
     "vector_add": ("c=a+b, 2^24 f32", "byte", 3 * VEC * 4),
 }
+
+# The "no schedule" table: kernels written without `schedule!` (benches/peers/noschedule.rs),
+# against what a user would call instead. id -> (description, unit, amount, peers).
+SQ = 4096  # row / column sums and the transpose: SQ x SQ
+BMM = (16, 256)
+DW = dict(C=128, H=56, W=56)
+AUTO = {
+    "auto_matmul": ("no schedule: C=A·B 1024³", "flop", 2 * 1024 ** 3, ["numpy"]),
+    "auto_matmul_1000": ("no schedule: C=A·B 1000³", "flop", 2 * 1000 ** 3, ["numpy"]),
+    "auto_matmul_127": ("no schedule: C=A·B 127³", "flop", 2 * 127 ** 3, ["numpy"]),
+    "auto_bmm": ("no schedule: 16 x (256³ matmul)", "flop", 2 * BMM[0] * BMM[1] ** 3, ["numpy"]),
+    "auto_conv2d": ("no schedule: 3x3 conv 64->64 56x56, pad stage", "flop", CONV_FLOP, ["ort"]),
+    "auto_dwconv": ("no schedule: depthwise 3x3 conv 128 ch 56x56", "flop",
+                    2 * 9 * DW["C"] * DW["H"] * DW["W"], ["ort"]),
+    "auto_softmax": ("no schedule: row softmax 4096x1024", "byte", ROW_BYTES, ["ort", "numpy"]),
+    "auto_layernorm": ("no schedule: row layernorm 4096x1024", "byte", ROW_BYTES, ["ort", "numpy"]),
+    "auto_rowsum": ("no schedule: row sums 4096x4096", "byte", SQ * SQ * 4, ["ort", "numpy"]),
+    "auto_colsum": ("no schedule: column sums 4096x4096", "byte", SQ * SQ * 4, ["ort", "numpy"]),
+    "auto_transpose": ("no schedule: transpose 4096x4096", "byte", 2 * SQ * SQ * 4, ["ort", "numpy"]),
+    "auto_chain": ("no schedule: relu(x*0.5+b)*g 4096x1024", "byte", ROW_BYTES, ["ort", "numpy"]),
+}
+for _k, (_d, _u, _a, _p) in AUTO.items():
+    KERNELS[_k] = (_d, _u, _a)
 # Rows with no tvm-rs counterpart (reference numbers of the machine).
 EXTRA_ROWS = {
     "copy": ("np.copyto 2^24 f32 (machine copy bandwidth)", "byte", 2 * VEC * 4),
@@ -90,6 +113,9 @@ PEERS = {
               "vector_add", "copy"],
     "ort": ["conv2d_padded", "conv2d", "conv2d_if", "softmax", "layernorm"],
 }
+for _k, (_d, _u, _a, _ps) in AUTO.items():
+    for _p in _ps:
+        PEERS[_p].append(_k)
 PEER_LABELS = {"tvm": "TVM", "halide": "Halide", "numpy": "numpy", "ort": "ORT"}
 
 # ------------------------------------------------------------------------------ common
@@ -205,10 +231,16 @@ TOL = {  # id -> (rtol, atol relative to max|ref|)
     "softmax": (1e-4, 1e-6),
     "layernorm": (1e-4, 1e-5),
     "elementwise": (0.0, 0.0),
+    "auto_matmul": (0.0, 1e-4), "auto_matmul_1000": (0.0, 1e-4), "auto_matmul_127": (0.0, 1e-4),
+    "auto_bmm": (0.0, 1e-4), "auto_conv2d": (0.0, 1e-4), "auto_dwconv": (0.0, 1e-5),
+    "auto_softmax": (1e-4, 1e-6), "auto_layernorm": (1e-4, 1e-5), "auto_rowsum": (0.0, 1e-5),
+    "auto_colsum": (0.0, 1e-5), "auto_transpose": (0.0, 0.0), "auto_chain": (1e-6, 1e-7),
 }
 
 
 def kind(kid):
+    if kid.startswith("auto_"):
+        return kid
     if kid.startswith("sgemm") or kid == "matmul":
         return "gemm"
     if kid.startswith("conv2d"):
@@ -256,10 +288,153 @@ def inputs(k):
     elif k == "elementwise":
         a, b = pattern((VEC,), 9), pattern((VEC,), 10)
         ins, ref = (a, b), (a + b).astype(np.float64)
+    elif k.startswith("auto_"):
+        ins, ref = auto_inputs(k)
     else:
         raise KeyError(k)
     _CACHE[k] = (ins, ref)
     return ins, ref
+
+
+def auto_inputs(k):
+    """The inputs and float64 reference of an `auto_*` kernel."""
+    import numpy as np
+    f64 = lambda a: a.astype(np.float64)  # noqa: E731
+    if k.startswith("auto_matmul"):
+        n = {"auto_matmul": 1024, "auto_matmul_1000": 1000, "auto_matmul_127": 127}[k]
+        a, b = pattern((n, n), 11), pattern((n, n), 12)
+        return (a, b), f64(a) @ f64(b)
+    if k == "auto_bmm":
+        q, n = BMM
+        a, b = pattern((q, n, n), 13), pattern((q, n, n), 14)
+        return (a, b), np.matmul(f64(a), f64(b))
+    if k == "auto_conv2d":
+        return inputs("conv")
+    if k == "auto_dwconv":
+        C, H, W = DW["C"], DW["H"], DW["W"]
+        d, w = pattern((1, C, H, W), 15), pattern((C, 3, 3), 16)
+        p = np.zeros((C, H + 2, W + 2))
+        p[:, 1:H + 1, 1:W + 1] = d[0]
+        out = np.zeros((C, H, W))
+        for r in range(3):
+            for s_ in range(3):
+                out += f64(w)[:, r, s_][:, None, None] * p[:, r:r + H, s_:s_ + W]
+        return (d, w), out[None]
+    if k == "auto_softmax":
+        return inputs("softmax")
+    if k == "auto_layernorm":
+        return inputs("layernorm")
+    if k in ("auto_rowsum", "auto_colsum", "auto_transpose"):
+        x = pattern((SQ, SQ), 17)
+        ref = {"auto_rowsum": lambda: f64(x).sum(axis=1), "auto_colsum": lambda: f64(x).sum(axis=0),
+               "auto_transpose": lambda: f64(x).T}[k]()
+        return (x,), ref
+    if k == "auto_chain":
+        x, b, g = pattern((ROWS, COLS), 18), pattern((COLS,), 19), pattern((COLS,), 20)
+        return (x, b, g), np.maximum(f64(x) * 0.5 + f64(b), 0.0) * f64(g)
+    raise KeyError(k)
+
+
+def auto_numpy(kid):
+    """What a numpy user writes for an `auto_*` kernel (into preallocated outputs)."""
+    import numpy as np
+    ins, ref = inputs(kid)
+    out = aligned_empty(ref.shape)
+    if kid.startswith("auto_matmul") or kid == "auto_bmm":
+        a, b = ins
+        return (lambda: np.matmul(a, b, out=out)), (lambda: out), ref, "np.matmul (OpenBLAS)"
+    if kid == "auto_softmax":
+        (x,) = ins
+        t = aligned_empty(x.shape)
+        mx = aligned_empty((x.shape[0], 1))
+        sm = aligned_empty((x.shape[0], 1))
+
+        def f():
+            np.max(x, axis=1, keepdims=True, out=mx)
+            np.subtract(x, mx, out=t)
+            np.exp(t, out=t)
+            np.sum(t, axis=1, keepdims=True, out=sm)
+            np.divide(t, sm, out=out)
+        return f, (lambda: out), ref, "numpy max/exp/sum/divide"
+    if kid == "auto_layernorm":
+        x, g, bt = ins
+        mu = aligned_empty((x.shape[0], 1))
+        var = aligned_empty((x.shape[0], 1))
+        t = aligned_empty(x.shape)
+
+        def f():
+            np.mean(x, axis=1, keepdims=True, out=mu)
+            np.subtract(x, mu, out=t)
+            np.multiply(t, t, out=out)
+            np.mean(out, axis=1, keepdims=True, out=var)
+            var[...] += LN_EPS
+            np.sqrt(var, out=var)
+            np.divide(t, var, out=t)
+            np.multiply(t, g, out=t)
+            np.add(t, bt, out=out)
+        return f, (lambda: out), ref, "numpy mean/subtract/sqrt/divide"
+    if kid == "auto_rowsum":
+        (x,) = ins
+        return (lambda: np.sum(x, axis=1, out=out)), (lambda: out), ref, "np.sum(axis=1)"
+    if kid == "auto_colsum":
+        (x,) = ins
+        return (lambda: np.sum(x, axis=0, out=out)), (lambda: out), ref, "np.sum(axis=0)"
+    if kid == "auto_transpose":
+        (x,) = ins
+        return (lambda: np.copyto(out, x.T)), (lambda: out), ref, "np.copyto(out, x.T)"
+    if kid == "auto_chain":
+        x, b, g = ins
+
+        def f():
+            np.multiply(x, np.float32(0.5), out=out)
+            np.add(out, b, out=out)
+            np.maximum(out, np.float32(0.0), out=out)
+            np.multiply(out, g, out=out)
+        return f, (lambda: out), ref, "numpy multiply/add/maximum/multiply"
+    raise KeyError(kid)
+
+
+def auto_ort_model(kid):
+    """The ONNX graph of an `auto_*` kernel: the data input `x`, parameters as
+    initializers (as in a deployed model)."""
+    import numpy as np
+    from onnx import TensorProto, helper, numpy_helper
+    f32 = TensorProto.FLOAT
+    ins, ref = inputs(kid)
+    inits, nodes = [], []
+    if kid == "auto_conv2d":
+        return ort_model("conv2d_padded")
+    if kid in ("auto_softmax", "auto_layernorm"):
+        return ort_model(kid[len("auto_"):])
+    if kid == "auto_dwconv":
+        d, w = ins
+        inits = [numpy_helper.from_array(np.ascontiguousarray(w.reshape(DW["C"], 1, 3, 3)), "w")]
+        nodes = [helper.make_node("Conv", ["x", "w"], ["y"], kernel_shape=[3, 3], pads=[1, 1, 1, 1],
+                                  group=DW["C"])]
+        xin = list(d.shape)
+    elif kid in ("auto_rowsum", "auto_colsum"):
+        axis = 1 if kid == "auto_rowsum" else 0
+        inits = [numpy_helper.from_array(np.array([axis], dtype=np.int64), "axes")]
+        nodes = [helper.make_node("ReduceSum", ["x", "axes"], ["y"], keepdims=0)]
+        xin = [SQ, SQ]
+    elif kid == "auto_transpose":
+        nodes = [helper.make_node("Transpose", ["x"], ["y"], perm=[1, 0])]
+        xin = [SQ, SQ]
+    elif kid == "auto_chain":
+        x, b, g = ins
+        inits = [numpy_helper.from_array(np.array(0.5, dtype=np.float32), "half"),
+                 numpy_helper.from_array(np.ascontiguousarray(b), "b"),
+                 numpy_helper.from_array(np.ascontiguousarray(g), "g")]
+        nodes = [helper.make_node("Mul", ["x", "half"], ["t0"]), helper.make_node("Add", ["t0", "b"], ["t1"]),
+                 helper.make_node("Relu", ["t1"], ["t2"]), helper.make_node("Mul", ["t2", "g"], ["y"])]
+        xin = [ROWS, COLS]
+    else:
+        raise KeyError(kid)
+    graph = helper.make_graph(nodes, kid, [helper.make_tensor_value_info("x", f32, xin)],
+                              [helper.make_tensor_value_info("y", f32, list(ref.shape))], initializer=inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = min(model.ir_version, 10)
+    return model.SerializeToString()
 
 
 # ---------------------------------------------------------------------------------- numpy
@@ -267,6 +442,8 @@ def inputs(k):
 
 def numpy_impl(kid):
     import numpy as np
+    if kid.startswith("auto_"):
+        return auto_numpy(kid)
     k = kind(kid)
     (a, b), ref = inputs(k)
     if k == "gemm":
@@ -867,7 +1044,8 @@ def ort_impl(kid):
     so.inter_op_num_threads = 1
     so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-    sess = ort.InferenceSession(ort_model(kid), sess_options=so, providers=["CPUExecutionProvider"])
+    model = auto_ort_model(kid) if kid.startswith("auto_") else ort_model(kid)
+    sess = ort.InferenceSession(model, sess_options=so, providers=["CPUExecutionProvider"])
     x = np.ascontiguousarray(ins[0])
     out = aligned(np.full(ref.shape, np.nan, dtype=np.float32))
     io = sess.io_binding()

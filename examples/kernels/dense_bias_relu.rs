@@ -18,10 +18,10 @@ compute! {
         // As the matmul example: blocks of rows in parallel; in each, for every 32-row
         // panel of w (128 KB, read from L2 by the block's tiles in turn), an 8 x 32
         // register tile (16 accumulators; per step of k two panel loads and 8 broadcasts
-        // for 16 FMAs). With 16-row panels, 8 x 16 tiles and blocks of 8 rows (each
-        // streaming the 4 MB of packed w from L3) it ran 4.0 ms; blocks of 64 rows 2.9
-        // ms; 32-row panels 2.3 ms (Intel Xeon, 2 MB of L2 a core, medians of profiles).
-        // Blocks of 32 rows as written (8 tasks); the record of a 2-core host holds 128.
+        // for 16 FMAs). Smaller blocks of rows would stream the 4 MB of packed w from L3
+        // once per block, and 16-row panels with 8 x 16 tiles load more per FMA. Blocks of
+        // 32 rows as written (8 tasks); the record of a 2-core host holds 128. `cargo
+        // bench --bench tuning` measures the schedule as written and the record's winner.
         let (io, jo, ii, ji) = out.tile(out.i, out.j, tune!(block: 32, 64, 128), 32);
         let (iio, iii) = out.split(ii, tune!(rows: 8, 4, 16));
         out.parallel(io);

@@ -19,16 +19,15 @@ compute! {
         let [px, pk, py] = bp.axes();
         bp.parallel(px);
         bp.vectorize(py);
-        // Blocks of rows in parallel (128 as written, 8 tasks: on 2 cores 5.5-5.9 ms
-        // against 6.4 ms for 64; a host with more cores tunes 64 for 16 tasks); in each,
-        // for every 32-column panel of bp, an
-        // 8 x 32 register tile per 8 rows (iio): 16 accumulators of 16 lanes (two per
-        // row), k unrolled by 4, rows unrolled, columns vectorized. Per step of k: two
-        // loads of the panel and 8 broadcasts of a for 16 FMAs (8 x 16 had 9 loads for
-        // 8 FMAs, and ran 7.7 ms against 5.8 ms, medians of alternating runs). The panel
-        // (128 KB) is read by the 16 register tiles of a block in turn, from L2; with a
-        // block of 8 rows it came from L3 (bp is 4 MB) for every 8 rows: 10.7 ms against
-        // 6.9 ms on an Intel Xeon with 2 MB of L2 a core.
+        // Blocks of rows in parallel (128 as written, 8 tasks; a host with more cores
+        // tunes 64 for 16 tasks); in each, for every 32-column panel of bp, an 8 x 32
+        // register tile per 8 rows (iio): 16 accumulators of 16 lanes (two per row), k
+        // unrolled by 4, rows unrolled, columns vectorized. Per step of k: two loads of
+        // the panel and 8 broadcasts of a for 16 FMAs (an 8 x 16 tile has 9 loads for 8
+        // FMAs). The panel (128 KB) is read by the 16 register tiles of a block in turn,
+        // from L2; with a block of 8 rows it would come from L3 (bp is 4 MB) for every 8
+        // rows. `cargo bench --bench peers -- matmul` measures the schedule as written,
+        // `tvm-tune` the knobs' other values.
         let cl = c.cache_write(local);
         // Knobs (`tune!`): the block's rows, the tile's rows and columns, and the k
         // unrolling; the first values are the schedule as written, `tvm-tune` measures

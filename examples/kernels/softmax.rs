@@ -18,9 +18,8 @@ compute! {
         // vector pass: the row max and the row sum as partial results (rfactor) that
         // are then combined, the exponentials into a row buffer, the output.
         y.parallel(y.i);
-        // The next row is fetched while this one is worked on: 0.68-0.72 ms against
-        // 0.76-0.80 ms without (a row ahead; two rows ahead 0.73-0.75 ms), Intel Xeon,
-        // 2 threads, 4096 x 1024, alternating runs.
+        // The next row is fetched while this one is worked on, one row ahead (`cargo
+        // bench --bench peers -- softmax` measures it).
         y.prefetch(x, y.i, 1);
         // Knobs: the vector width of the element passes, and of each reduction.
         let (jo, ji) = y.split(y.j, tune!(w: 32, 16, 8));
@@ -32,8 +31,9 @@ compute! {
         e.vectorize(ei);
         // The max as 64 partial results (four registers, four independent chains; LLVM
         // combines them as a tree), the sum as 64 too (combined as a tree of halving
-        // vector steps, `passes::tree_combine`). The fastest of the knobs' 27 choices on
-        // an Intel Xeon (2 threads, 4096 x 1024), within 7% of each other.
+        // vector steps, `passes::tree_combine`). The first values are the schedule as
+        // written; `tvm-tune` measures the knobs' 27 choices (`cargo run --release -p
+        // tvm-tune -- .`).
         let (mo, mi) = m.split(m.j, tune!(wm: 64, 16, 32));
         let m_rf = m.rfactor(mi);
         m_rf.compute_at(y, y.i);

@@ -1,6 +1,6 @@
-//! Bad input is an `Err` on every backend (DSL.md §4): an index read from a tensor outside
-//! the dim it indexes, an integer division or remainder by zero. Good input next to it
-//! gives the plain reference's result, and `MIN / -1` wraps everywhere.
+//! Bad input is an `Err` on every backend (docs/LANGUAGE.md §4): an index read from a
+//! tensor outside the dim it indexes, an integer division or remainder by zero. Good input
+//! next to it gives the plain reference's result, and `MIN / -1` wraps everywhere.
 
 use super::backends;
 use tvm::{Error, Tensor};

@@ -1,16 +1,16 @@
-//! The runtime fuzz test (DSL.md §4: bad input is an `Err`, never a panic, an abort, a hang
-//! or a wrong answer). Random shapes (zero-sized dims, mismatched ones, a huge dim in an
-//! empty tensor), random values (NaN, ±inf, subnormals, extreme integers) and random index
-//! tensors for kernels of the corpus and of this suite, on every backend present (the CPU
-//! and PoCL in CI), with a fixed seed (`TVM_FUZZ_SEED` picks another, `TVM_FUZZ_CASES`
-//! another count). The property, per call: no panic; an `Err` exactly when the input is
-//! bad (shapes that do not match, an index outside the table where a lookup happens, a
-//! zero divisor where a division happens), of the kind that says so; otherwise the plain
-//! reference's result.
+//! The runtime fuzz test (docs/LANGUAGE.md §4: bad input is an `Err`, never a panic, an
+//! abort, a hang or a wrong answer). Random shapes (zero-sized dims, mismatched ones, a
+//! huge dim in an empty tensor), random values (NaN, ±inf, subnormals, extreme integers)
+//! and random index tensors for kernels of the corpus and of this suite, on every backend
+//! present (the CPU and PoCL in CI), with a fixed seed (`TVM_FUZZ_SEED` picks another,
+//! `TVM_FUZZ_CASES` another count). The property, per call: no panic; an `Err` exactly
+//! when the input is bad (shapes that do not match, an index outside the table where a
+//! lookup happens, a zero divisor where a division happens), of the kind that says so;
+//! otherwise the plain reference's result.
 
 use super::backends;
 use super::bad_input::kernels as own;
-use super::corpus;
+use super::registered;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use tvm::{Device, Error, Tensor};
 
@@ -132,7 +132,7 @@ fn vector_add_cases(dev: &Device, rng: &mut Rng, t: &mut Tally) {
         let (ta, tb) = (Tensor::from_vec(a.clone(), [n]).unwrap(), Tensor::from_vec(b.clone(), [m]).unwrap());
         let what = format!("vector_add case {case} on {dev}: n = {n}, m = {m}");
         let mut c = Tensor::zeros([n]);
-        let r = no_panic(&what, || corpus::vector_add::vector_add::run(dev, &ta, &tb, &mut c));
+        let r = no_panic(&what, || registered::vector_add::vector_add::run(dev, &ta, &tb, &mut c));
         t.saw(&r);
         match r {
             Err(Error::ShapeMismatch { .. }) if m != n => {}
@@ -162,7 +162,7 @@ fn matmul_cases(dev: &Device, rng: &mut Rng, t: &mut Tally) {
         let what = format!("matmul case {case} on {dev}: {m}x{k} times {k2}x{n}");
         let (ta, tb) = (Tensor::from_vec(a.clone(), [m, k]).unwrap(), Tensor::from_vec(b.clone(), [k2, n]).unwrap());
         let mut c = Tensor::zeros([m, n]);
-        let r = no_panic(&what, || corpus::matmul::matmul::run(dev, &ta, &tb, &mut c));
+        let r = no_panic(&what, || registered::matmul::matmul::run(dev, &ta, &tb, &mut c));
         t.saw(&r);
         match r {
             Err(Error::ShapeMismatch { .. }) if k != k2 => {}

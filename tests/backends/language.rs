@@ -1,13 +1,10 @@
-//! The language forms of issue 15, compiled by the macro and run through the generated API
-//! on every backend: Rust method syntax and `consts`, and boundary views.
+//! The language forms, compiled by the macro and run through the generated API on every
+//! backend: Rust method syntax and `consts`, boundary views, argmax/argmin, `reduce` of
+//! several values, generic kernels, scans. (The example kernels of these forms are the
+//! registry's, in `registered.rs`.)
 
 use super::reference::{argbest_rows, blur_ref, methods_ref, rand_vec};
 use super::{on_every_backend, tensor, Source, RTOL};
-
-#[path = "../../examples/kernels/argmax.rs"]
-mod example_argmax;
-#[path = "../../examples/kernels/axpy.rs"]
-mod example_axpy;
 
 #[allow(dead_code)]
 pub mod arg {
@@ -20,21 +17,15 @@ pub mod arg {
 }
 
 #[test]
-fn argmax_and_argmin_on_every_backend() {
+fn argmin_on_every_backend() {
+    // (Argmax is the example's `top1`, a registered kernel.)
     for (m, n) in [(1usize, 1usize), (7, 100), (64, 1030)] {
         // A coarse grid of values: rows have ties, and the first index must win.
         let x: Vec<f32> = rand_vec(m * n, 50).iter().map(|v| (v * 8.0).round()).collect();
         let tx = tensor(&x, [m, n]);
-        let (v, k) = argbest_rows(&x, n, true);
         let ax: Vec<f32> = x.iter().map(|v| v.abs()).collect();
         let (lv, lk) = argbest_rows(&ax, n, false);
         for d in super::backends() {
-            let mut best = tvm::Tensor::<f32, 1>::full([m], f32::NAN);
-            let mut at = tvm::Tensor::<i64, 1>::full([m], -1);
-            if super::ran(d, "top1", Some("i64"), example_argmax::top1::run(d, &tx, &mut best, &mut at)) {
-                assert_eq!(best.as_slice(), &v[..], "top1 {m}x{n} on {d}");
-                assert_eq!(at.as_slice(), &k[..], "top1 {m}x{n} on {d}");
-            }
             let mut bv = tvm::Tensor::<f32, 1>::full([m], f32::NAN);
             let mut bk = tvm::Tensor::<u64, 1>::full([m], u64::MAX);
             if super::ran(d, "nearest_zero", Some("u64"), arg::nearest_zero::run(d, &tx, &mut bv, &mut bk)) {
@@ -45,6 +36,7 @@ fn argmax_and_argmin_on_every_backend() {
         }
     }
 }
+
 #[allow(dead_code)]
 pub mod custom {
     tvm::compute! {
@@ -106,61 +98,6 @@ fn reductions_of_several_values_on_every_backend() {
             assert_eq!(tk.as_slice(), &k[..], "{what}: k");
         }
     }
-}
-
-#[path = "../../examples/kernels/softmax_stats.rs"]
-mod example_softmax_stats;
-
-#[test]
-fn example_softmax_stats_one_and_two_passes() {
-    for (rows, n) in [(1usize, 1usize), (5, 300), (16, 1030)] {
-        let x: Vec<f32> = rand_vec(rows * n, 52).iter().map(|v| v * 20.0 - 10.0).collect();
-        let tx = tensor(&x, [rows, n]);
-        let m: Vec<f32> = x.chunks(n).map(|r| r.iter().cloned().fold(f32::NEG_INFINITY, f32::max)).collect();
-        let s: Vec<f32> =
-            x.chunks(n).zip(&m).map(|(r, &m)| r.iter().map(|&e| ((e - m) as f64).exp()).sum::<f64>() as f32).collect();
-        for d in super::backends() {
-            for two in [false, true] {
-                let what = format!("softmax_stats {rows}x{n} (two passes: {two}) on {d}");
-                let mut tm = tvm::Tensor::<f32, 1>::full([rows], f32::NAN);
-                let mut ts = tvm::Tensor::<f32, 1>::full([rows], f32::NAN);
-                if two {
-                    example_softmax_stats::stats_two_pass::run(d, &tx, &mut tm, &mut ts)
-                } else {
-                    example_softmax_stats::stats_online::run(d, &tx, &mut tm, &mut ts)
-                }
-                .unwrap_or_else(|e| panic!("{what}: {e}"));
-                assert_eq!(tm.as_slice(), &m[..], "{what}: m");
-                for (got, want) in ts.as_slice().iter().zip(&s) {
-                    assert!((got - want).abs() <= 1e-5 * want.abs(), "{what}: s {got} vs {want}");
-                }
-            }
-        }
-    }
-}
-
-#[path = "../../examples/kernels/cumsum.rs"]
-mod example_cumsum;
-
-#[test]
-fn example_cumsum_and_axpy() {
-    let (m, n) = (300, 1000);
-    let x = rand_vec(m * n, 47);
-    let mut want = x.clone();
-    for row in want.chunks_mut(n) {
-        for j in 1..n {
-            row[j] += row[j - 1];
-        }
-    }
-    let tx = tensor(&x, [m, n]);
-    on_every_backend("example cumsum", [m, n], &want, super::rtol_for_sum(n), |d, y| {
-        example_cumsum::cumsum::run(d, &tx, y)
-    });
-    let n = 100_003;
-    let (x, y) = (rand_vec(n, 48), rand_vec(n, 49));
-    let want: Vec<f32> = x.iter().zip(&y).map(|(x, y)| 0.75 * x + y).collect();
-    let (tx, ty) = (tensor(&x, [n]), tensor(&y, [n]));
-    on_every_backend("example axpy f32", [n], &want, RTOL, |d, z| example_axpy::axpy::run(d, &tx, &ty, 0.75, z));
 }
 
 #[allow(dead_code)]
@@ -287,14 +224,8 @@ pub(super) fn sources() -> Vec<(&'static str, Source)> {
         ("iir", scans::iir::source),
         ("prefix_sum", scans::prefix_sum::source),
         ("row_max", scans::row_max::source),
-        ("example cumsum", example_cumsum::cumsum::source),
-        ("example argmax", example_argmax::top1::source),
         ("nearest_zero", arg::nearest_zero::source),
         ("softmax_stats", custom::softmax_stats::source),
-        ("example stats_online", example_softmax_stats::stats_online::source),
-        ("example stats_two_pass", example_softmax_stats::stats_two_pass::source),
-        ("example axpy f32", example_axpy::axpy::source::<f32>),
-        ("example axpy f64", example_axpy::axpy::source::<f64>),
     ]
 }
 

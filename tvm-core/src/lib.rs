@@ -1,11 +1,15 @@
 //! The tvm-rs compiler: tensor expressions ([`te`]), schedules ([`schedule`]), the loop
-//! IR ([`tir`]) and its passes ([`passes`], run in order by [`lower`]), targets, and the
-//! TIR interpreter ([`interp`]) that every backend is tested against.
+//! IR ([`tir`]) and its passes ([`passes`], run in order by [`lower`]; [`driver`] takes a
+//! parsed kernel there), targets, and the TIR interpreter ([`interp`]) that every backend
+//! is tested against.
 
 pub mod arith;
+pub mod artifact;
+pub mod autosched;
 pub mod build;
 pub mod codegen;
 pub mod cost;
+pub mod driver;
 pub mod expand;
 pub mod frontend;
 pub mod interp;

@@ -9,8 +9,16 @@ pub struct Loc(pub u32);
 
 impl Loc {
     pub const NONE: Loc = Loc(u32::MAX);
+    /// The first handle of the statements the auto-scheduler writes (`crate::autosched`):
+    /// they are parsed from text, so they name no token of the kernel, but their errors
+    /// must still be told apart from those of the default schedule, which have none.
+    pub const DERIVED: Loc = Loc(1 << 31);
     pub fn is_none(self) -> bool {
         self == Loc::NONE
+    }
+    /// A handle of a derived statement (see [`Loc::DERIVED`]).
+    pub fn is_derived(self) -> bool {
+        self.0 >= Loc::DERIVED.0 && !self.is_none()
     }
 }
 
@@ -31,20 +39,22 @@ impl SourceMap {
         self.spans.push((start, end));
         Loc(self.spans.len() as u32 - 1)
     }
+    fn get(&self, loc: Loc) -> Option<&(proc_macro2::Span, proc_macro2::Span)> {
+        self.spans.get(loc.0 as usize)
+    }
     /// The (start) span of `loc`, or the call site for `Loc::NONE`.
     pub fn span(&self, loc: Loc) -> proc_macro2::Span {
         self.range(loc).0
     }
     /// The first and last span of `loc`.
     pub fn range(&self, loc: Loc) -> (proc_macro2::Span, proc_macro2::Span) {
-        self.spans
-            .get(loc.0 as usize)
+        self.get(loc)
             .copied()
             .unwrap_or((proc_macro2::Span::call_site(), proc_macro2::Span::call_site()))
     }
     /// `line:column` (1-based line, 0-based column) of `loc`, for messages outside the macro.
     pub fn line_col(&self, loc: Loc) -> Option<(usize, usize)> {
-        let s = self.spans.get(loc.0 as usize)?.0.start();
+        let s = self.get(loc)?.0.start();
         Some((s.line, s.column))
     }
     /// A `syn::Error` covering `loc` (the whole range, on stable Rust too).

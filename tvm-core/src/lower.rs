@@ -1,20 +1,40 @@
-//! The lowering pipeline: a schedule in, a TIR function out, as straight-line code.
+//! The lowering pipeline: a schedule in, a TIR function out, as straight-line code. The
+//! passes every target runs come first (`lower_common`: from the schedule to loop nests),
+//! then one function per target family lists all of its passes in order (`lower_cpu`,
+//! `lower_gpu`), each with the reason for its place. The same pass may appear in both
+//! lists: each reads top to bottom on its own, as TVM keeps its host and device pass
+//! lists apart.
 //!
 //! Each pass's output is checked by the TIR verifier in debug builds, written to
 //! `TVM_DUMP_TIR=DIR` when set, and timed for [`lower_traced`]'s tracer (the
 //! expansion prints the times as one table per kernel with `TVM_TIME_PASSES=1`).
+//!
+//! A user error that shows only once loops exist (a `vectorize` the code cannot honour,
+//! shared memory over the limit) stops the pipeline where it is found, as a
+//! [`LowerError`] that says what the pass found; [`crate::driver`] turns it into the
+//! schedule errors, with locations, that the user sees.
 
 use crate::passes::dump::dump;
 use crate::passes::verify_gpu_memory::GpuMemoryProblem;
+use crate::passes::verify_loop_annotations::DroppedAnnotation;
 use crate::passes::*;
-use crate::schedule::{Schedule, ScheduleError, ScheduleErrorKind};
+use crate::schedule::{Schedule, ScheduleError};
 use crate::tir::verify::Phase;
-use crate::tir::PrimFunc;
+use crate::tir::{PrimFunc, ThreadTag};
 
-/// Lowers a checked schedule to a TIR function for its target. User errors that only
-/// show once bounds are known (shared memory size) come back as schedule errors.
-pub fn lower(sch: &Schedule) -> Result<PrimFunc, Vec<ScheduleError>> {
-    lower_traced(sch, &mut |_| {})
+/// Why lowering stopped: what the pass that found the problem reports.
+#[derive(Clone, Debug)]
+pub enum LowerError {
+    /// `schedule_ops`: errors of the schedule found while building its loop nests.
+    Schedule(Vec<ScheduleError>),
+    /// `split_host_device`: launch dimensions whose bound extent varies from block to
+    /// block.
+    LaunchExtentVaries(Vec<ThreadTag>),
+    /// `verify_loop_annotations`: the user's `vectorize`, `unroll` and `parallel`
+    /// requests the lowered loops do not honour.
+    AnnotationsDropped(Vec<DroppedAnnotation>),
+    /// `verify_gpu_memory`: shared or local memory a kernel cannot have.
+    GpuMemory(Vec<GpuMemoryProblem>),
 }
 
 /// One step of [`lower_traced`]: a pass, its wall time, and the function after it
@@ -25,85 +45,118 @@ pub struct PassEvent<'a> {
     pub func: Option<&'a PrimFunc>,
 }
 
-/// [`lower`], calling `trace` after every pass in order (the pipeline explorer shows
-/// them). The time of a pass is measured from the end of the previous event, so the
-/// tracer's own work is not counted.
-pub fn lower_traced(sch: &Schedule, trace: &mut dyn FnMut(PassEvent<'_>)) -> Result<PrimFunc, Vec<ScheduleError>> {
+/// Lowers a checked schedule to a TIR function for its target, calling `trace` after
+/// every pass in order (the pipeline explorer shows them). The time of a pass is measured
+/// from the end of the previous event, so the tracer's own work is not counted.
+pub fn lower_traced(sch: &Schedule, trace: &mut dyn FnMut(PassEvent<'_>)) -> Result<PrimFunc, LowerError> {
     let mut t = Tracer { trace, last: std::time::Instant::now(), step: 0 };
-    // TE level: inlined stages disappear before bounds are inferred.
+    let (sch, f) = lower_common(sch, &mut t)?;
+    if sch.target.is_gpu() {
+        lower_gpu(&sch, f, &mut t)
+    } else {
+        lower_cpu(&sch, f, &mut t)
+    }
+}
+
+/// The passes every target runs: from the schedule to one loop nest per stage, still in
+/// the stages' own dims. Returns the schedule with inlined stages substituted (what the
+/// later checks read) and the function.
+fn lower_common(sch: &Schedule, t: &mut Tracer<'_>) -> Result<(Schedule, PrimFunc), LowerError> {
+    // Tensor-expression level: inlined stages disappear before bounds are inferred.
     let sch = inline_stages::inline_stages(sch);
     t.te("inline_stages");
     let bounds = infer_bound::infer_bound(&sch);
     t.te("infer_bound");
-    let f = schedule_ops::schedule_ops(&sch, &bounds)?;
+    let f = schedule_ops::schedule_ops(&sch, &bounds).map_err(LowerError::Schedule)?;
     t.tir(&f, "schedule_ops", Phase::Scheduled);
     // Simplify before flattening, so that region extents are constants where possible.
-    let mut f = simplify::simplify(f);
-    t.tir(&f, "simplify", Phase::Scheduled);
-    if !sch.target.is_gpu() {
-        f = reuse_output::reuse_output(f);
-        t.tir(&f, "reuse_output", Phase::Scheduled);
-    }
-    let f = flatten_storage::flatten_storage(f);
-    t.tir(&f, "flatten_storage", Phase::Flattened);
-    let mut f = simplify::simplify(f);
-    t.tir(&f, "simplify", Phase::Flattened);
-    if !sch.target.is_gpu() {
-        f = fuse_loops::fuse_loops(f);
-        t.tir(&f, "fuse_loops", Phase::Flattened);
-    }
-    if sch.target.is_gpu() {
-        // Kernels first: vectorization and unrolling then work on kernel bodies too.
-        f = split_host_device::split_host_device(f).map_err(|tags| {
-            tags.into_iter()
-                .map(|t| {
-                    ScheduleError::new(
-                        crate::loc::Loc::NONE,
-                        ScheduleErrorKind::LaunchExtentVaries { tag: t.dsl_name() },
-                    )
-                })
-                .collect::<Vec<_>>()
-        })?;
-        t.tir(&f, "split_host_device", Phase::Flattened);
-        f = simplify::simplify(f);
-        t.tir(&f, "simplify", Phase::Flattened);
-    }
+    let f = t.run(f, "simplify", Phase::Scheduled, simplify::simplify);
+    Ok((sch, f))
+}
+
+/// The CPU's passes after [`lower_common`].
+fn lower_cpu(sch: &Schedule, f: PrimFunc, t: &mut Tracer<'_>) -> Result<PrimFunc, LowerError> {
+    // Before flattening: it replaces an intermediate's `Realize` by its output's row while
+    // every access still names a region in the stages' own dims.
+    let f = t.run(f, "reuse_output", Phase::Scheduled, reuse_output::reuse_output);
+    let f = t.run(f, "flatten_storage", Phase::Flattened, flatten_storage::flatten_storage);
+    let f = t.run(f, "simplify", Phase::Flattened, simplify::simplify);
+    // After flattening (one index per access, which its slice proofs read) and before the
+    // loop passes, so the tails of both fused bodies are peeled and vectorized as one.
+    let f = t.run(f, "fuse_loops", Phase::Flattened, fuse_loops::fuse_loops);
     // Tails first, so the main path of a vectorized loop has no guard left.
-    let f = hoist_tail_guards::hoist_tail_guards(f);
-    t.tir(&f, "hoist_tail_guards", Phase::Flattened);
+    let f = t.run(f, "hoist_tail_guards", Phase::Flattened, hoist_tail_guards::hoist_tail_guards);
     // Vectorize before unrolling: an unrolled loop may contain a vectorized one.
     let (f, not_vectorized) = vectorize_loops::vectorize_loops(f);
     t.tir(&f, "vectorize_loops", Phase::Flattened);
-    let f = unroll_loops::unroll_loops(f);
-    t.tir(&f, "unroll_loops", Phase::Flattened);
-    let dropped = dropped_requests(&sch, &f, not_vectorized);
-    if !dropped.is_empty() {
-        return Err(dropped);
-    }
-    let mut f = simplify::simplify(f);
-    t.tir(&f, "simplify", Phase::Flattened);
-    if !sch.target.is_gpu() {
-        f = partition_loops::partition_loops(f);
-        t.tir(&f, "partition_loops", Phase::Flattened);
-        f = simplify::simplify(f);
-        t.tir(&f, "simplify", Phase::Flattened);
-        f = tree_combine::tree_combine(f);
-        t.tir(&f, "tree_combine", Phase::Flattened);
-        f = forward_stores::forward_stores(f);
-        t.tir(&f, "forward_stores", Phase::Flattened);
-    }
-    if sch.target.is_gpu() {
-        f = hoist_shared_allocations::hoist_shared_allocations(f);
-        t.tir(&f, "hoist_shared_allocations", Phase::Flattened);
-        // Barriers go in after unrolling, so each unrolled copy gets its own.
-        f = inject_thread_sync::inject_thread_sync(f);
-        t.tir(&f, "inject_thread_sync", Phase::Flattened);
-        let (problems, _) = verify_gpu_memory::verify_gpu_memory(&f);
-        if !problems.is_empty() {
-            return Err(problems.into_iter().map(|p| gpu_memory_error(&sch, p)).collect());
-        }
+    let f = t.run(f, "unroll_loops", Phase::Flattened, unroll_loops::unroll_loops);
+    // Every `vectorize`, `unroll` and `parallel` of the user's is now honoured or never
+    // will be: one that is not stops lowering (a compile error, never quiet serial code).
+    verify_annotations(sch, &f, not_vectorized)?;
+    // Unrolled copies carry constant indices to fold.
+    let f = t.run(f, "simplify", Phase::Flattened, simplify::simplify);
+    // After unrolling, so the unrolled taps of a window are sibling loops that can share
+    // one interior, and after hoist_tail_guards, whose `if whole` it peels off the loop
+    // around a vector loop.
+    let f = t.run(f, "partition_loops", Phase::Flattened, partition_loops::partition_loops);
+    // After partitioning, which peels the borders: the tests left in front of a register
+    // tile's statements (a split's tail) are then invariant in the loops around them.
+    let f = t.run(f, "unswitch_loops", Phase::Flattened, unswitch_loops::unswitch_loops);
+    // The cut points and the interiors' dropped conjuncts fold.
+    let f = t.run(f, "simplify", Phase::Flattened, simplify::simplify);
+    // After the loop passes: the fold loop of an rfactor's combine becomes straight-line
+    // vector steps, which no loop pass has to see.
+    let f = t.run(f, "tree_combine", Phase::Flattened, tree_combine::tree_combine);
+    // Last: the runs of updates it forwards are straight-line only once unrolling has
+    // copied a register tile's reduction step into one row of accumulators.
+    let f = t.run(f, "forward_stores", Phase::Flattened, forward_stores::forward_stores);
+    Ok(f)
+}
+
+/// The GPU's passes after [`lower_common`] (CUDA and OpenCL alike).
+fn lower_gpu(sch: &Schedule, f: PrimFunc, t: &mut Tracer<'_>) -> Result<PrimFunc, LowerError> {
+    let f = t.run(f, "flatten_storage", Phase::Flattened, flatten_storage::flatten_storage);
+    let f = t.run(f, "simplify", Phase::Flattened, simplify::simplify);
+    // Kernels first: vectorization and unrolling then work on kernel bodies too.
+    let f = split_host_device::split_host_device(f).map_err(LowerError::LaunchExtentVaries)?;
+    t.tir(&f, "split_host_device", Phase::Flattened);
+    let f = t.run(f, "simplify", Phase::Flattened, simplify::simplify);
+    // Tails first, so the main path of a vectorized loop has no guard left.
+    let f = t.run(f, "hoist_tail_guards", Phase::Flattened, hoist_tail_guards::hoist_tail_guards);
+    // Vectorize before unrolling: an unrolled loop may contain a vectorized one.
+    let (f, not_vectorized) = vectorize_loops::vectorize_loops(f);
+    t.tir(&f, "vectorize_loops", Phase::Flattened);
+    let f = t.run(f, "unroll_loops", Phase::Flattened, unroll_loops::unroll_loops);
+    // Every `vectorize` and `unroll` of the user's is now honoured or never will be.
+    verify_annotations(sch, &f, not_vectorized)?;
+    // Unrolled copies carry constant indices to fold.
+    let f = t.run(f, "simplify", Phase::Flattened, simplify::simplify);
+    // Shared allocations to the top of each kernel, so barrier insertion sees one flat
+    // sequence of shared-memory accesses.
+    let f = t.run(f, "hoist_shared_allocations", Phase::Flattened, hoist_shared_allocations::hoist_shared_allocations);
+    // Barriers go in after unrolling, so each unrolled copy gets its own.
+    let f = t.run(f, "inject_thread_sync", Phase::Flattened, inject_thread_sync::inject_thread_sync);
+    // Last: every shared allocation is final, at the top of its kernel.
+    let (problems, _) = verify_gpu_memory::verify_gpu_memory(&f);
+    if !problems.is_empty() {
+        return Err(LowerError::GpuMemory(problems));
     }
     Ok(f)
+}
+
+/// Stops lowering at the user's annotations `f` does not honour (see
+/// [`verify_loop_annotations`](crate::passes::verify_loop_annotations)).
+fn verify_annotations(
+    sch: &Schedule,
+    f: &PrimFunc,
+    not_vectorized: Vec<(crate::tir::Var, vectorize_loops::NotVectorized)>,
+) -> Result<(), LowerError> {
+    let dropped = verify_loop_annotations::verify_loop_annotations(sch, f, not_vectorized);
+    if dropped.is_empty() {
+        Ok(())
+    } else {
+        Err(LowerError::AnnotationsDropped(dropped))
+    }
 }
 
 /// Verifies (debug builds), dumps (`TVM_DUMP_TIR`) and reports each pass's output.
@@ -135,99 +188,11 @@ impl Tracer<'_> {
         self.step += 1;
         self.event(pass, Some(f), micros);
     }
-}
 
-/// The user's `vectorize`, `unroll` and `parallel` requests that the lowered code does
-/// not honour: a compile error each, at the primitive, never quiet serial code. Requests
-/// of the default schedule (no location) may fall back silently: it asks for vectors
-/// wherever they might work.
-fn dropped_requests(
-    sch: &Schedule,
-    f: &crate::tir::PrimFunc,
-    not_vectorized: Vec<(crate::tir::Var, vectorize_loops::NotVectorized)>,
-) -> Vec<ScheduleError> {
-    use crate::tir::visit::{walk_stmt, Visitor};
-    use crate::tir::{ForKind, Stmt, Var};
-    use std::collections::HashMap;
-    // Loop variable -> (stage, axis, annotation).
-    let mut asked = HashMap::new();
-    for st in &sch.stages {
-        for (&a, ann) in &st.ann {
-            if ann.kind != ForKind::Serial && ann.bind.is_none() && !ann.loc.is_none() {
-                let ax = sch.axis(a);
-                asked.insert(ax.var.clone(), (st.name.clone(), ax.name.clone(), ann.clone()));
-            }
-        }
-    }
-    let mut errors = Vec::new();
-    for (var, why) in not_vectorized {
-        if let Some((stage, axis, ann)) = asked.get(&var) {
-            let (reason, help) = (why.reason(), why.help());
-            let kind = ScheduleErrorKind::VectorizeDropped { stage: stage.clone(), axis: axis.clone(), reason, help };
-            errors.push(ScheduleError::new(ann.loc, kind));
-        }
-    }
-    struct Walk<'a> {
-        asked: &'a HashMap<Var, (String, String, crate::schedule::AxisAnn)>,
-        parallel: Vec<String>,
-        errors: Vec<ScheduleError>,
-        seen: Vec<Var>,
-    }
-    impl Visitor for Walk<'_> {
-        fn visit_stmt(&mut self, s: &Stmt) {
-            let Stmt::For { var, extent, kind, .. } = s else { return walk_stmt(self, s) };
-            let request = self.asked.get(var).filter(|_| !self.seen.contains(var));
-            let trivial = extent.as_int().is_some_and(|e| e <= 1);
-            match (kind, request) {
-                (ForKind::Unrolled, Some((stage, axis, ann))) => {
-                    self.seen.push(var.clone());
-                    let kind = ScheduleErrorKind::UnrollDropped {
-                        stage: stage.clone(),
-                        axis: axis.clone(),
-                        extent: extent.as_int(),
-                    };
-                    self.errors.push(ScheduleError::new(ann.loc, kind));
-                }
-                (ForKind::Parallel, Some((stage, axis, ann))) if !self.parallel.is_empty() && !trivial => {
-                    self.seen.push(var.clone());
-                    let outer = self.parallel[0].clone();
-                    let kind = ScheduleErrorKind::ParallelNested { stage: stage.clone(), axis: axis.clone(), outer };
-                    self.errors.push(ScheduleError::new(ann.loc, kind));
-                }
-                _ => {}
-            }
-            let parallel = *kind == ForKind::Parallel && !trivial;
-            if parallel {
-                let name = self.asked.get(var).map(|r| r.1.clone()).unwrap_or_else(|| var.name().to_string());
-                self.parallel.push(name);
-            }
-            walk_stmt(self, s);
-            if parallel {
-                self.parallel.pop();
-            }
-        }
-        fn visit_expr(&mut self, _: &crate::tir::Expr) {}
-    }
-    let mut w = Walk { asked: &asked, parallel: Vec::new(), errors, seen: Vec::new() };
-    w.visit_stmt(&f.body);
-    for k in &f.kernels {
-        w.visit_stmt(&k.body);
-    }
-    w.errors
-}
-
-fn gpu_memory_error(sch: &Schedule, p: GpuMemoryProblem) -> ScheduleError {
-    let loc_of =
-        |buffer: &str| sch.graph.find(buffer).map(|t| sch.graph.tensor(t).loc).unwrap_or(crate::loc::Loc::NONE);
-    match p {
-        GpuMemoryProblem::UnknownSize { buffer } => {
-            ScheduleError::new(loc_of(&buffer), ScheduleErrorKind::SharedSizeUnknown { stage: buffer })
-        }
-        GpuMemoryProblem::LocalUnknownSize { buffer } => {
-            ScheduleError::new(loc_of(&buffer), ScheduleErrorKind::LocalSizeUnknown { stage: buffer })
-        }
-        GpuMemoryProblem::TooLarge { bytes, limit, largest } => {
-            ScheduleError::new(loc_of(&largest), ScheduleErrorKind::SharedMemoryExceeded { bytes, limit })
-        }
+    /// Runs the TIR pass `run` on `f` and reports its output as `pass`.
+    fn run(&mut self, f: PrimFunc, pass: &'static str, phase: Phase, run: fn(PrimFunc) -> PrimFunc) -> PrimFunc {
+        let f = run(f);
+        self.tir(&f, pass, phase);
+        f
     }
 }

@@ -8,9 +8,8 @@
 
 use quote::{format_ident, quote};
 use std::path::{Path, PathBuf};
-use tvm_core::build::{
-    compile_kernels_with, find_nvcc, parse_cuda_archs, prebuilt, Artifact, Options, Report, NVCC_FLAGS,
-};
+use tvm_core::artifact::{parse_cuda_archs, prebuilt, Artifact, NVCC_FLAGS};
+use tvm_core::build::{compile_kernels_with, find_nvcc, Options, Report};
 use tvm_runtime::gpu::{cuda_cache_key, Backend, BinaryFormat};
 
 /// A fresh directory for one test.

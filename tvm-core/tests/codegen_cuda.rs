@@ -1,10 +1,11 @@
-//! CUDA C code generation: every corpus and example kernel, with its GPU schedule and
-//! with the default one, lowered for `Target::cuda()` and printed. Structural checks for
-//! all, goldens for three (vector add, tiled matmul, softmax; bless with
-//! `UPDATE_EXPECT=1`), the printer's decisions (32-bit indices, aligned vectors, f16,
-//! fast math), and the real toolchain: every program compiled by NVRTC and assembled by
-//! ptxas for sm_80 and sm_90 with no spills and shared memory within the target's limit,
-//! and the matmul example's main loop read back from its SASS (`cuobjdump`).
+//! CUDA C code generation: every kernel of the registry (`support/registry.rs`: the corpus
+//! and the example kernels), with its GPU schedule and with the default one, lowered for
+//! `Target::cuda()` and printed. Structural checks for all, goldens for three (vector add,
+//! tiled matmul, softmax; bless with `UPDATE_EXPECT=1`), the printer's decisions (32-bit
+//! indices, aligned vectors, f16, fast math), and the real toolchain: every program
+//! compiled by NVRTC and assembled by ptxas for sm_80 and sm_90 with no spills and shared
+//! memory within the target's limit, and the matmul example's main loop read back from its
+//! SASS (`cuobjdump`).
 //!
 //! The toolchain tests find NVRTC through the runtime (`LD_LIBRARY_PATH`), `ptxas` and
 //! `cuobjdump` on `PATH` (or `TVM_PTXAS` / `TVM_CUOBJDUMP`). Without them they skip with
@@ -18,32 +19,30 @@ use tvm_core::tir::{PrimFunc, Scope, Stmt};
 use tvm_core::Target;
 use tvm_runtime::gpu::BinaryFormat;
 
-#[path = "corpus/mod.rs"]
-mod corpus;
 #[path = "support/lowered.rs"]
 mod lowered;
-use lowered::{has, lower_for};
+#[path = "support/registry.rs"]
+mod registry;
+use lowered::{has, kernel_in, lower_for, lower_kernel};
+use registry::{kernel, Kernel, KERNELS};
 
-/// The example kernels (the shipped schedules).
-const EXAMPLES: &[(&str, &str)] = &[
-    ("example_conv2d", include_str!("../../examples/kernels/conv2d.rs")),
-    ("example_dense_bias_relu", include_str!("../../examples/kernels/dense_bias_relu.rs")),
-    ("example_matmul", include_str!("../../examples/kernels/matmul.rs")),
-    ("example_softmax", include_str!("../../examples/kernels/softmax.rs")),
-    ("example_vector_add", include_str!("../../examples/kernels/vector_add.rs")),
-];
+/// A registered kernel lowered for CUDA: with its own (or borrowed) schedule, or the default.
+fn lower_registered(k: &Kernel, default: bool) -> PrimFunc {
+    lower_kernel(&kernel_in(k.text, k.function, k.instance), &Target::cuda(), default)
+}
 
 fn emit(src: &str, default: bool) -> String {
     let f = lower_for(src, &Target::cuda(), default);
     emit_cuda(&f).unwrap_or_else(|e| panic!("codegen failed: {e}\n{}", tvm_core::tir::printer::print_func(&f)))
 }
 
-/// Every program: (label, lowered function, CUDA text).
+/// Every program: (label, lowered function, CUDA text) of every registered kernel.
 fn all_programs() -> Vec<(String, PrimFunc, String)> {
     let mut out = Vec::new();
-    for (name, src) in corpus::ALL.iter().chain(EXAMPLES) {
+    for k in KERNELS {
+        let name = k.label();
         for default in [false, true] {
-            let f = lower_for(src, &Target::cuda(), default);
+            let f = lower_registered(k, default);
             let text = emit_cuda(&f)
                 .unwrap_or_else(|e| panic!("{name}: codegen failed: {e}\n{}", tvm_core::tir::printer::print_func(&f)));
             let label = format!("{name}{}", if default { " (default schedule)" } else { "" });
@@ -414,7 +413,8 @@ fn matmul_main_loop_is_mostly_ffma() {
     }
     let Some(ptxas) = tool("TVM_PTXAS", "ptxas") else { return skip(TEST, "no ptxas on PATH") };
     let Some(cuobjdump) = tool("TVM_CUOBJDUMP", "cuobjdump") else { return skip(TEST, "no cuobjdump on PATH") };
-    let text = emit(EXAMPLES.iter().find(|e| e.0 == "example_matmul").unwrap().1, false);
+    let f = lower_registered(kernel("example_matmul", "matmul"), false);
+    let text = emit_cuda(&f).unwrap_or_else(|e| panic!("codegen failed: {e}"));
     for arch in [80, 90] {
         let (cubin, infos) = assemble(&ptxas, "example_matmul", &text, arch);
         let dir = std::env::temp_dir().join(format!("tvm-codegen-cuda-{}", std::process::id()));
@@ -453,13 +453,11 @@ fn warp_reductions_run_right_on_the_interpreter() {
             })
             .collect()
     };
-    let example = EXAMPLES.iter().find(|e| e.0 == "example_softmax").unwrap().1;
-    for (label, src, m, n) in [
-        ("corpus softmax", include_str!("corpus/softmax.rs"), 5, 40),
-        ("example softmax", example, 3, 300),
-        ("example softmax", example, 2, 128),
-    ] {
-        let f = lower_for(src, &Target::cuda(), false);
+    let (corpus, example) = (kernel("softmax", "softmax"), kernel("example_softmax", "softmax"));
+    for (label, k, m, n) in
+        [("corpus softmax", corpus, 5, 40), ("example softmax", example, 3, 300), ("example softmax", example, 2, 128)]
+    {
+        let f = lower_registered(k, false);
         let printed = tvm_core::tir::printer::print_func(&f);
         assert!(printed.contains("warp_reduce("), "{label}: no warp reduction:\n{printed}");
         let x: Vec<f32> = (0..m * n).map(|i| ((i * 37 % 101) as f32 - 50.0) / 10.0).collect();

@@ -1,5 +1,6 @@
-//! OpenCL C code generation: every corpus kernel, with its GPU schedule and with the
-//! default one, lowered for `Target::opencl()` and printed. Structural checks for all,
+//! OpenCL C code generation: every kernel of the registry (`support/registry.rs`: the
+//! corpus and the example kernels), with its GPU schedule and with the default one,
+//! lowered for `Target::opencl()` and printed. Structural checks for all,
 //! goldens for two (bless with `UPDATE_EXPECT=1`), and, where an OpenCL device exists
 //! (PoCL; required under `TVM_REQUIRE_TOOLS=1`), a build of every program by the OpenCL
 //! compiler on every device, warnings as errors.
@@ -11,11 +12,8 @@ use tvm_core::codegen::opencl::emit_opencl;
 use tvm_core::tir::{PrimFunc, Scope, Stmt};
 use tvm_core::Target;
 
-#[path = "corpus/mod.rs"]
-mod corpus;
-#[path = "support/lowered.rs"]
-mod lowered;
-use lowered::{has, lower_for};
+use common::lowered::{self, has, kernel_in, lower_for};
+use common::registry::KERNELS;
 
 /// Lowers `src` for OpenCL: with its own (or borrowed) GPU schedule, or the default.
 fn lower_opencl(src: &str, default: bool) -> PrimFunc {
@@ -27,12 +25,13 @@ fn emit(src: &str, default: bool) -> String {
     emit_opencl(&f).unwrap_or_else(|e| panic!("codegen failed: {e}\n{}", tvm_core::tir::printer::print_func(&f)))
 }
 
-/// Every program of the corpus: (label, lowered function, OpenCL text).
+/// Every program of the registry: (label, lowered function, OpenCL text).
 fn all_programs() -> Vec<(String, PrimFunc, String)> {
     let mut out = Vec::new();
-    for (name, src) in corpus::ALL {
+    for k in KERNELS {
+        let (name, kernel) = (k.label(), kernel_in(k.text, k.function, k.instance));
         for default in [false, true] {
-            let f = lower_opencl(src, default);
+            let f = lowered::lower_kernel(&kernel, &Target::opencl(), default);
             let text = emit_opencl(&f)
                 .unwrap_or_else(|e| panic!("{name}: codegen failed: {e}\n{}", tvm_core::tir::printer::print_func(&f)));
             let label = format!("{name}{}", if default { " (default schedule)" } else { "" });
@@ -43,7 +42,7 @@ fn all_programs() -> Vec<(String, PrimFunc, String)> {
 }
 
 #[test]
-fn corpus_structure() {
+fn every_program_structure() {
     for (label, f, text) in all_programs() {
         assert!(!f.kernels.is_empty(), "{label}: no kernels");
         for k in &f.kernels {
@@ -165,8 +164,8 @@ fn build_werror(label: &str, text: &str) -> Result<(), String> {
 /// Builds every emitted program with the installed OpenCL compiler (PoCL here), warnings
 /// as errors. Skips when there is no device, unless `TVM_REQUIRE_TOOLS=1`.
 #[test]
-fn corpus_builds_with_opencl_compiler() {
-    if !common::opencl::device_or_skip("corpus_builds_with_opencl_compiler") {
+fn every_program_builds_with_opencl_compiler() {
+    if !common::opencl::device_or_skip("every_program_builds_with_opencl_compiler") {
         return;
     }
     let failures: Vec<String> =
@@ -174,8 +173,8 @@ fn corpus_builds_with_opencl_compiler() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
-/// Vectors (contiguous → vload/vstore, strided → lane by lane) and f64, built by hand:
-/// GPU schedules of the corpus do not vectorize.
+/// Vectors (contiguous → vload/vstore, strided → lane by lane) and f64, built by hand so
+/// that each form is pinned here whatever the registered schedules do.
 fn vector_kernel() -> PrimFunc {
     use tvm_core::dtype::DType;
     use tvm_core::tir::{Buffer, Expr, Kernel, ThreadTag, Var};

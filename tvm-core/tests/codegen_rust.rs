@@ -26,7 +26,7 @@ fn lower(src: &str, target: &str) -> PrimFunc {
     let src = src.find("compute!").map_or(src, |i| &src[i..]);
     let kernel = tvm_core::frontend::parse_str(src).unwrap_or_else(|e| panic!("{e:?}"));
     let target = Target::parse(target).unwrap();
-    tvm_core::frontend::lower_for(&kernel, &target).unwrap_or_else(|e| panic!("{e:?}"))
+    tvm_core::driver::lower_for(&kernel, &target).unwrap_or_else(|e| panic!("{e:?}"))
 }
 
 // ---------------------------------------------------------------------------------------

@@ -1,110 +1,49 @@
-//! WGSL code generation (the `webgpu` target): every corpus and example kernel, with its
-//! GPU schedule and with the default one, lowered for `Target::webgpu()` and printed;
-//! every program naga parses and validates (as wgpu does before running it) and
-//! translates to MSL; the kernels WGSL cannot express fail with the documented error.
-//! Goldens of one program in WGSL and MSL (bless with `UPDATE_EXPECT=1`).
+//! WGSL code generation (the `webgpu` target): every kernel of the registry
+//! (`support/registry.rs`: the corpus and the example kernels), lowered for
+//! `Target::webgpu()` with the schedule it gets there (its own block, one borrowed from
+//! CUDA or OpenCL, else the derived one), with the default schedule and with the derived
+//! one (blocks removed), and printed; every program naga parses and validates (as wgpu
+//! does before running it) and translates to MSL; the kernels WGSL cannot express fail
+//! with the documented error. Goldens of one program in WGSL and MSL (bless with
+//! `UPDATE_EXPECT=1`).
+
+mod common;
 
 use expect_test::expect;
 use tvm_core::codegen::wgsl::{emit_wgsl, naga_check};
-use tvm_core::expand::generic;
-use tvm_core::frontend::{lower_for, parse_kernel, unwrap_invocation, Kernel};
-use tvm_core::lower::lower;
-use tvm_core::schedule::Schedule;
+use tvm_core::driver::lower_for;
+use tvm_core::frontend::{parse_kernel, unwrap_invocation};
 use tvm_core::tir::PrimFunc;
 use tvm_core::Target;
 
-#[path = "corpus/mod.rs"]
-mod corpus;
+use common::lowered::{self, kernel_in};
+use common::registry::KERNELS;
 
-/// The example kernels (files of `examples/kernels/`, several kernels in some).
-const EXAMPLES: &[(&str, &str)] = &[
-    ("argmax", include_str!("../../examples/kernels/argmax.rs")),
-    ("axpy", include_str!("../../examples/kernels/axpy.rs")),
-    ("conv2d", include_str!("../../examples/kernels/conv2d.rs")),
-    ("cumsum", include_str!("../../examples/kernels/cumsum.rs")),
-    ("dense_bias_relu", include_str!("../../examples/kernels/dense_bias_relu.rs")),
-    ("layernorm", include_str!("../../examples/kernels/layernorm.rs")),
-    ("matmul", include_str!("../../examples/kernels/matmul.rs")),
-    ("softmax", include_str!("../../examples/kernels/softmax.rs")),
-    ("softmax_stats", include_str!("../../examples/kernels/softmax_stats.rs")),
-    ("vector_add", include_str!("../../examples/kernels/vector_add.rs")),
-];
+/// The schedules each registered kernel is printed with.
+const SCHEDULES: [&str; 3] = ["its schedule", "default schedule", "derived schedule"];
 
-/// Every `compute! { .. }` invocation of a file, as text.
-fn invocations(file: &str) -> Vec<&str> {
-    let mut out = Vec::new();
-    let mut rest = file;
-    while let Some(at) = rest.find("compute! {") {
-        let body = &rest[at..];
-        let mut depth = 0usize;
-        let mut end = body.len();
-        for (i, c) in body.char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        end = i + 1;
-                        break;
-                    }
-                }
-                _ => {}
-            }
-        }
-        out.push(&body[..end]);
-        rest = &body[end..];
-    }
-    out
+/// The function of `k` lowered for WebGPU with each of [`SCHEDULES`].
+fn lowered(label: &str, k: &tvm_core::frontend::Kernel) -> Vec<(&'static str, PrimFunc)> {
+    let t = Target::webgpu();
+    let own = lower_for(k, &t).unwrap_or_else(|e| panic!("{label}: lowering failed: {e:?}"));
+    let default = lowered::lower_kernel(k, &t, true);
+    let derived = tvm_core::driver::lower(&lowered::derived_schedule(k, &t))
+        .unwrap_or_else(|e| panic!("{label}: lowering the derived schedule failed: {e:?}"));
+    SCHEDULES.into_iter().zip([own, default, derived]).collect()
 }
 
-/// Every kernel of the corpus and the examples (each type of a generic one): (label,
-/// kernel).
-fn all_kernels() -> Vec<(String, Kernel)> {
-    let mut sources: Vec<(String, &'static str)> = corpus::ALL.iter().map(|(n, s)| (n.to_string(), *s)).collect();
-    for (file, text) in EXAMPLES {
-        for (i, src) in invocations(text).into_iter().enumerate() {
-            sources.push((format!("example {file}#{i}"), src));
-        }
-    }
-    let mut out = Vec::new();
-    for (label, src) in sources {
-        let tokens = unwrap_invocation(src.parse().expect("the kernel tokenizes"));
-        let parse = |t| parse_kernel(t).unwrap_or_else(|e| panic!("{label}: kernel does not parse: {e:#?}"));
-        match generic::split(&tokens).expect("generics parse") {
-            Some((g, rest)) => {
-                for ty in &g.types {
-                    out.push((format!("{label}<{ty}>"), parse(generic::instantiate(&rest, &g.param, ty))));
-                }
-            }
-            None => {
-                let k = parse(tokens);
-                out.push((label, k))
-            }
-        }
-    }
-    out
-}
-
-/// The function of `k` lowered for WebGPU with its own or borrowed block, and with the
-/// default schedule.
-fn lowered(label: &str, k: &Kernel) -> Vec<(bool, PrimFunc)> {
-    let own = lower_for(k, &Target::webgpu()).unwrap_or_else(|e| panic!("{label}: lowering failed: {e:?}"));
-    let s = Schedule::default_for(k.graph.clone(), Target::webgpu());
-    let default = lower(&s).unwrap_or_else(|e| panic!("{label}: default lowering failed: {e:?}"));
-    vec![(false, own), (true, default)]
-}
-
-/// The kernels of the corpus and the examples WGSL cannot express, and the type that
-/// stops each (with every schedule).
+/// The registered kernels WGSL cannot express, and the type that stops each (with every
+/// schedule).
 const NOT_IN_WGSL: &[(&str, &str)] =
-    &[("example argmax#0", "the i64 tensor `at`"), ("example axpy#0<f64>", "the f64 tensor `z`")];
+    &[("example_argmax::top1", "the i64 tensor `at`"), ("example_axpy::axpy::<f64>", "the f64 tensor `z`")];
 
 #[test]
 fn every_program_validates_or_names_what_wgsl_lacks() {
     let mut programs = 0;
-    for (label, k) in all_kernels() {
-        for (default, f) in lowered(&label, &k) {
-            let schedule = if default { "default schedule" } else { "its schedule" };
+    for k in KERNELS {
+        let label = k.label();
+        let kernel = kernel_in(k.text, k.function, k.instance);
+        for (schedule, f) in lowered(&label, &kernel) {
             match (emit_wgsl(&f), NOT_IN_WGSL.iter().find(|(l, _)| *l == label)) {
                 (Ok(text), None) => {
                     if let Err(e) = naga_check::validate(&text) {
@@ -124,7 +63,8 @@ fn every_program_validates_or_names_what_wgsl_lacks() {
             }
         }
     }
-    assert!(programs >= 50, "{programs} programs");
+    let expressible = KERNELS.len() - NOT_IN_WGSL.len();
+    assert_eq!(programs, expressible * SCHEDULES.len());
 }
 
 /// One kernel of each type WGSL lacks: the error names the tensor, its type and why.
@@ -243,4 +183,39 @@ fn golden_vector_add() {
             }
         }
     "#]].assert_eq(&naga_check::to_msl(&text).unwrap());
+}
+
+/// WebGPU's schedule: its own `schedule!(webgpu)` block, else CUDA's block, else
+/// OpenCL's (borrowed, as OpenCL borrows CUDA's), else the derived one.
+#[test]
+fn webgpu_takes_its_block_else_a_borrowed_one_else_the_derived_schedule() {
+    use tvm_core::driver::{lower_explained, ScheduleSource};
+    let block = |target: &str, threads: u32| {
+        format!(
+            "schedule!({target}) {{ let (b, t) = y.split(y.i, {threads}); y.bind(b, block.x); y.bind(t, thread.x); }}"
+        )
+    };
+    // A known extent, a multiple of 4: the derived schedule gives each thread 4 elements.
+    let kernel = "pub fn double(x: f32[1024]) -> y: f32[1024] { y[i] = x[i] * 2.0; }";
+    let threads_of = |f: &PrimFunc| f.kernels[0].block[0].as_int();
+    for (blocks, want, threads) in [
+        (vec![block("cuda", 64), block("opencl", 32), block("webgpu", 16)], ScheduleSource::Own { block: 2 }, Some(16)),
+        (vec![block("opencl", 32), block("cuda", 64)], ScheduleSource::Borrowed { block: 1 }, Some(64)),
+        (vec!["schedule!(cpu) { y.parallel(y.i); }".into(), block("opencl", 32)], ScheduleSource::Borrowed { block: 1 }, Some(32)),
+        (vec![], ScheduleSource::Default { reason: "the kernel has no `schedule!` block".into() }, None),
+    ] {
+        let src = format!("{kernel}\n{}", blocks.join("\n"));
+        let k = parse_kernel(src.parse().unwrap()).unwrap();
+        let (sch, source, f) = lower_explained(&k, &Target::webgpu(), &mut |_| {});
+        let f = f.unwrap_or_else(|e| panic!("{src}: {e:?}"));
+        assert_eq!(source, want, "{src}");
+        match threads {
+            Some(t) => assert_eq!(threads_of(&f), Some(t), "{src}"),
+            None => {
+                let d = sch.unwrap().derived.expect("no block: the derived schedule");
+                assert!(d.fallback.is_none() && d.text.contains("vectorize"), "{}", d.text);
+            }
+        }
+        naga_check::validate(&emit_wgsl(&f).unwrap()).unwrap();
+    }
 }

@@ -3,8 +3,10 @@
 //! properties of the whole expansion: it parses, names only `::tvm::` runtime paths,
 //! lowers nothing at run time, is deterministic, and keeps a code generator's error.
 
-#[path = "corpus/mod.rs"]
-mod corpus;
+#[path = "support/lowered.rs"]
+mod lowered;
+#[path = "support/registry.rs"]
+mod registry;
 #[path = "support/rustfmt.rs"]
 mod rustfmt;
 
@@ -13,7 +15,8 @@ use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 use rustfmt::pretty;
 use tvm_core::codegen::host::{emit_host, kernel_infos, KernelInfo};
-use tvm_core::frontend::{lower_for, parse_str};
+use tvm_core::driver::lower_for;
+use tvm_core::frontend::parse_str;
 use tvm_core::tir::PrimFunc;
 use tvm_core::{DType, Target};
 use tvm_runtime::gpu::ParamKind;
@@ -152,12 +155,14 @@ fn expand(src: &str) -> TokenStream {
     tvm_core::expand::compute(src.parse().unwrap())
 }
 
-/// Every corpus kernel expands to items that parse, with no `compile_error!`, naming only
-/// the runtime through `::tvm::` and lowering nothing when it runs.
+/// Every `compute!` of the registry's files expands to items that parse, with no
+/// `compile_error!`, naming only the runtime through `::tvm::` and lowering nothing when
+/// it runs.
 #[test]
 fn expansions_name_only_the_runtime() {
-    for (file, src) in corpus::ALL {
-        let inner: TokenStream = tvm_core::frontend::unwrap_invocation(src.parse().unwrap());
+    let invocations =
+        registry::FILES.iter().flat_map(|(key, _, text)| lowered::invocations(text).into_iter().map(move |t| (key, t)));
+    for (file, inner) in invocations {
         let out = tvm_core::expand::compute(inner);
         syn::parse2::<syn::File>(out.clone()).unwrap_or_else(|e| panic!("{file}: {e}"));
         let text = out.to_string();
@@ -182,8 +187,8 @@ fn expansions_name_only_the_runtime() {
 
 #[test]
 fn expansion_is_deterministic() {
-    for (_, src) in corpus::ALL.iter().take(6) {
-        let inner = || tvm_core::frontend::unwrap_invocation(src.parse().unwrap());
+    for (_, _, text) in registry::FILES.iter().take(6) {
+        let inner = || lowered::invocations(text).remove(0);
         assert_eq!(tvm_core::expand::compute(inner()).to_string(), tvm_core::expand::compute(inner()).to_string());
     }
 }

@@ -2,7 +2,8 @@
 //! `lower_traced`, the schedule's per-statement origins, and the line spans the TIR and
 //! C printers keep. Each is checked against the text or structure it describes.
 
-use tvm_core::frontend::{lower_explained, parse_str, ScheduleSource};
+use tvm_core::driver::{lower_explained, ScheduleSource};
+use tvm_core::frontend::parse_str;
 use tvm_core::tir::printer::{print_func, print_func_spans, LineSpan, NodeRef};
 use tvm_core::tir::visit::{walk_stmt, Visitor};
 use tvm_core::tir::{PrimFunc, Stmt};
@@ -82,7 +83,7 @@ fn check_spans(text: &str, spans: &[LineSpan], f: &PrimFunc, loop_word: &str) {
 
 fn lowered(src: &str, target: &str) -> PrimFunc {
     let k = parse_str(src).expect("the kernel parses");
-    tvm_core::frontend::lower_for(&k, &Target::parse(target).unwrap()).expect("it lowers")
+    tvm_core::driver::lower_for(&k, &Target::parse(target).unwrap()).expect("it lowers")
 }
 
 #[test]
@@ -173,7 +174,7 @@ fn lower_traced_reports_every_pass_and_the_result() {
 #[test]
 fn schedule_origins_name_what_each_statement_touched() {
     let k = parse_str(MATMUL).unwrap();
-    let s = tvm_core::frontend::build_schedule(&k, &Target::cpu()).unwrap();
+    let s = tvm_core::driver::build_schedule(&k, &Target::cpu()).unwrap();
     let line_of = |needle: &str| MATMUL.lines().position(|l| l.contains(needle)).unwrap() + 1;
     let axes_at = |line: usize| -> Vec<String> {
         s.origins

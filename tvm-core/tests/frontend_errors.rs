@@ -1,8 +1,9 @@
-//! Programs that must fail: one test per rule of DSL.md §2 (type errors) and §3
+//! Programs that must fail: one test per rule of docs/LANGUAGE.md §2 (type errors) and §3
 //! (schedule errors), asserting the message names the right thing, the location points
 //! at the offending token, and independent errors are all reported in one call.
 
-use tvm_core::frontend::{build_schedule, check_schedules, parse_str, FrontendError, Kernel};
+use tvm_core::driver::build_schedule;
+use tvm_core::frontend::{check_schedules, parse_str, FrontendError, Kernel};
 use tvm_core::schedule::{ScheduleError, ScheduleErrorKind as K};
 use tvm_core::Target;
 

@@ -8,7 +8,8 @@ mod atoms;
 use atoms::{atoms, Rng};
 use proc_macro2::TokenStream;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use tvm_core::frontend::{build_schedule, check_schedules, parse_kernel, parse_str, Kernel};
+use tvm_core::driver::build_schedule;
+use tvm_core::frontend::{check_schedules, parse_kernel, parse_str, Kernel};
 use tvm_core::Target;
 
 mod frontend_kernels;

@@ -1,7 +1,8 @@
-//! The kernels of DSL.md §1–2 and a few more, parsed and checked: the graphs they
+//! The kernels of docs/LANGUAGE.md §1–2 and a few more, parsed and checked: the graphs they
 //! build, and that their schedules (given or default) build for a CPU and a GPU.
 
-use tvm_core::frontend::{build_schedule, check_schedules, parse_str, Kernel};
+use tvm_core::driver::build_schedule;
+use tvm_core::frontend::{check_schedules, parse_str, Kernel};
 use tvm_core::te::{Op, Param};
 use tvm_core::tir::{BinOp, Expr, IterKind, ReduceOp};
 use tvm_core::{DType, Target};

@@ -1,6 +1,7 @@
 //! The interpreter as the oracle of real lowered code: a matmul parsed, scheduled and
-//! lowered by the pipeline runs right on every target, and the same GPU code with its
-//! barriers (or its parallel loop's disjointness) broken is caught.
+//! lowered by the pipeline (which runs right on every target: the registry's
+//! `matmul_tiled` in `kernels.rs`), with its GPU barriers (or its parallel loop's
+//! disjointness) broken, is caught.
 
 use tvm_core::dtype::DType;
 use tvm_core::interp::{run, ArgValue, ErrorKind, HostTensor, InterpError};
@@ -27,8 +28,8 @@ const N: usize = 80;
 fn lowered(target: &str) -> PrimFunc {
     let kernel = tvm_core::frontend::parse_str(MATMUL).unwrap_or_else(|e| panic!("{e:?}"));
     let target = Target::parse(target).unwrap();
-    let sch = tvm_core::frontend::build_schedule(&kernel, &target).unwrap_or_else(|e| panic!("{e:?}"));
-    tvm_core::lower::lower(&sch).unwrap_or_else(|e| panic!("{e:?}"))
+    let sch = tvm_core::driver::build_schedule(&kernel, &target).unwrap_or_else(|e| panic!("{e:?}"));
+    tvm_core::driver::lower(&sch).unwrap_or_else(|e| panic!("{e:?}"))
 }
 
 /// Runs `f` on fixed random inputs; the output, or the error.
@@ -43,32 +44,12 @@ fn matmul(f: &PrimFunc) -> Result<Vec<f32>, InterpError> {
     Ok(args[2].as_tensor().unwrap().as_f32().unwrap().to_vec())
 }
 
-fn check(c: &[f32], what: &str) {
-    let (a, b) = (randoms(M * K, 1), randoms(K * N, 2));
-    for i in 0..M {
-        for j in 0..N {
-            let want: f32 = (0..K).map(|p| a[i * K + p] * b[p * N + j]).sum();
-            let got = c[i * N + j];
-            assert!((got - want).abs() <= 1e-4 * (1.0 + want.abs()), "{what}: c[{i},{j}] = {got}, want {want}");
-        }
-    }
-}
-
 /// Rewrites statements bottom-up with `f`.
 struct Rewrite<F: FnMut(Stmt) -> Stmt>(F);
 impl<F: FnMut(Stmt) -> Stmt> Mutator for Rewrite<F> {
     fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
         let s = super_stmt(self, s);
         (self.0)(s)
-    }
-}
-
-#[test]
-fn lowered_matmul_runs_on_every_target() {
-    for target in ["cpu", "cuda"] {
-        let f = lowered(target);
-        let c = matmul(&f).unwrap_or_else(|e| panic!("{target}: {e}\n{}", tvm_core::tir::printer::print_func(&f)));
-        check(&c, target);
     }
 }
 

@@ -326,7 +326,7 @@ fn run_all(src: &str, variant: Variant, x: &[f32], shape: [usize; 2]) -> Vec<Vec
     let mut results: Vec<Vec<Vec<f32>>> = Vec::new();
     for (n, target) in targets.into_iter().enumerate() {
         let s = schedule_for(&kernel, variant, target);
-        let f = tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering: {e:?}"));
+        let f = tvm_core::driver::lower(&s).unwrap_or_else(|e| panic!("lowering: {e:?}"));
         let ishape: Vec<usize> = match f.params.iter().find(|p| matches!(p, Param::Tensor { is_output: false, .. })) {
             Some(Param::Tensor { shape: dims, .. }) if dims.len() == 1 => vec![shape[0]],
             _ => shape.to_vec(),
@@ -570,7 +570,7 @@ fn a_long_scan_is_a_parallel_scan_on_gpus() {
     let k = parse(LONG_SCANS);
     let s = schedule_for(&k, Variant::DefaultGpu, tvm_core::Target::cuda());
     assert!(s.stages.iter().all(|st| st.parallel_scan), "every stage is a parallel scan");
-    let f = tvm_core::lower::lower(&s).unwrap();
+    let f = tvm_core::driver::lower(&s).unwrap();
     assert_eq!(f.kernels.len(), 9, "three launches per scan");
     for n in [1usize, 2, 255, 2048, 2049, 5000, 40_000, 530_000] {
         let x: Vec<f32> = rand_vec(n, 12).iter().map(|v| (v * 8.0).round() - 4.0).collect();

@@ -233,7 +233,7 @@ fn f64_program() -> String {
          schedule!(opencl) { d.bind(d.i, block.x); let (jo, ji) = d.split(d.j, 32); d.bind(ji, thread.x); }",
     )
     .unwrap();
-    let f = tvm_core::frontend::lower_for(&k, &Target::opencl()).unwrap();
+    let f = tvm_core::driver::lower_for(&k, &Target::opencl()).unwrap();
     emit_opencl(&f).unwrap()
 }
 
@@ -257,7 +257,7 @@ fn f64_needs_a_device_that_reports_it() {
     );
     // An f32 program needs nothing.
     let k = parse_str("fn add(a: f32[n], b: f32[n]) -> c: f32[n] { c[i] = a[i] + b[i]; }").unwrap();
-    let f32_src = emit_opencl(&tvm_core::frontend::lower_for(&k, &Target::opencl()).unwrap()).unwrap();
+    let f32_src = emit_opencl(&tvm_core::driver::lower_for(&k, &Target::opencl()).unwrap()).unwrap();
     assert!(!f32_src.contains("cl_khr_fp64"));
     assert_eq!(caps(false, 1 << 16).check_program(&f32_src), Ok(()));
 }

@@ -3,13 +3,14 @@
 
 mod common;
 use common::*;
-use tvm_core::frontend::{build_schedule, parse_str};
+use tvm_core::driver::build_schedule;
+use tvm_core::frontend::parse_str;
 use tvm_core::Target;
 
 fn lower_result(src: &str, target: Target) -> Result<(), String> {
     let k = parse_str(src).map_err(|e| format!("{e:?}"))?;
     let s = build_schedule(&k, &target).map_err(|e| format!("{e:?}"))?;
-    tvm_core::lower::lower(&s).map(|_| ()).map_err(|e| format!("{e:?}"))
+    tvm_core::driver::lower(&s).map(|_| ()).map_err(|e| format!("{e:?}"))
 }
 
 #[test]

@@ -18,11 +18,11 @@ use std::sync::Once;
 use std::time::Instant;
 
 // ---------------------------------------------------------------------------------------
-// The corpus: the kernels every suite shares (tests/corpus/).
+// The corpus: the registry's files of one `tvm::compute!` each (tests/corpus/).
 // ---------------------------------------------------------------------------------------
 
-#[path = "corpus/mod.rs"]
-mod corpus;
+#[path = "support/registry.rs"]
+mod registry;
 
 /// The macro's input inside a corpus file's `tvm::compute! { .. }`.
 fn inner(src: &str) -> &str {
@@ -39,9 +39,10 @@ fn inner(src: &str) -> &str {
 fn corpus() -> &'static [(String, &'static str)] {
     static CORPUS: std::sync::OnceLock<Vec<(String, &'static str)>> = std::sync::OnceLock::new();
     CORPUS.get_or_init(|| {
-        corpus::ALL
+        registry::FILES
             .iter()
-            .map(|&(file, src)| {
+            .filter(|(_, path, _)| path.contains("tvm-core/tests/corpus/"))
+            .map(|&(file, _, src)| {
                 let k = tvm_core::frontend::parse_str(src).unwrap_or_else(|e| panic!("{file}: {e:?}"));
                 (k.name, src)
             })

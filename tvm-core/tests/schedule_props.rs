@@ -52,7 +52,8 @@ use proptest::prelude::*;
 use proptest::test_runner::{Config, RngAlgorithm, TestCaseError, TestError, TestRng, TestRunner};
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use tvm_core::frontend::{build_schedule, parse_str};
+use tvm_core::driver::build_schedule;
+use tvm_core::frontend::parse_str;
 use tvm_core::interp::{run, ArgValue, HostTensor};
 use tvm_core::schedule::{Schedule, ScheduleError, ScheduleErrorKind};
 use tvm_core::tir::printer::print_func;
@@ -1244,7 +1245,7 @@ fn run_and_compare(
     what: &str,
     desc: &str,
 ) -> Result<Option<String>, TestCaseError> {
-    let lowered = catch(|| tvm_core::lower::lower(sch))
+    let lowered = catch(|| tvm_core::driver::lower(sch))
         .map_err(|p| TestCaseError::fail(format!("{what}: the compiler panicked: {p}\n{desc}")))?;
     let f = match lowered {
         Ok(f) => f,
@@ -1385,7 +1386,7 @@ fn run_on_opencl(spec: &Spec, stmts: &[String]) -> Result<Outcome, TestCaseError
         }
         Err(errs) => return Err(fail(format!("schedule errors:\n{}", show(&errs)))),
     };
-    let lowered = catch(|| tvm_core::lower::lower(&sch)).map_err(|p| fail(format!("the compiler panicked: {p}")))?;
+    let lowered = catch(|| tvm_core::driver::lower(&sch)).map_err(|p| fail(format!("the compiler panicked: {p}")))?;
     let f = match lowered {
         Ok(f) => f,
         Err(errs) if errs.iter().all(|e| legit_rejection(&e.kind)) => {

@@ -1,7 +1,8 @@
-//! Every schedule rule of DSL.md §3: a schedule that breaks it is rejected with the
+//! Every schedule rule of docs/LANGUAGE.md §3: a schedule that breaks it is rejected with the
 //! rule's own error, naming the right stage, axis or numbers.
 
-use tvm_core::frontend::{build_schedule, parse_str};
+use tvm_core::driver::build_schedule;
+use tvm_core::frontend::parse_str;
 use tvm_core::schedule::{ScheduleError, ScheduleErrorKind as K};
 use tvm_core::Target;
 
@@ -27,7 +28,7 @@ fn errors(kernel: &str, target: &str, schedule: &str) -> Vec<ScheduleError> {
     let t = Target::parse(target.trim_matches('"')).expect("target parses");
     match build_schedule(&k, &t) {
         Err(e) => e,
-        Ok(s) => match tvm_core::lower::lower(&s) {
+        Ok(s) => match tvm_core::driver::lower(&s) {
             Err(e) => e,
             Ok(_) => Vec::new(),
         },

@@ -1,4 +1,4 @@
-//! Target strings (DSL.md §5) and the attributes code generation queries.
+//! Target strings (docs/LANGUAGE.md §5) and the attributes code generation queries.
 
 use tvm_core::target::{TargetError, TargetKind};
 use tvm_core::{DType, Target};
@@ -62,4 +62,29 @@ fn webgpu_defaults_are_webgpus_default_limits() {
     let t = Target::parse("webgpu -max_threads_per_block=1024 -max_shared_memory_per_block=32768").unwrap();
     assert_eq!((t.max_threads_per_block, t.max_shared_memory_per_block), (1024, 32768));
     assert!(matches!(Target::parse("webgpu -arch=sm_80"), Err(TargetError::UnknownOption { .. })));
+    assert_eq!(Target::webgpu().facts.sm_count, 16);
+}
+
+#[test]
+fn facts_for_the_auto_scheduler_have_defaults_and_options() {
+    let t = Target::cpu();
+    let f = &t.facts;
+    assert_eq!((f.vector_registers, f.fma_units, f.fma_latency, f.cores), (32, 2, 4, 4));
+    assert_eq!((f.l1_bytes, f.l2_bytes), (32 << 10, 1 << 20));
+    // A known family sets its caches; AVX2 alone means 16 vector registers.
+    let t = Target::parse("llvm -mcpu=sapphirerapids").unwrap();
+    assert_eq!((t.facts.l1_bytes, t.facts.l2_bytes, t.facts.vector_registers), (48 << 10, 2 << 20, 32));
+    assert_eq!(Target::parse("llvm -mattr=+avx2,+fma").unwrap().facts.vector_registers, 16);
+    let t = Target::parse("cpu -l2-cache=2M -l1-cache=48K -num-cores=16 -fma-latency=3 -vector-registers=32").unwrap();
+    assert_eq!((t.facts.l2_bytes, t.facts.l1_bytes, t.facts.cores, t.facts.fma_latency), (2 << 20, 48 << 10, 16, 3));
+    assert_eq!(t.num_cores, Some(16));
+    for bad in ["cpu -l2-cache=0", "cpu -l2-cache=2X", "cpu -fma-units=-1", "cuda -sm_count=0"] {
+        assert!(matches!(Target::parse(bad), Err(TargetError::BadValue { .. })), "{bad}");
+    }
+    // GPUs: per architecture, and options after `-arch` win.
+    let t = Target::parse("cuda -arch=sm_90a").unwrap();
+    assert_eq!((t.facts.sm_count, t.facts.shared_memory_per_sm), (132, 228 << 10));
+    let t = Target::parse("cuda -arch=sm_80 -sm_count=100 -max_shared_memory_per_sm=100K").unwrap();
+    assert_eq!((t.facts.sm_count, t.facts.shared_memory_per_sm), (100, 100 << 10));
+    assert_eq!(Target::opencl().facts.sm_count, 16);
 }

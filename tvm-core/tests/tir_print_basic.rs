@@ -226,7 +226,7 @@ fn prints_scheduled_statements() {
     };
     expect![[r#"
         bind tx = threadIdx.x in 0..64:
-          realize c_local[tx:1, 0:m] local:
+          realize c_local: f32[tx:1, 0:m] local:
             let x = tx * 2:
               for j in unroll(0, m):
                 c_local[tx, j] = f32(x)
@@ -305,12 +305,12 @@ fn prints_literals_calls_and_casts() {
     let x = Var::new("x", DType::F32);
     check_expr(&f32c(1.0), expect!["1.0"]);
     check_expr(&f32c(0.1), expect!["0.1"]);
-    check_expr(&Expr::float(0.1, DType::F64), expect!["0.1"]);
+    check_expr(&Expr::float(0.1, DType::F64), expect!["0.1f64"]);
     check_expr(&f32c(1e-5), expect!["1e-5"]);
     check_expr(&Expr::float(f64::NEG_INFINITY, DType::F32), expect!["-inf"]);
-    check_expr(&Expr::float(f64::INFINITY, DType::F64), expect!["inf"]);
-    check_expr(&Expr::float(1e20, DType::F64), expect!["1e20"]);
-    check_expr(&Expr::typed_int(-1, DType::U64), expect!["18446744073709551615"]);
+    check_expr(&Expr::float(f64::INFINITY, DType::F64), expect!["inff64"]);
+    check_expr(&Expr::float(1e20, DType::F64), expect!["1e20f64"]);
+    check_expr(&Expr::typed_int(-1, DType::U64), expect!["18446744073709551615u64"]);
     check_expr(&Expr::typed_int(i64::MIN, DType::I64), expect!["-9223372036854775808"]);
     check_expr(&Expr::Bool(true), expect!["true"]);
     let exp = Expr::Call { func: Intrinsic::Exp, args: vec![v(&x) - f32c(2.5)] };
@@ -411,8 +411,8 @@ fn reports_type_mismatch() {
     f.body = Stmt::seq(vec![f.body, Stmt::store(&c, vec![bad], Expr::typed_int(0, DType::I32))]);
     expect![[r#"
         [
-            "body: operands of `+` have different types i64 and i32: `1 + 2`, at `c[1 + 2] = 0`",
-            "body: store of i32 into `c` of type f32, at `c[1 + 2] = 0`",
+            "body: operands of `+` have different types i64 and i32: `1 + 2i32`, at `c[1 + 2i32] = 0i32`",
+            "body: store of i32 into `c` of type f32, at `c[1 + 2i32] = 0i32`",
         ]
     "#]]
     .assert_debug_eq(&errors(&f, Phase::Flattened));
@@ -570,8 +570,8 @@ fn host_thread_bindings_are_device_code_until_split() {
 fn negative_literals_bind_like_unary_minus() {
     let a = Var::new("a", DType::F64);
     let neg_zero = Expr::float(-0.0, DType::F64);
-    check_expr(&Expr::Neg(Box::new(neg_zero.clone())), expect!["-(-0.0)"]);
+    check_expr(&Expr::Neg(Box::new(neg_zero.clone())), expect!["-(-0.0f64)"]);
     check_expr(&(v(&a) - neg_zero), expect!["a - -0.0"]);
     let big = Expr::typed_int(-1, DType::U64);
-    check_expr(&Expr::Neg(Box::new(big)), expect!["-18446744073709551615"]);
+    check_expr(&Expr::Neg(Box::new(big)), expect!["-18446744073709551615u64"]);
 }

@@ -3,9 +3,9 @@
 //! pass in debug builds, so a pass that breaks an invariant (or a verifier rule that
 //! rejects legal TIR) fails here; the final function is verified once more and printed.
 
+use tvm_core::driver::lower;
 use tvm_core::dtype::DType;
 use tvm_core::loc::Loc;
-use tvm_core::lower::lower;
 use tvm_core::schedule::Schedule;
 use tvm_core::target::Target;
 use tvm_core::te::{self, Graph, Op, Tensor, TensorId};

@@ -1,6 +1,6 @@
 //! What the page shows, built by running the real pipeline: the shared parser finds every
 //! `compute!` of a file, then for each kernel and each target the schedule is built and
-//! explained, lowered pass by pass ([`tvm_core::frontend::lower_explained`]), and the
+//! explained, lowered pass by pass ([`tvm_core::driver::lower_explained`]), and the
 //! generated code printed with the line range of every loop and store recorded by the
 //! printers themselves.
 //!
@@ -13,7 +13,8 @@ use serde_json::{json, Map, Value};
 use std::collections::HashMap;
 use std::time::Instant;
 use tvm_core::build::scan::Invocation;
-use tvm_core::frontend::{Kernel, ScheduleSource};
+use tvm_core::driver::ScheduleSource;
+use tvm_core::frontend::Kernel;
 use tvm_core::schedule::{Attach, Schedule};
 use tvm_core::tir::printer::{LineSpan, NodeRef};
 use tvm_core::tir::{PrimFunc, Stmt};
@@ -172,7 +173,7 @@ pub fn node_key(n: NodeRef) -> String {
 fn target(k: &Kernel, t: &Target, opts: &Options, texts: &mut Texts) -> Value {
     let mut passes = Vec::new();
     let mut prev: Option<String> = None;
-    let (sch, source, result) = tvm_core::frontend::lower_explained(k, t, &mut |e| {
+    let (sch, source, result) = tvm_core::driver::lower_explained(k, t, &mut |e| {
         // A fallback to the default schedule lowers again from the first pass: the page
         // shows the lowering that produced the result.
         if e.pass == "inline_stages" {
@@ -288,13 +289,23 @@ fn schedule_json(k: &Kernel, sch: Option<&Schedule>, source: &ScheduleSource, te
             ),
             block_lines(*block),
         ),
-        ScheduleSource::Default { reason } => ("default", format!("the default schedule: {reason}"), Value::Null),
+        ScheduleSource::Default { reason } => {
+            let derived = sch.and_then(|s| s.derived.as_ref()).is_some_and(|d| d.fallback.is_none());
+            let what = if derived { "derived by the auto-scheduler" } else { "the flat default schedule" };
+            ("default", format!("{what}: {reason}"), Value::Null)
+        }
     };
+    let derived = sch.and_then(|s| s.derived.as_deref());
     json!({
         "kind": kind,
         "reason": reason,
         "lines": lines,
         "stages": sch.map(|s| texts.id(&stages_text(s))),
+        // The schedule as `schedule!` source (what `NAME::schedule(target)` returns), and
+        // per stage the auto-scheduler's rule and reason.
+        "source": sch.map(|s| texts.id(&tvm_core::driver::schedule_source(&k.schedules, &s.target, s, source))),
+        "derived": derived.map(|d| d.notes.iter().map(|(stage, rule, why)| json!({"stage": stage, "rule": rule, "why": why})).collect::<Vec<_>>()),
+        "fallback": derived.and_then(|d| d.fallback.clone()),
     })
 }
 

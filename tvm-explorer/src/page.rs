@@ -98,6 +98,15 @@ pub fn text(data: &Value, texts: &Texts) -> String {
             for opt in tg["options"].as_array().into_iter().flatten() {
                 let _ = writeln!(o, "option: {}", show(opt));
             }
+            if let Some(w) = tg["schedule"]["fallback"].as_str() {
+                let _ = writeln!(o, "warning: the derived schedule fell back to the flat defaults (a compiler bug): {w}");
+            }
+            for n in tg["schedule"]["derived"].as_array().into_iter().flatten() {
+                let _ = writeln!(o, "derived: {} ({}): {}", show(&n["stage"]), show(&n["rule"]), show(&n["why"]));
+            }
+            if !tg["schedule"]["source"].is_null() {
+                let _ = write!(o, "{}", indent(t(texts, &tg["schedule"]["source"]), "  "));
+            }
             let _ = write!(o, "{}", indent(t(texts, &tg["schedule"]["stages"]), "  "));
             let _ = writeln!(o, "passes:");
             for p in tg["passes"].as_array().into_iter().flatten() {

@@ -87,3 +87,23 @@ fn bad_arguments_are_errors_with_the_usage() {
     assert_eq!(code, 0, "{err}");
     assert!(out.contains("error: README.md: cannot parse the file"), "{out}");
 }
+
+#[test]
+fn a_kernel_without_a_schedule_shows_what_was_derived_and_why() {
+    let (code, out, err) = explorer(&["tvm-core/tests/corpus/softmax_default.rs", "--text"]);
+    assert_eq!(code, 0, "{err}");
+    for want in [
+        "schedule: derived by the auto-scheduler: the kernel has no `schedule!` block",
+        // The rule per stage, with its reason.
+        "derived: y (rows): `y` reads the row reductions",
+        "derived: m (rows): a row reduction computed per row of `y`",
+        // The schedule as source, as `softmax::schedule("cpu")` returns it.
+        "schedule!(cpu) {",
+        "y.parallel(y.i);",
+        // On GPUs: a block per row.
+        "y.bind(y.i, block.x);",
+    ] {
+        assert!(out.contains(want), "missing `{want}` in:\n{out}");
+    }
+    assert!(!out.contains("warning: the derived schedule fell back"), "{out}");
+}

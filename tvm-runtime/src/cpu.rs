@@ -514,11 +514,11 @@ fn minmax_avx512<const L: usize, const MAX: bool>(a: [f32; L], b: [f32; L]) -> [
     out
 }
 
-/// `a + b`, `a - b` and `a * b` on f32 lanes (`L` a multiple of 16), 16 at a time in
-/// 512-bit registers: `OP` is 0, 1 or 2. Lane by lane, the SLP vectorizer re-formed an
-/// accumulation `s = s + v` whose `v` came from a register (a fused loop's exponentials)
-/// as one 256-bit, one 128-bit and four scalar additions, the accumulator split across
-/// them (the softmax example, 16 lanes).
+/// `a + b`, `a - b` and `a * b` on f32 lanes, 16 at a time in 512-bit registers (the
+/// rest of an `L` that 16 does not divide as in [`fma_f32_avx512`]): `OP` is 0, 1 or 2.
+/// Lane by lane, the SLP vectorizer re-formed an accumulation `s = s + v` whose `v` came
+/// from a register (a fused loop's exponentials) as one 256-bit, one 128-bit and four
+/// scalar additions, the accumulator split across them (the softmax example, 16 lanes).
 ///
 /// # Safety
 /// The CPU has AVX-512F (the generated code calls it only from the instance of a
@@ -528,23 +528,102 @@ fn minmax_avx512<const L: usize, const MAX: bool>(a: [f32; L], b: [f32; L]) -> [
 #[inline]
 pub unsafe fn arith_f32_avx512<const L: usize, const OP: u8>(a: [f32; L], b: [f32; L]) -> [f32; L] {
     use std::arch::x86_64::*;
-    const { assert!(L % 16 == 0 && OP < 3) };
+    const { assert!(OP < 3) };
     let mut out = [0f32; L];
+    let (pa, pb, po) = (a.as_ptr(), b.as_ptr(), out.as_mut_ptr());
     let mut i = 0;
+    // SAFETY (each block): lanes `i..i + width` are within the three arrays, since
+    // `i + width <= L`.
     while i + 16 <= L {
-        // SAFETY: lanes `i..i + 16` are within the three arrays.
         unsafe {
-            let (x, y) = (_mm512_loadu_ps(a.as_ptr().add(i)), _mm512_loadu_ps(b.as_ptr().add(i)));
+            let (x, y) = (_mm512_loadu_ps(pa.add(i)), _mm512_loadu_ps(pb.add(i)));
             let r = match OP {
                 0 => _mm512_add_ps(x, y),
                 1 => _mm512_sub_ps(x, y),
                 _ => _mm512_mul_ps(x, y),
             };
-            _mm512_storeu_ps(out.as_mut_ptr().add(i), r);
+            _mm512_storeu_ps(po.add(i), r);
         }
         i += 16;
     }
+    if i + 8 <= L {
+        unsafe {
+            let (x, y) = (_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)));
+            let r = match OP {
+                0 => _mm256_add_ps(x, y),
+                1 => _mm256_sub_ps(x, y),
+                _ => _mm256_mul_ps(x, y),
+            };
+            _mm256_storeu_ps(po.add(i), r);
+        }
+        i += 8;
+    }
+    while i < L {
+        out[i] = match OP {
+            0 => a[i] + b[i],
+            1 => a[i] - b[i],
+            _ => a[i] * b[i],
+        };
+        i += 1;
+    }
     out
+}
+
+/// `a * b + c` on f32 lanes, fused, for any `L`: 16 lanes at a time in 512-bit registers,
+/// then the rest in one 256-bit and one 128-bit register and single lanes. Lane by lane,
+/// LLVM vectorizes an array whose length 16 does not divide (a register tile row of 56
+/// lanes) at the largest width that does, 8: twice the instructions, and a tile of such
+/// rows no longer fits in the registers.
+///
+/// # Safety
+/// The CPU has AVX-512F (the generated code calls it only from the instance of a
+/// function compiled for that level).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+pub unsafe fn fma_f32_avx512<const L: usize>(a: [f32; L], b: [f32; L], c: [f32; L]) -> [f32; L] {
+    use std::arch::x86_64::*;
+    let mut out = [0f32; L];
+    let (pa, pb, pc, po) = (a.as_ptr(), b.as_ptr(), c.as_ptr(), out.as_mut_ptr());
+    let mut i = 0;
+    // SAFETY (each block): the lanes read and written, `i..i + width`, are within the
+    // four arrays, since `i + width <= L`.
+    while i + 16 <= L {
+        unsafe {
+            let r = _mm512_fmadd_ps(_mm512_loadu_ps(pa.add(i)), _mm512_loadu_ps(pb.add(i)), _mm512_loadu_ps(pc.add(i)));
+            _mm512_storeu_ps(po.add(i), r);
+        }
+        i += 16;
+    }
+    if i + 8 <= L {
+        unsafe {
+            let r = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)), _mm256_loadu_ps(pc.add(i)));
+            _mm256_storeu_ps(po.add(i), r);
+        }
+        i += 8;
+    }
+    if i + 4 <= L {
+        unsafe {
+            let r = _mm_fmadd_ps(_mm_loadu_ps(pa.add(i)), _mm_loadu_ps(pb.add(i)), _mm_loadu_ps(pc.add(i)));
+            _mm_storeu_ps(po.add(i), r);
+        }
+        i += 4;
+    }
+    while i < L {
+        out[i] = a[i].mul_add(b[i], c[i]);
+        i += 1;
+    }
+    out
+}
+
+/// The portable form of [`fma_f32_avx512`] (other architectures never call it).
+///
+/// # Safety
+/// None needed; `unsafe` to match the x86-64 signature.
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+pub unsafe fn fma_f32_avx512<const L: usize>(a: [f32; L], b: [f32; L], c: [f32; L]) -> [f32; L] {
+    map3(a, b, c, |x, y, z| x.mul_add(y, z))
 }
 
 /// The portable form of [`arith_f32_avx512`] (other architectures never call it).
@@ -618,7 +697,7 @@ pub fn len_is(len: usize, dims: &[i64]) -> bool {
     n == len as u128
 }
 
-/// The first failed check of one kernel run (DSL.md §4: bad input is an `Err`): the
+/// The first failed check of one kernel run (docs/LANGUAGE.md §4: bad input is an `Err`): the
 /// generated code makes one per call, lends it to every thread of the run, and turns
 /// what it holds into the check site's [`Error`](crate::Error) after the run.
 #[derive(Debug, Default)]
@@ -731,8 +810,9 @@ fn ldv_short<T: Copy + Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
 /// bytes, as host tensors' do, so that a kernel's 16-lane loads of a row that starts a
 /// cache line never straddle two. The block is a `Vec` of up to 64 bytes more than the
 /// elements (so that a zero fill still comes from `calloc`, in pages the first writer
-/// faults in, rather than from an aligned allocation zeroed by one thread: that cost the
-/// matmul example's 4 MB packed copy of `b` 1.2 ms a call).
+/// faults in, rather than from an aligned allocation zeroed by one thread, which the
+/// matmul example's 4 MB packed copy of `b` paid on every call; `cargo bench --bench
+/// peers -- matmul` measures it).
 pub struct HostBuf<T: crate::Element> {
     vec: Vec<T>,
     start: usize,
@@ -787,8 +867,9 @@ impl<T: crate::Element> std::ops::DerefMut for HostBuf<T> {
 /// is reused, as it was left for a zero `fill` (a TIR allocation is uninitialized, as
 /// [`Scratch`]'s are; the interpreter rejects a kernel that reads an element it has not
 /// written; generated code always passes zero), filled otherwise, so that a
-/// kernel called again does not map, fault in and zero its intermediates again: that
-/// was 12% of the conv2d example's time (its padded input and extended rows, 1.7 MB).
+/// kernel called again does not map, fault in and zero its intermediates again (the
+/// conv2d example's padded input and extended rows, 1.7 MB a call; `cargo bench --bench
+/// peers -- conv2d` measures it).
 /// Otherwise the elements are `fill`: a zero `fill` comes zeroed from the allocator (large
 /// blocks as lazily mapped pages, as `vec![0.0; n]` does), not written.
 pub fn try_vec<T: crate::Element>(n: i64, fill: T, name: &str, kernel: &str) -> Result<HostBuf<T>, crate::Error> {

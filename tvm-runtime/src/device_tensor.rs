@@ -1,5 +1,5 @@
 //! [`DeviceTensor`]: a tensor that lives on one device, so that a chain of kernels runs with
-//! one upload per input and one download per result (DSL.md §4, ARCHITECTURE.md
+//! one upload per input and one download per result (docs/LANGUAGE.md §4, ARCHITECTURE.md
 //! "Device-resident data").
 //!
 //! ```no_run

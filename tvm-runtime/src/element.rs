@@ -11,7 +11,7 @@ mod sealed {
 }
 
 /// An element type of tensors: `bool`, the fixed-width integers, [`f16`](struct@crate::f16), [`bf16`](struct@crate::bf16), `f32`
-/// and `f64`. Sealed: the set matches the DSL's element types (DSL.md §2), and generated
+/// and `f64`. Sealed: the set matches the DSL's element types (docs/LANGUAGE.md §2), and generated
 /// code relies on [`Element::DTYPE`] describing the memory layout exactly (`bool` is one
 /// byte, 0 or 1; the rest are plain little-endian numbers of their width).
 pub trait Element: Copy + Default + fmt::Debug + PartialEq + Send + Sync + 'static + sealed::Sealed {

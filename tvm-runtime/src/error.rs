@@ -1,4 +1,4 @@
-//! [`Error`]: the one error type of everything that runs (DSL.md §4). Bad input is an
+//! [`Error`]: the one error type of everything that runs (docs/LANGUAGE.md §4). Bad input is an
 //! `Err` naming what was wrong, never a panic.
 
 use std::fmt;

@@ -1,9 +1,9 @@
 //! Host storage of tensors, aligned to 64 bytes (a cache line and one AVX-512 register),
 //! as TVM's and ONNX Runtime's host arrays are: a kernel's 16-lane loads and stores of a
 //! row that starts a line then never straddle two lines. With the allocator's 16-byte
-//! alignment they did on every row of a 1024-wide matrix: `opt_gemm` without a write
-//! cache (32-lane rows of `c` updated in place) took 64-69 ms into an output at 16, 32
-//! or 48 bytes past a line and 51-53 ms into one at a line (TVM, aligned: 53 ms).
+//! alignment they did on every row of a 1024-wide matrix, and `opt_gemm` without a write
+//! cache (32-lane rows of `c` updated in place) paid a split load and store for each;
+//! `cargo bench --bench peers -- sgemm_bn32_nocache` measures it.
 //!
 //! A `Vec` that is aligned already (or empty) is kept as it is, so `from_vec` and
 //! `into_vec` of it copy nothing; other data is copied once into an aligned block.
@@ -12,10 +12,10 @@
 //! 2 MiB, and marked for transparent huge pages (`madvise(MADV_HUGEPAGE)`), as numpy
 //! does for its arrays of 4 MiB and more: one TLB entry covers 512 pages' worth of a
 //! row-by-row kernel's input and output. The softmax example on 4096 x 1024 f32 (16 MB
-//! in, 16 MB out) read and wrote a new 4 KiB page every row; a plain-Rust copy of its
-//! loops took 1.05-1.13 ms on 4 KiB pages and 0.91-0.97 ms on huge pages (two threads,
-//! Intel Xeon host). The mapping is also zeroed by the kernel, page by page as first touched,
-//! where the allocator's `alloc_zeroed` at 64-byte alignment writes every byte.
+//! in, 16 MB out) reads and writes a new 4 KiB page every row, a TLB miss each on small
+//! pages; `cargo bench --bench peers -- softmax` measures it. The mapping is also zeroed
+//! by the kernel, page by page as first touched, where the allocator's `alloc_zeroed` at
+//! 64-byte alignment writes every byte.
 
 use crate::element::Element;
 use std::alloc::{self, Layout};

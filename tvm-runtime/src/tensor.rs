@@ -1,4 +1,4 @@
-//! [`Tensor`]: a host tensor of rank `R`, row-major and contiguous (DSL.md §4).
+//! [`Tensor`]: a host tensor of rank `R`, row-major and contiguous (docs/LANGUAGE.md §4).
 
 use super::element::Element;
 use super::error::Error;

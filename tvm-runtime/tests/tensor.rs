@@ -1,4 +1,4 @@
-//! The host tensor (DSL.md §4): construction, shapes, overflow, zero-sized dims, element
+//! The host tensor (docs/LANGUAGE.md §4): construction, shapes, overflow, zero-sized dims, element
 //! types, and the messages of `tvm::Error`.
 
 use tvm_runtime::{bf16, f16, DType, Element, Error, Tensor};

@@ -347,7 +347,7 @@ fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found) -> Result<
         }
         let mut schedules = kernel.schedules.clone();
         schedules[f.block.expect("a block")] = tune::resolve(raw, &choice);
-        match tvm_core::frontend::lower_exact(&kernel.graph, &schedules, &o.target) {
+        match tvm_core::driver::lower_exact(&kernel.graph, &schedules, &o.target) {
             Ok(_) => {
                 let name = format!("__tvm_c{n}");
                 to_measure.push((n, space::substitute(&f.inv.tokens, f.block, &choice, &name)));

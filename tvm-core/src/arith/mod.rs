@@ -1,5 +1,6 @@
 //! Arithmetic analysis: variable ranges, interval and symbolic bounds, proofs of
-//! conditions, and the expression simplifier every pass relies on.
+//! conditions, and the expression simplifier every pass relies on; and the facts about
+//! index expressions that code generators need ([`known_divisor`], [`index_fits_i32`]).
 //!
 //! An [`Analyzer`] holds what is known: the range of each bound variable (its bounds may
 //! be symbolic) and conditions assumed true. Its answers are sound for every value the
@@ -16,10 +17,13 @@
 //! constant last, e.g. `io*4 + ii + 2`.
 
 mod fold;
+mod index;
 mod interval;
 mod poly;
 mod rewrite;
 mod stmt;
+
+pub use index::{index_fits_i32, known_divisor, may_be_minus_one};
 
 use crate::dtype::DType;
 use crate::tir::{CmpOp, Expr, Var};

@@ -19,7 +19,7 @@
 //!
 //! The macro, expanding the same kernel while the crate compiles, computes the key of the
 //! source it generated itself and embeds the files of that key that exist
-//! ([`prebuilt_from_env`]) in the kernel's `gpu::Program` with `include_bytes!`, which
+//! ([`crate::artifact::prebuilt_from_env`]) in the kernel's `gpu::Program` with `include_bytes!`, which
 //! also makes rustc rebuild when they change. A stale output can never be embedded: a
 //! changed kernel, compiler, architecture or flag changes the key. No output means no
 //! binaries, and the runtime compiles the source with NVRTC.
@@ -33,93 +33,12 @@ pub mod scan;
 
 pub use nvcc::find_nvcc;
 
+use crate::artifact::{artifact_dir, cuda_archs_from_env, prebuilt, Artifact, NVCC_FLAGS};
 use proc_macro2::TokenStream;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 use tvm_runtime::gpu::{cuda_cache_key, BinaryFormat};
-
-/// The nvcc flags besides the mode and the architecture, passed as they are: the
-/// runtime's [`CUDA_FLAGS`](tvm_runtime::gpu::CUDA_FLAGS), which NVRTC compiles with too.
-/// They are part of every output's key, so NVRTC's disk cache and the build agree on names.
-pub const NVCC_FLAGS: &str = tvm_runtime::gpu::CUDA_FLAGS;
-
-/// The architectures compiled for when `TVM_CUDA_ARCH` is unset or empty.
-pub const DEFAULT_CUDA_ARCH: &str = "sm_80";
-
-/// The architectures (compute capability × 10, ascending, without repeats) of a
-/// `TVM_CUDA_ARCH` value (`None` or blank: [`DEFAULT_CUDA_ARCH`]), and the entries that
-/// are not one. Entries are separated by commas or whitespace; each is `sm_XY`,
-/// `compute_XY` or `XY` (two or three digits: `sm_80`, `sm_90`, `sm_100`). Both the
-/// build helper and the macro read the variable through this function.
-pub fn parse_cuda_archs(value: Option<&str>) -> (Vec<u32>, Vec<String>) {
-    let value = value.filter(|v| !v.trim().is_empty()).unwrap_or(DEFAULT_CUDA_ARCH);
-    let (mut archs, mut invalid) = (Vec::new(), Vec::new());
-    for entry in value.split(|c: char| c == ',' || c.is_whitespace()).filter(|e| !e.is_empty()) {
-        let digits = entry.strip_prefix("sm_").or_else(|| entry.strip_prefix("compute_")).unwrap_or(entry);
-        match digits.parse::<u32>() {
-            Ok(a) if (2..=3).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit()) && a >= 10 => {
-                archs.push(a)
-            }
-            _ => invalid.push(entry.to_string()),
-        }
-    }
-    archs.sort_unstable();
-    archs.dedup();
-    (archs, invalid)
-}
-
-/// [`parse_cuda_archs`] of the environment's `TVM_CUDA_ARCH`.
-pub fn cuda_archs_from_env() -> (Vec<u32>, Vec<String>) {
-    parse_cuda_archs(std::env::var("TVM_CUDA_ARCH").ok().as_deref())
-}
-
-/// Where the outputs for a crate whose `OUT_DIR` is `out_dir` go: `<out_dir>/tvm-cuda`.
-pub fn artifact_dir(out_dir: &Path) -> PathBuf {
-    out_dir.join("tvm-cuda")
-}
-
-/// A compiled output of a kernel's CUDA source.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Artifact {
-    pub format: BinaryFormat,
-    /// Compute capability × 10.
-    pub arch: u32,
-    /// [`cuda_cache_key`] of the source, `arch` and [`NVCC_FLAGS`].
-    pub key: String,
-    /// `<dir>/<key>.<ptx|cubin>`.
-    pub path: PathBuf,
-}
-
-/// The outputs in `dir` of `source` for `archs`, by key: for each architecture its cubin,
-/// then its PTX, each when the file exists. This is the macro's lookup.
-pub fn prebuilt(dir: &Path, source: &str, archs: &[u32]) -> Vec<Artifact> {
-    let mut out = Vec::new();
-    for &arch in archs {
-        let key = cuda_cache_key(source, arch, NVCC_FLAGS);
-        for format in [BinaryFormat::Cubin, BinaryFormat::Ptx] {
-            let path = dir.join(format!("{key}.{}", format.extension()));
-            if path.is_file() {
-                out.push(Artifact { format, arch, key: key.clone(), path });
-            }
-        }
-    }
-    out
-}
-
-/// What the macro embeds for `source`: [`prebuilt`] in `$OUT_DIR/tvm-cuda` for the
-/// architectures of `TVM_CUDA_ARCH` ([`cuda_archs_from_env`]), with absolute paths; nothing
-/// when `OUT_DIR` is unset (a crate without a build script) or that directory is absent
-/// (a build script that does not call [`compile_kernels`]).
-pub fn prebuilt_from_env(source: &str) -> Vec<Artifact> {
-    let Some(out_dir) = std::env::var_os("OUT_DIR") else { return Vec::new() };
-    let dir = artifact_dir(Path::new(&out_dir));
-    let dir = std::path::absolute(&dir).unwrap_or(dir);
-    if !dir.is_dir() {
-        return Vec::new();
-    }
-    prebuilt(&dir, source, &cuda_archs_from_env().0)
-}
 
 /// What [`compile_kernels_with`] works on: [`compile_kernels`] takes it from the
 /// environment of the build script.
@@ -130,7 +49,7 @@ pub struct Options {
     /// The build script's output directory (`OUT_DIR`); outputs go to
     /// [`artifact_dir`]`(out_dir)`.
     pub out_dir: PathBuf,
-    /// The architectures to compile for (`TVM_CUDA_ARCH`, [`parse_cuda_archs`]).
+    /// The architectures to compile for (`TVM_CUDA_ARCH`, [`crate::artifact::parse_cuda_archs`]).
     pub archs: Vec<u32>,
     /// The nvcc to run (`NVCC`, else `PATH`: [`find_nvcc`]); `None`: compile nothing.
     pub nvcc: Option<PathBuf>,

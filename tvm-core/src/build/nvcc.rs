@@ -2,7 +2,7 @@
 //! atomically (a temporary file in the same directory, renamed over the output), so a
 //! concurrent build or the macro never sees half a file.
 
-use super::NVCC_FLAGS;
+use crate::artifact::NVCC_FLAGS;
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
 use std::process::Command;

@@ -15,7 +15,7 @@
 //! lowering (cross-thread reductions), the maximum block size bounds `__launch_bounds__`,
 //! and `-fast-math` selects the fast math intrinsics (`__expf`, ...); the default is the
 //! precise functions. Index arithmetic is 32-bit (`int`) in a kernel whose indices
-//! provably fit ([`super::c_like::index_fits_i32`]), 64-bit otherwise.
+//! provably fit ([`crate::arith::index_fits_i32`]), 64-bit otherwise.
 //!
 //! f16 and bf16 need no header: values are computed in `float` and rounded to the 16-bit
 //! type after every operation, with conversions written in PTX and integer arithmetic

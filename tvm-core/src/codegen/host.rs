@@ -84,12 +84,12 @@ fn kernel_scalar_type(f: &PrimFunc, d: DType) -> DType {
 
 /// `static <ident>: <rt>::gpu::Program = ...;` for `f`'s kernels printed as `source`,
 /// with `binaries` (outputs of the build helper for this very source, see
-/// [`crate::build::prebuilt`]) embedded by `include_bytes!` of their absolute paths.
+/// [`crate::artifact::prebuilt`]) embedded by `include_bytes!` of their absolute paths.
 pub fn program_tokens(
     f: &PrimFunc,
     backend: Backend,
     source: &str,
-    binaries: &[crate::build::Artifact],
+    binaries: &[crate::artifact::Artifact],
     ident: &Ident,
     rt: &TokenStream,
 ) -> TokenStream {

@@ -49,7 +49,7 @@ fn dir() -> Option<PathBuf> {
     // a build script's CUDA binaries are embedded by what is on disk.
     if std::env::var_os("TVM_TIME_PASSES").is_some_and(|v| v == "1")
         || std::env::var_os("TVM_DUMP_TIR").is_some_and(|v| !v.is_empty())
-        || std::env::var_os("OUT_DIR").is_some_and(|d| crate::build::artifact_dir(Path::new(&d)).is_dir())
+        || std::env::var_os("OUT_DIR").is_some_and(|d| crate::artifact::artifact_dir(Path::new(&d)).is_dir())
     {
         return None;
     }
@@ -65,7 +65,8 @@ pub fn key(tokens: &TokenStream, backends: Backends) -> String {
         Some((p, b)) => (p.to_string_lossy().into_owned(), &b[..]),
         None => (String::new(), &[][..]),
     };
-    let (b, t) = (format!("{backends:?}"), tokens.to_string());
+    // `TVM_SCHEDULES=derived` changes what a kernel expands to.
+    let (b, t) = (format!("{backends:?} {}", crate::autosched::written_blocks_ignored()), tokens.to_string());
     let parts: [&[u8]; 6] =
         [FORMAT.as_bytes(), env!("TVM_CORE_BUILD_ID").as_bytes(), b.as_bytes(), t.as_bytes(), path.as_bytes(), bytes];
     for part in parts {

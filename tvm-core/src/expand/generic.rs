@@ -250,6 +250,9 @@ pub fn facade(ast: &KernelAst, g: &Generics) -> TokenStream {
                 fn __lowered(target: &str) -> #result<&'static str, #error> {
                     super::#m::#name::lowered(target)
                 }
+                fn __schedule(target: &str) -> #result<&'static str, #error> {
+                    super::#m::#name::schedule(target)
+                }
             }
         }
     });
@@ -286,6 +289,8 @@ pub fn facade(ast: &KernelAst, g: &Generics) -> TokenStream {
                 fn __source(target: &str) -> #result<&'static str, #error>;
                 #[doc(hidden)]
                 fn __lowered(target: &str) -> #result<&'static str, #error>;
+                #[doc(hidden)]
+                fn __schedule(target: &str) -> #result<&'static str, #error>;
             }
 
             #(#impls)*
@@ -313,6 +318,10 @@ pub fn facade(ast: &KernelAst, g: &Generics) -> TokenStream {
             /// The lowered TIR of the instance for `T`.
             pub fn lowered<T: Elem>(target: &str) -> #result<&'static str, #error> {
                 T::__lowered(target)
+            }
+            /// The schedule of the instance for `T`, as `schedule!` source.
+            pub fn schedule<T: Elem>(target: &str) -> #result<&'static str, #error> {
+                T::__schedule(target)
             }
         }
     }

@@ -68,7 +68,7 @@ impl<'f> GpuTarget<'f> {
             let host_fn = emit_host(f, &host, &rt).map_err(|e| e.to_string())?;
             // CUDA binaries a build script compiled from this very source (by key).
             let binaries = match backend {
-                Backend::Cuda => crate::build::prebuilt_from_env(&source),
+                Backend::Cuda => crate::artifact::prebuilt_from_env(&source),
                 _ => Vec::new(),
             };
             let static_item = program_tokens(f, backend, &source, &binaries, &program, &rt);

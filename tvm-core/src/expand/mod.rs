@@ -104,10 +104,7 @@ fn expand_one(tokens: TokenStream, backends: Backends) -> Result<TokenStream, (V
             let stub = crate::frontend::parse_syntax(tokens).map(|(ast, _)| stub::stub(&ast)).unwrap_or_default();
             Err((errors, stub))
         }
-        Ok(kernel) => match lower_backends(&kernel, backends)
-            .map(|l| with_tuned(l, &kernel, &tokens, backends))
-            .and_then(|l| module::expand(&kernel, &l))
-        {
+        Ok(kernel) => match expand_kernel(&kernel, &tokens, backends) {
             Ok(ts) => {
                 // Stored as text; a hit reads these tokens back with the same spans on the
                 // signature's names (the tests compare the two). Not with a name `device`.
@@ -119,6 +116,27 @@ fn expand_one(tokens: TokenStream, backends: Backends) -> Result<TokenStream, (V
             }
             Err(errs) => Err((errs, stub::stub(&kernel.ast))),
         },
+    }
+}
+
+/// The expansion of a checked kernel: lowered for every backend (with its tuning
+/// record's winners), then emitted. Code generation can refuse a schedule the lowering
+/// accepted (a parallel loop whose iterations it cannot prove write disjoint parts); it
+/// runs here, on the macro's thread, after lowering, so a derived schedule it refuses
+/// (a compiler bug, never the user's error) is retried without the derived statements.
+fn expand_kernel(kernel: &Kernel, tokens: &TokenStream, backends: Backends) -> Result<TokenStream, Vec<syn::Error>> {
+    let lowered = lower_backends(kernel, backends)?;
+    let derived = lowered.derived;
+    match module::expand(kernel, &with_tuned(lowered, kernel, tokens, backends)) {
+        Err(errs) if derived => {
+            let reason = format!(
+                "code generation refused the derived schedule: {}",
+                errs.first().map(|e| e.to_string()).unwrap_or_default()
+            );
+            let lowered = lower_backends_with(kernel, backends, &crate::driver::Derivation::Off { reason })?;
+            module::expand(kernel, &with_tuned(lowered, kernel, tokens, backends))
+        }
+        r => r,
     }
 }
 
@@ -220,6 +238,11 @@ pub struct Lowered {
     pub cuda: Option<PrimFunc>,
     pub opencl: Option<PrimFunc>,
     pub webgpu: Option<PrimFunc>,
+    /// Each target's schedule as `schedule!` source (`crate::frontend::schedule_source`),
+    /// by target name; `NAME::schedule(target)` returns it.
+    pub schedule_source: std::collections::BTreeMap<&'static str, String>,
+    /// Whether some target's schedule has derived statements.
+    pub derived: bool,
     /// The winners of the kernel's tuning record, lowered.
     pub tuned: TunedLowered,
 }
@@ -262,7 +285,7 @@ fn with_tuned(mut lowered: Lowered, kernel: &Kernel, tokens: &TokenStream, backe
         let f = if t.schedules == kernel.schedules {
             None
         } else {
-            let Ok(mut f) = crate::frontend::lower_exact(&kernel.graph, &t.schedules, &target) else { continue };
+            let Ok(mut f) = crate::driver::lower_exact(&kernel.graph, &t.schedules, &target) else { continue };
             f.name = format!("{}_tuned", f.name);
             Some(f)
         };
@@ -292,6 +315,15 @@ pub fn lower_all(kernel: &Kernel) -> Result<Lowered, Vec<syn::Error>> {
 /// CPU and the backends that are on. A `schedule!(webgpu)` block of a kernel WGSL cannot
 /// express is an error at the block, with the backend on or off.
 pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Vec<syn::Error>> {
+    lower_backends_with(kernel, backends, &crate::driver::Derivation::On)
+}
+
+/// [`lower_backends`] with the auto-scheduler on or off.
+fn lower_backends_with(
+    kernel: &Kernel,
+    backends: Backends,
+    derivation: &crate::driver::Derivation,
+) -> Result<Lowered, Vec<syn::Error>> {
     let mut errors: Vec<syn::Error> =
         crate::frontend::check_schedules(kernel).iter().map(|e| schedule_error(kernel, e)).collect();
     if !errors.is_empty() {
@@ -300,7 +332,7 @@ pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Ve
     let webgpu_block = crate::frontend::select_schedule_block(&kernel.schedules, crate::TargetKind::WebGpu)
         .and_then(|(b, borrowed)| (!borrowed).then_some(b));
     let lowering = Backends { webgpu: backends.webgpu || webgpu_block.is_some(), ..backends };
-    // The three lowerings are independent and touch no token or span: one thread each
+    // The lowerings are independent and touch no token or span: one thread each
     // (the expansion's latency is what a user waits for; the emission after them builds
     // token streams, which stay on this thread).
     let (graph, schedules) = (&kernel.graph, &kernel.schedules[..]);
@@ -317,7 +349,7 @@ pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Ve
                             times.push((e.pass, e.micros))
                         }
                     };
-                    (crate::frontend::lower_for_in_traced(graph, schedules, &t, &mut trace), times)
+                    (crate::driver::lower_with_source(graph, schedules, &t, &mut trace, derivation), times)
                 })
             })
             .collect();
@@ -329,8 +361,18 @@ pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Ve
             names.iter().zip(&lowered).map(|(n, (_, t))| (*n, t.as_slice())).collect();
         eprint!("{}", pass_table(&kernel.name, &rows));
     }
-    let results: Vec<_> = lowered.into_iter().map(|(r, _)| r).collect();
-    // Errors in target order (cpu, cuda, opencl), each message once.
+    let mut schedule_source = std::collections::BTreeMap::new();
+    let mut results = Vec::new();
+    let mut derived = false;
+    for (t, (l, _)) in lowering.targets().iter().zip(lowered) {
+        // WebGPU lowered only to check its block (the backend off) shows no schedule.
+        if t.kind != crate::TargetKind::WebGpu || backends.webgpu {
+            schedule_source.insert(t.kind.name(), l.source);
+            derived |= l.derived;
+        }
+        results.push(l.func);
+    }
+    // Errors in target order (cpu, cuda, opencl, webgpu), each message once.
     let mut funcs = Vec::new();
     for r in results {
         match r {
@@ -363,11 +405,11 @@ pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Ve
         }
     }
     let webgpu = if backends.webgpu { webgpu } else { None };
-    Ok(Lowered { cpu, cuda, opencl, webgpu, tuned: TunedLowered::default() })
+    Ok(Lowered { cpu, cuda, opencl, webgpu, schedule_source, derived, tuned: TunedLowered::default() })
 }
 
 /// One target's lowering, and its pass times when asked for.
-type LowerResult = Result<PrimFunc, Vec<crate::schedule::ScheduleError>>;
+type LowerResult = crate::driver::Lowering;
 type PassTimes = Vec<(&'static str, u64)>;
 
 /// Whether `TVM_TIME_PASSES=1` asks for the pass times of every kernel. The expansion

@@ -210,6 +210,17 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     let lowered_cpu = crate::tir::printer::print_func(&lowered.cpu);
     let (lowered_cuda, lowered_opencl, lowered_webgpu) =
         (cuda.lowered_value(), opencl.lowered_value(), webgpu.lowered_value());
+    let schedule_of = |name: &str, g: Option<&super::gpu::GpuTarget>| match (lowered.schedule_source.get(name), g) {
+        (Some(text), _) => quote!(::core::result::Result::Ok(#text)),
+        (None, Some(g)) => g.off_target(),
+        (None, None) => quote!(::core::result::Result::Err(#rt::unsupported_target(#name))),
+    };
+    let (schedule_cpu, schedule_cuda, schedule_opencl, schedule_webgpu) = (
+        schedule_of("cpu", None),
+        schedule_of("cuda", Some(&cuda)),
+        schedule_of("opencl", Some(&opencl)),
+        schedule_of("webgpu", Some(&webgpu)),
+    );
     let source_cpu = cpu_fn.to_string();
     let docs_run = format!("Runs `{kname}` on `device`, writing into existing outputs of the right shapes.");
 
@@ -225,6 +236,9 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
             // `TVM_TIME_PASSES=1` makes this expansion print pass times; reading the
             // variable here makes rustc track it, so setting or clearing it rebuilds.
             const _: ::core::option::Option<&str> = ::core::option_env!("TVM_TIME_PASSES");
+            // `TVM_SCHEDULES=derived` (a test mode) ignores the written blocks; tracked the
+            // same way.
+            const _: ::core::option::Option<&str> = ::core::option_env!("TVM_SCHEDULES");
 
             #[doc = #docs_run]
             pub fn run(#dev: &#device_t, #(#p_decls,)* #(#out_decls),*) -> #result_t<(), #error_t> {
@@ -288,6 +302,22 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
                     "cuda" => #lowered_cuda,
                     "opencl" => #lowered_opencl,
                     "webgpu" | "metal" => #lowered_webgpu,
+                    other => ::core::result::Result::Err(#rt::unsupported_target(other)),
+                }
+            }
+
+            /// The schedule that runs for `"cpu"`, `"cuda"`, `"opencl"` or `"webgpu"` (also
+            /// `"metal"`'s), as `schedule!` source: the written block (its knobs at the
+            /// values compiled in), then the statements the auto-scheduler derived for the
+            /// stages it leaves unshaped, each group with its reason. Pasted into the
+            /// kernel, it produces the same code.
+            /// (A tuning record's winner, where one applies, is listed in [`TUNED`].)
+            pub fn schedule(target: &str) -> #result_t<&'static str, #error_t> {
+                match target {
+                    "cpu" => #schedule_cpu,
+                    "cuda" => #schedule_cuda,
+                    "opencl" => #schedule_opencl,
+                    "webgpu" | "metal" => #schedule_webgpu,
                     other => ::core::result::Result::Err(#rt::unsupported_target(other)),
                 }
             }

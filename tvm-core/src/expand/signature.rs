@@ -148,7 +148,7 @@ impl Signature {
 }
 
 /// The shape expression of dim `e` given the dims array `__d`: a literal or a dim (the
-/// only forms DSL.md §2 allows in a signature).
+/// only forms docs/LANGUAGE.md §2 allows in a signature).
 fn dim_value(e: &Expr, dims: &[String]) -> TokenStream {
     match e {
         Expr::Int { value, .. } => {

@@ -94,6 +94,9 @@ pub fn stub(ast: &KernelAst) -> TokenStream {
             pub fn lowered(target: &str) -> #result<&'static str, #error> {
                 ::core::unreachable!("the kernel has compile errors")
             }
+            pub fn schedule(target: &str) -> #result<&'static str, #error> {
+                ::core::unreachable!("the kernel has compile errors")
+            }
         }
     }
 }

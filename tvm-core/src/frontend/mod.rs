@@ -1,14 +1,15 @@
-//! The kernel language frontend: parses a `compute!` input (DSL.md §2–3) into a
-//! type-checked tensor-expression [`Graph`], and applies its `schedule!` blocks.
+//! The kernel language frontend: parses a `compute!` input (docs/LANGUAGE.md §2–3) into
+//! a type-checked tensor-expression [`Graph`], and applies its `schedule!` blocks.
 //!
 //! The flow is parse (`parse.rs`, `expr.rs`, into the [`ast`]) → check (`check/`, into
-//! the graph) → schedule (`schedule.rs`, on demand by [`build_schedule`] and
-//! [`check_schedules`]). Every step collects all the errors it finds. Errors
+//! the graph) → schedule (`schedule.rs`, on demand by [`schedule_apply`] and
+//! [`check_schedules`]; which block a target gets is the driver's choice,
+//! `driver::build_schedule`). Every step collects all the errors it finds. Errors
 //! carry a [`Loc`]; [`Kernel::source_map`] turns the `Loc`s of schedule errors into
 //! spans, and a [`FrontendError`] also carries its span, since a failed parse returns
 //! no source map.
 //!
-//! Decisions where DSL.md is silent:
+//! Decisions where docs/LANGUAGE.md is silent:
 //! - Precedence is Rust's: unary `-`/`!` bind tighter than `as` (`-x as f64` is
 //!   `(-x) as f64`), and comparisons do not chain.
 //! - An unsuffixed literal takes the type of the other operand, else the type the
@@ -25,7 +26,8 @@
 //!   more adjacent axes; `cache_read` takes a list of readers or one reader.
 //!
 //! ```
-//! use tvm_core::frontend::{build_schedule, parse_str};
+//! use tvm_core::driver::build_schedule;
+//! use tvm_core::frontend::parse_str;
 //! use tvm_core::Target;
 //! let k = parse_str(
 //!     "pub fn add(a: f32[n], b: f32[n]) -> c: f32[n] { c[i] = a[i] + b[i]; }
@@ -41,15 +43,17 @@ mod check;
 mod cx;
 mod error;
 mod expr;
+pub mod knobs;
 mod parse;
 mod schedule;
 
 pub use ast::ScheduleBlock;
+pub use schedule::Application;
 pub use check::DimBinding;
 pub use error::FrontendError;
 
 use crate::loc::{Loc, SourceMap};
-use crate::schedule::{Schedule, ScheduleError};
+use crate::schedule::ScheduleError;
 use crate::target::Target;
 use crate::te::Graph;
 use proc_macro2::TokenStream;
@@ -84,7 +88,7 @@ impl Kernel {
         self.source_map.span(loc)
     }
 
-    /// The block of `schedule!` statements used for `target` (see [`build_schedule`]).
+    /// The block of `schedule!` statements used for `target` (see `driver::build_schedule`).
     pub fn schedule_block(&self, target: &Target) -> Option<&ScheduleBlock> {
         schedule::select_block(&self.schedules, target.kind).map(|(b, _)| b)
     }
@@ -99,7 +103,7 @@ pub fn parse_syntax(tokens: TokenStream) -> Result<(ast::KernelAst, SourceMap), 
 
 /// Parses and checks the tokens inside `compute! { ... }`: the kernel and its schedule
 /// blocks. Syntax errors of a schedule statement are not reported here but by
-/// [`check_schedules`] and [`build_schedule`], with the other schedule errors.
+/// [`check_schedules`] and [`schedule_apply`], with the other schedule errors.
 pub fn parse_kernel(tokens: TokenStream) -> Result<Kernel, Vec<FrontendError>> {
     let (ast, source_map) = parse::parse_kernel_ast(tokens)?;
     let checked = check::check_kernel(&ast, &source_map)?;
@@ -122,7 +126,7 @@ pub fn parse_kernel(tokens: TokenStream) -> Result<Kernel, Vec<FrontendError>> {
         graph: checked.graph,
         dim_bindings: checked.dim_bindings,
         // The schedules as written: every knob at its first value.
-        schedules: ast.schedules.iter().map(|b| crate::tune::resolve(b, &[])).collect(),
+        schedules: ast.schedules.iter().map(|b| knobs::resolve(b, &[])).collect(),
         source_map,
         ast,
     })
@@ -155,62 +159,6 @@ pub fn parse_str(src: &str) -> Result<Kernel, Vec<FrontendError>> {
     }
 }
 
-/// The schedule of `kernel` for `target`.
-///
-/// The block used is the one whose target has the kind of `target` (`cpu` and `llvm ..`
-/// schedule CPUs; `cuda`, `"cuda -arch=sm_90"` CUDA; `opencl` OpenCL). GPU targets
-/// share schedules: with no block of its own kind, a GPU target borrows a block of
-/// another GPU kind (CUDA first, then OpenCL), so a `schedule!(cuda)` also schedules
-/// OpenCL and the reverse. A borrowed block that is not legal on `target` (say, 1024
-/// threads per block on an OpenCL device that allows 256) is dropped for the default
-/// schedule, since the user did not write it for this target; its own errors are
-/// reported by [`check_schedules`]. The primitives are applied for `target` itself (its
-/// limits, not those of the block's target string). Stages no statement names get the
-/// target's defaults; then the schedule is validated. With no usable block, the result
-/// is [`Schedule::default_for`]. All errors found are returned.
-pub fn build_schedule(kernel: &Kernel, target: &Target) -> Result<Schedule, Vec<ScheduleError>> {
-    build_schedule_in(&kernel.graph, &kernel.schedules, target)
-}
-
-/// [`build_schedule`] of the algorithm `graph` with the blocks `schedules`.
-fn build_schedule_in(
-    graph: &crate::te::Graph,
-    schedules: &[ScheduleBlock],
-    target: &Target,
-) -> Result<Schedule, Vec<ScheduleError>> {
-    schedule_in(graph, schedules, target).0
-}
-
-/// [`build_schedule_in`], and where the schedule came from.
-fn schedule_in(
-    graph: &crate::te::Graph,
-    schedules: &[ScheduleBlock],
-    target: &Target,
-) -> (Result<Schedule, Vec<ScheduleError>>, ScheduleSource) {
-    let index = |b: &ScheduleBlock| schedules.iter().position(|x| std::ptr::eq(x, b)).unwrap_or(0);
-    let default = |reason: String| {
-        let s = Schedule::default_for(graph.clone(), target.clone());
-        let errors = s.validate();
-        (if errors.is_empty() { Ok(s) } else { Err(errors) }, ScheduleSource::Default { reason })
-    };
-    match schedule::select_block(schedules, target.kind) {
-        Some((b, borrowed)) => match (schedule::apply_block(graph, b, target.clone()), borrowed) {
-            (Err(es), true) => default(format!(
-                "the `schedule!({})` block does not apply to {}: {}",
-                b.target,
-                target.kind.name(),
-                es.first().map(|e| e.to_string()).unwrap_or_default()
-            )),
-            (r, true) => (r, ScheduleSource::Borrowed { block: index(b) }),
-            (r, false) => (r, ScheduleSource::Own { block: index(b) }),
-        },
-        None if schedules.iter().all(|b| Target::parse(&b.target).is_err()) => {
-            default("the kernel has no `schedule!` block".into())
-        }
-        None => default(format!("no `schedule!` block is for {}", target.kind.name())),
-    }
-}
-
 /// Checks every schedule block against its own target: target strings that do not
 /// parse (`UnknownTarget`), two blocks for one target kind (`DuplicateSchedule`), and
 /// every error of applying each block. Empty when all blocks are good.
@@ -232,99 +180,4 @@ pub fn schedule_apply(
     target: Target,
 ) -> Result<crate::schedule::Schedule, Vec<ScheduleError>> {
     schedule::apply_block(graph, block, target)
-}
-
-/// Lowers `kernel` for `target` with the block that applies to it. A GPU target without
-/// a block of its own borrows the other GPU kind's; where that does not lower on this
-/// target, it gets its default schedule (the errors belong to the other target).
-pub fn lower_for(kernel: &Kernel, target: &Target) -> Result<crate::tir::PrimFunc, Vec<ScheduleError>> {
-    lower_for_in(&kernel.graph, &kernel.schedules, target)
-}
-
-/// [`lower_for`] of the algorithm `graph` with the blocks `schedules` (plain data, so
-/// the expansion can lower for several targets on several threads).
-pub(crate) fn lower_for_in(
-    graph: &crate::te::Graph,
-    schedules: &[ScheduleBlock],
-    target: &Target,
-) -> Result<crate::tir::PrimFunc, Vec<ScheduleError>> {
-    lower_for_in_traced(graph, schedules, target, &mut |_| {})
-}
-
-/// [`lower_for_in`] with a pass tracer (see [`crate::lower::lower_traced`]).
-pub(crate) fn lower_for_in_traced(
-    graph: &crate::te::Graph,
-    schedules: &[ScheduleBlock],
-    target: &Target,
-    trace: &mut dyn FnMut(crate::lower::PassEvent<'_>),
-) -> Result<crate::tir::PrimFunc, Vec<ScheduleError>> {
-    lower_explained_in(graph, schedules, target, trace).2
-}
-
-/// Where the schedule a target gets came from (tools explain it; see [`build_schedule`]).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ScheduleSource {
-    /// The kernel's own `schedule!` block for the target (its index in `schedules`).
-    Own { block: usize },
-    /// A block written for another GPU target (its index), borrowed.
-    Borrowed { block: usize },
-    /// The target's default schedule, and why no block was used.
-    Default { reason: String },
-}
-
-/// [`lower_for`], also saying which schedule was used and calling `trace` after every
-/// pass (see [`crate::lower::lower_traced`]). Where a target without a block of its own
-/// falls back to its default schedule, the tracer sees the failed lowering, then the
-/// fallback's from its first pass (`inline_stages`) again. The schedule is returned
-/// when one was built, also when lowering it failed.
-pub fn lower_explained(
-    kernel: &Kernel,
-    target: &Target,
-    trace: &mut dyn FnMut(crate::lower::PassEvent<'_>),
-) -> (Option<Schedule>, ScheduleSource, Result<crate::tir::PrimFunc, Vec<ScheduleError>>) {
-    lower_explained_in(&kernel.graph, &kernel.schedules, target, trace)
-}
-
-/// Lowers `graph` for `target` with the block `schedules` give it, and nothing else: no
-/// fallback to the default schedule where a borrowed block does not lower. How the
-/// tuner judges a candidate, and how the macro lowers a record's winner.
-pub fn lower_exact(
-    graph: &crate::te::Graph,
-    schedules: &[ScheduleBlock],
-    target: &Target,
-) -> Result<crate::tir::PrimFunc, Vec<ScheduleError>> {
-    let (sch, _) = schedule_in(graph, schedules, target);
-    crate::lower::lower_traced(&sch?, &mut |_| {})
-}
-
-/// [`lower_explained`] of the algorithm `graph` with the blocks `schedules`.
-fn lower_explained_in(
-    graph: &crate::te::Graph,
-    schedules: &[ScheduleBlock],
-    target: &Target,
-    trace: &mut dyn FnMut(crate::lower::PassEvent<'_>),
-) -> (Option<Schedule>, ScheduleSource, Result<crate::tir::PrimFunc, Vec<ScheduleError>>) {
-    let (sch, source) = schedule_in(graph, schedules, target);
-    let result = match &sch {
-        Ok(s) => crate::lower::lower_traced(s, trace),
-        Err(es) => Err(es.clone()),
-    };
-    // A borrowed block that does not lower on this target gives way to the default
-    // schedule: the errors belong to the other target.
-    if result.is_err() && !matches!(source, ScheduleSource::Own { .. }) {
-        let reason = match (&source, &result) {
-            (ScheduleSource::Borrowed { block }, Err(es)) => format!(
-                "the `schedule!({})` block does not lower for {}: {}",
-                schedules[*block].target,
-                target.kind.name(),
-                es.first().map(|e| e.to_string()).unwrap_or_default()
-            ),
-            (ScheduleSource::Default { reason }, _) => reason.clone(),
-            _ => String::new(),
-        };
-        let s = Schedule::default_for(graph.clone(), target.clone());
-        let result = crate::lower::lower_traced(&s, trace);
-        return (Some(s), ScheduleSource::Default { reason }, result);
-    }
-    (sch.ok(), source, result)
 }

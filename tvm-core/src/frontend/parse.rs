@@ -1,4 +1,4 @@
-//! Syntax of a `compute!` input (DSL.md §2–3): the kernel header, its stages and the
+//! Syntax of a `compute!` input (docs/LANGUAGE.md §2–3): the kernel header, its stages and the
 //! `schedule!` blocks, parsed with syn's token-level API into the [`ast`](super::ast).
 //!
 //! The header is not Rust syntax (`fn f(a: f32[n]) -> c: f32[n]`), so it is parsed by

@@ -1,4 +1,4 @@
-//! Applying `schedule!` blocks (DSL.md §3) to a [`Schedule`]: name resolution, argument
+//! Applying `schedule!` blocks (docs/LANGUAGE.md §3) to a [`Schedule`]: name resolution, argument
 //! checking, and one call of a schedule primitive per statement.
 //!
 //! Every independent error is reported: a statement that fails binds its `let` names to
@@ -112,14 +112,14 @@ pub(crate) fn check_all(kernel: &Kernel) -> Vec<ScheduleError> {
         // malformed is not applied; one whose first values are legal has every value
         // checked against the others.
         let raw = kernel.ast.schedules.get(i).unwrap_or(b);
-        let knob_errors = crate::tune::space::check_syntax(raw);
+        let knob_errors = super::knobs::check_syntax(raw);
         if !knob_errors.is_empty() {
             errors.extend(knob_errors);
             continue;
         }
         match apply_block(&kernel.graph, b, target.clone()) {
             Err(es) => errors.extend(es),
-            Ok(_) => errors.extend(crate::tune::space::check_values(&kernel.graph, raw, &target)),
+            Ok(_) => errors.extend(super::knobs::check_values(&kernel.graph, raw, &target)),
         }
     }
     errors
@@ -132,33 +132,93 @@ pub(crate) fn apply_block(
     block: &ScheduleBlock,
     target: Target,
 ) -> Result<Schedule, Vec<ScheduleError>> {
-    let mut a = Applier {
-        s: Schedule::new(graph.clone(), target),
-        algo_names: graph.tensors.iter().map(|t| t.name.clone()).collect(),
-        env: BTreeMap::new(),
-        errors: Vec::new(),
-        failed: BTreeSet::new(),
-    };
-    for st in &block.stmts {
-        let before = (a.s.axes.len(), a.s.stages.clone());
-        a.stmt(st);
-        if let SchedStmt::Call { loc, .. } = st {
-            let touched = touched_axes(before.0, &before.1, &a.s);
-            a.s.origins.push((*loc, touched));
+    let mut a = Applier::new(graph, target);
+    a.stmts(&block.stmts);
+    a.finish()
+}
+
+/// A schedule being built statement by statement: the written block's statements, then
+/// (the driver's) the auto-scheduler's for the stages they leave unshaped, then the
+/// defaults and validation ([`Application::finish`]).
+pub struct Application {
+    a: Applier,
+}
+
+impl Application {
+    /// An empty schedule of `graph` for `target`.
+    pub fn new(graph: &crate::te::Graph, target: Target) -> Application {
+        Application { a: Applier::new(graph, target) }
+    }
+
+    /// Applies `stmts` in order (their errors are kept for [`Application::finish`]).
+    pub fn apply(&mut self, stmts: &[SchedStmt]) {
+        self.a.stmts(stmts);
+    }
+
+    /// Forgets the `let` bindings so far: the statements applied next name stages only.
+    pub fn forget_bindings(&mut self) {
+        self.a.env.clear();
+    }
+
+    /// The names the statements so far bound with `let`.
+    pub fn bound_names(&self) -> Vec<String> {
+        self.a.env.keys().cloned().collect()
+    }
+
+    pub fn has_errors(&self) -> bool {
+        !self.a.errors.is_empty()
+    }
+
+    /// The schedule as the statements so far left it (no defaults yet).
+    pub fn schedule(&self) -> &Schedule {
+        &self.a.s
+    }
+
+    /// The defaults for the stages no statement touched, then validation: the schedule,
+    /// or every error of the statements and of validation.
+    pub fn finish(self) -> Result<Schedule, Vec<ScheduleError>> {
+        self.a.finish()
+    }
+}
+
+impl Applier {
+    fn new(graph: &crate::te::Graph, target: Target) -> Applier {
+        Applier {
+            s: Schedule::new(graph.clone(), target),
+            algo_names: graph.tensors.iter().map(|t| t.name.clone()).collect(),
+            env: BTreeMap::new(),
+            errors: Vec::new(),
+            failed: BTreeSet::new(),
         }
     }
-    a.s.apply_defaults();
-    let failed: HashSet<String> = a.failed.iter().map(|&s| a.s.stage(s).name.clone()).collect();
-    for e in a.s.validate() {
-        if stages_of(&e.kind).iter().any(|n| failed.contains(*n)) || a.errors.contains(&e) {
-            continue;
+
+    /// Applies the statements in order, recording what each one changed.
+    fn stmts(&mut self, stmts: &[SchedStmt]) {
+        for st in stmts {
+            let before = (self.s.axes.len(), self.s.stages.clone());
+            self.stmt(st);
+            if let SchedStmt::Call { loc, .. } = st {
+                let touched = touched_axes(before.0, &before.1, &self.s);
+                self.s.origins.push((*loc, touched));
+            }
         }
-        a.errors.push(e);
     }
-    if a.errors.is_empty() {
-        Ok(a.s)
-    } else {
-        Err(a.errors)
+
+    /// The defaults for untouched stages, then validation: the schedule, or every error.
+    fn finish(mut self) -> Result<Schedule, Vec<ScheduleError>> {
+        self.s.apply_defaults();
+        let failed: HashSet<String> = self.failed.iter().map(|&s| self.s.stage(s).name.clone()).collect();
+        for e in self.s.validate() {
+            if stages_of(&e.kind).iter().any(|n| failed.contains(*n)) || self.errors.contains(&e) {
+                continue;
+            }
+            self.errors.push(e);
+        }
+        if self.errors.is_empty() {
+            Ok(self.s)
+        } else {
+            Err(self.errors)
+        }
     }
 }
 

@@ -73,7 +73,12 @@
 
 mod compile;
 mod error;
+mod eval;
 mod exec;
+mod gpu;
+mod memory;
+mod race;
+mod realize;
 mod value;
 
 pub use error::{ErrorKind, InterpError};

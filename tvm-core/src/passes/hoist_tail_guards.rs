@@ -14,49 +14,118 @@
 //! kept the loop scalar), and only the border vectors take the scalar path. Conditions
 //! that are not such conjunctions stay where they are (and the vectorizer reports them
 //! if they stop it).
+//!
+//! The tail of a split that does not divide a constant extent fails the test in exactly
+//! one iteration of an enclosing loop (the last: `xo * 32 + xi < 56` at `xo = 1`). When
+//! the test depends on one enclosing loop of constant range and fails for exactly one of
+//! its values, the scalar path becomes a shorter vector loop at that value instead, over
+//! the lanes that are in range (24 of 32 there), with the tests dropped:
+//!
+//! ```text
+//! if whole { loop as above }
+//! else { vectorized loop over 0..24, with xo = 1 and the tests that hold there dropped }
+//! ```
 
 use crate::arith::Analyzer;
-use crate::tir::mutate::{rewrite_conditions, super_stmt, Mutator};
+use crate::tir::mutate::{rewrite_conditions, substitute_one, substitute_stmt, super_stmt, Mutator};
 use crate::tir::visit::{conjuncts, uses_var, walk_stmt, Visitor};
 use crate::tir::{CmpOp, Expr, ForKind, PrimFunc, Stmt, Var};
 
 /// Partitions the vectorized loops of `f`.
 pub fn hoist_tail_guards(mut f: PrimFunc) -> PrimFunc {
-    f.body = Hoist.mutate_stmt(f.body);
+    f.body = Hoist { loops: Vec::new() }.mutate_stmt(f.body);
     for k in &mut f.kernels {
-        k.body = Hoist.mutate_stmt(std::mem::replace(&mut k.body, Stmt::NoOp));
+        k.body = Hoist { loops: Vec::new() }.mutate_stmt(std::mem::replace(&mut k.body, Stmt::NoOp));
     }
     f
 }
 
-struct Hoist;
+/// The enclosing loops of the statement being rewritten, whose ranges are constant.
+struct Hoist {
+    loops: Vec<(Var, i64, i64)>,
+}
 
 impl Mutator for Hoist {
     fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
-        match super_stmt(self, s) {
-            Stmt::For { var, min, extent, kind: ForKind::Vectorized, body } => {
-                let mut analyzer = Analyzer::new();
-                analyzer.bind(&var, min.clone(), extent.clone());
-                let mut peel = Peel { var: &var, analyzer: &analyzer, inner: bound_inside(&body), whole: Vec::new() };
-                let fast = rewrite_conditions((*body).clone(), &mut |c| peel.peel(c));
-                let whole = peel.whole;
-                if whole.is_empty() {
-                    return Stmt::For { var, min, extent, kind: ForKind::Vectorized, body };
-                }
-                let fast = Stmt::For {
-                    var: var.clone(),
-                    min: min.clone(),
-                    extent: extent.clone(),
-                    kind: ForKind::Vectorized,
-                    body: Box::new(fast),
-                };
-                // The border is scalar by design (at most two vectors per row).
-                let tail = Stmt::For { var, min, extent, kind: ForKind::Serial, body };
-                let cond = whole.into_iter().reduce(Expr::and).expect("non-empty");
-                Stmt::If { cond, then: Box::new(fast), otherwise: Some(Box::new(tail)) }
+        if let Stmt::For { var, min, extent, kind, body } = s {
+            let range = (min.as_int(), extent.as_int());
+            if let (Some(lo), Some(n)) = range {
+                self.loops.push((var.clone(), lo, n));
             }
-            s => s,
+            let body = Box::new(self.mutate_stmt(*body));
+            if range.0.is_some() && range.1.is_some() {
+                self.loops.pop();
+            }
+            return self.vector_loop(var, min, extent, kind, body);
         }
+        super_stmt(self, s)
+    }
+}
+
+impl Hoist {
+    fn vector_loop(&mut self, var: Var, min: Expr, extent: Expr, kind: ForKind, body: Box<Stmt>) -> Stmt {
+        if kind != ForKind::Vectorized {
+            return Stmt::For { var, min, extent, kind, body };
+        }
+        let mut analyzer = Analyzer::new();
+        analyzer.bind(&var, min.clone(), extent.clone());
+        let mut peel = Peel { var: &var, analyzer: &analyzer, inner: bound_inside(&body), whole: Vec::new() };
+        let fast = rewrite_conditions((*body).clone(), &mut |c| peel.peel(c));
+        let whole = peel.whole;
+        if whole.is_empty() {
+            return Stmt::For { var, min, extent, kind: ForKind::Vectorized, body };
+        }
+        let fast = Stmt::For {
+            var: var.clone(),
+            min: min.clone(),
+            extent: extent.clone(),
+            kind: ForKind::Vectorized,
+            body: Box::new(fast),
+        };
+        let cond = whole.into_iter().reduce(Expr::and).expect("non-empty");
+        let tail = self.vector_tail(&var, &min, &extent, &body, &cond).unwrap_or_else(|| {
+            // The border is scalar by design (at most two vectors per row).
+            Stmt::For { var, min, extent, kind: ForKind::Serial, body }
+        });
+        Stmt::If { cond, then: Box::new(fast), otherwise: Some(Box::new(tail)) }
+    }
+
+    /// The vector loop of the one iteration of an enclosing loop where `whole` fails
+    /// (see the module's header), if there is exactly one.
+    fn vector_tail(&self, var: &Var, min: &Expr, extent: &Expr, body: &Stmt, whole: &Expr) -> Option<Stmt> {
+        let (min, extent) = (min.as_int()?, extent.as_int()?);
+        let outer: Vec<&(Var, i64, i64)> = self.loops.iter().filter(|(v, ..)| uses_var(whole, v)).collect();
+        let [(u, lo, n)] = outer.as_slice() else { return None };
+        if *n > 4096 || crate::tir::visit::vars_of(whole).iter().any(|v| v != u) {
+            return None;
+        }
+        let analyzer = Analyzer::new();
+        let at = |v: i64| analyzer.simplify(&substitute_one(whole.clone(), u, Expr::int(v)));
+        let mut failing = (*lo..lo + n).filter(|&v| !matches!(at(v), Expr::Bool(true)));
+        let v = failing.next()?;
+        if failing.next().is_some() || !matches!(at(v), Expr::Bool(false)) {
+            return None;
+        }
+        let body = substitute_stmt(body.clone(), &[(u.clone(), Expr::int(v))].into_iter().collect());
+        // The longest run of lanes from the first for which every test holds.
+        for lanes in (1..extent).rev() {
+            let mut a = Analyzer::new();
+            a.bind(var, Expr::int(min), Expr::int(lanes));
+            let mut peel = Peel { var, analyzer: &a, inner: bound_inside(&body), whole: Vec::new() };
+            let kept = rewrite_conditions(body.clone(), &mut |c| peel.peel(c));
+            let holds = peel.whole.iter().all(|t| matches!(a.simplify(t), Expr::Bool(true)));
+            if holds {
+                let kind = if lanes > 1 { ForKind::Vectorized } else { ForKind::Serial };
+                return Some(Stmt::For {
+                    var: var.clone(),
+                    min: Expr::int(min),
+                    extent: Expr::int(lanes),
+                    kind,
+                    body: Box::new(kept),
+                });
+            }
+        }
+        None
     }
 }
 

@@ -1,5 +1,5 @@
 //! Lowering passes, one per file, each exposing one function named after the file.
-//! `lower.rs` runs them in order.
+//! `lower.rs` runs them in order; the `verify_` ones are checks that find user errors.
 
 pub mod dump;
 pub mod flatten_storage;
@@ -19,5 +19,7 @@ pub mod simplify;
 pub mod split_host_device;
 pub mod tree_combine;
 pub mod unroll_loops;
+pub mod unswitch_loops;
 pub mod vectorize_loops;
 pub mod verify_gpu_memory;
+pub mod verify_loop_annotations;

@@ -23,10 +23,10 @@
 //!
 //! Together they let LLVM keep the register row of a vector reduction in vector
 //! registers (a scalar tail inside the loop made it split the row into scalars on every
-//! iteration: softmax 4.2 -> 1.7 ms on the machine of the session before), and vectorize an
-//! unvectorized padded loop itself (the reads of the interior are proven in bounds, no
-//! longer checked: the padded conv2d 14.2 -> 8.7 ms there; 1.34x TVM with the same `if`
-//! in the peer run of 2026-12-03).
+//! iteration), and vectorize an unvectorized padded loop itself (the reads of the
+//! interior are proven in bounds, no longer checked). `cargo bench --bench peers --
+//! softmax` and `cargo bench --bench peers -- conv2d_if` (the padded conv2d, against TVM
+//! with the same `if` through `benches/peers/run.py`) measure the two.
 //!
 //! What is left alone: loops of at most `MIN_EXTENT` known iterations (a window's taps,
 //! a vector's scalar tail) and the scalar path of a vector loop; bodies larger than
@@ -104,8 +104,9 @@ impl Partition {
     /// does (`1..56`, `0..56`, `0..55` for the three horizontal taps of a padded 3x3
     /// window), LLVM vectorizes each with other widths at other offsets, and a vector
     /// load of the row then overlaps stores of the sweep before it that it cannot be
-    /// forwarded from: the conv2d with its padding `if` in the reduction spent 60% of
-    /// its samples just after such loads. Returns how many entries it pushed on
+    /// forwarded from, and stalls (in a profile of the conv2d with its padding `if` in
+    /// the reduction, most samples fall just after such loads; `cargo bench --bench peers
+    /// -- conv2d_if` measures that kernel). Returns how many entries it pushed on
     /// `self.common`.
     fn common_interiors(&mut self, items: &[Stmt]) -> usize {
         let mut found: Vec<(Var, (i64, i64), (i64, i64))> = Vec::new();

@@ -13,9 +13,9 @@
 //!
 //! Why: the last pass over a row then writes lines that the first pass already brought
 //! into the cache for writing, while it was computing; as a pure stream of stores into
-//! lines not in the cache, it stalled (the softmax example's loops copied into plain
-//! Rust, 4096 x 1024 on two threads of an Intel Xeon, paired runs: 0.92-1.02 ms with a
-//! separate row buffer, 0.83-0.96 ms in place; ONNX Runtime 0.65-0.68 ms).
+//! lines not in the cache, it stalls on each line it writes. `cargo bench --bench peers
+//! -- softmax` measures the softmax example (against ONNX Runtime through
+//! `benches/peers/run.py`).
 //!
 //! When, exactly (anything else is left alone):
 //! - the loop is `parallel` and the output `y` (rank 2 or more) is stored once in its

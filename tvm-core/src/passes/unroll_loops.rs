@@ -10,9 +10,10 @@
 //! of the 16-lane schedule); unrolled, every index is a constant and LLVM keeps the
 //! whole tile in registers. LLVM's own unroller does this for TVM's vector IR, but not
 //! for our lane-array loops, which carry a volatile read to keep its loop vectorizer
-//! out (`cpu::lane_loop`). Measured on that schedule: 15.3-17.0 ms rolled, 12.1-13.0 ms
-//! unrolled by this rule (medians of 40 calls, three alternating runs).
+//! out (`cpu::lane_loop`). `cargo bench --bench peers -- sgemm_bn16` measures that
+//! schedule.
 
+use crate::schedule::MAX_UNROLL;
 use crate::tir::mutate::{substitute_stmt, super_stmt, Mutator};
 use crate::tir::visit::{uses_var, walk_stmt, Visitor};
 use crate::tir::{Expr, ForKind, PrimFunc, Scope, Stmt, Var};
@@ -23,10 +24,6 @@ pub const MAX_TILE_ROWS: i64 = 16;
 
 /// The most bytes of tile rows a register-tile loop may write to be unrolled unasked.
 pub const MAX_TILE_BYTES: i64 = 1024;
-
-/// Loops longer than this stay loops (annotated for the backend) instead of growing
-/// the code without bound.
-pub const MAX_UNROLL: i64 = 256;
 
 /// Unrolls the `unroll` loops of `f`.
 pub fn unroll_loops(mut f: PrimFunc) -> PrimFunc {

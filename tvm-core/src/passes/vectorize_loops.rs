@@ -5,7 +5,7 @@
 //! (inner loops, guards that depend on the loop variable, scatters, guarded reads) stays a
 //! serial loop, so results never change, and is reported with the reason: the lowering
 //! turns a report about a loop the user asked to vectorize into a compile error at the
-//! `vectorize` (see `lower::dropped_requests`).
+//! `vectorize` (see `verify_loop_annotations`).
 
 use crate::tir::mutate::{substitute_stmt, super_stmt, Mutator};
 use crate::tir::visit::{for_each_expr, uses_var};

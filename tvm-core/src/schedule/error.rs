@@ -242,7 +242,7 @@ impl ScheduleError {
             UnrollDropped { axis, extent: Some(n), .. } => {
                 format!(
                     "cannot unroll `{axis}`: its extent is {n}; at most {} iterations are unrolled",
-                    crate::passes::unroll_loops::MAX_UNROLL
+                    super::MAX_UNROLL
                 )
             }
             UnrollDropped { axis, extent: None, .. } => {

@@ -60,6 +60,11 @@ pub enum Attach {
     At { stage: StageId, axis: AxisId },
 }
 
+/// The most iterations `unroll` replicates: a longer loop stays a loop (annotated for the
+/// backend) instead of growing the code without bound, and a user's `unroll` of one is an
+/// error (`ScheduleErrorKind::UnrollDropped`).
+pub const MAX_UNROLL: i64 = 256;
+
 /// The annotation of one axis.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct AxisAnn {
@@ -106,6 +111,12 @@ pub struct Stage {
     /// Whether any primitive named this stage (untouched stages get the target's default
     /// treatment when a schedule is given).
     pub touched: bool,
+    /// Whether a primitive changed the stage's own loops (split, fuse, reorder, an
+    /// annotation, bind, prefetch, cache_write, rfactor) or made the stage. A stage that
+    /// is only placed (`compute_at`, `compute_inline`, `compute_root`) or has producers
+    /// placed at its loops is touched but not shaped: the auto-scheduler still derives its
+    /// loops (`crate::autosched`).
+    pub shaped: bool,
     /// A recurrence computed as a parallel scan on a GPU target (its whole loop nest is
     /// `schedule_ops`'s own: blocks reduce their chunks, one block scans the chunks'
     /// totals, blocks scan their chunks from there).
@@ -123,13 +134,32 @@ pub struct Schedule {
     /// made, annotated, reordered or moved (a new stage's, or a stage computed
     /// elsewhere: all of its loops). Tools link statements to the loops they produced.
     pub origins: Vec<(crate::loc::Loc, Vec<AxisId>)>,
+    /// What the auto-scheduler wrote for the stages no written statement shapes (`None`
+    /// when it was not asked).
+    pub derived: Option<Box<DerivedSchedule>>,
+}
+
+/// The auto-scheduler's part of a schedule (`crate::autosched`), kept for the tools and
+/// for `NAME::schedule(target)`.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct DerivedSchedule {
+    /// The derived statements as `schedule!` source, one per line, with their comments.
+    pub text: String,
+    /// The same statements with their sizes as knobs (`tune!(..)`), the tuner's space.
+    pub knob_text: String,
+    /// Per stage: the rule that scheduled it and why.
+    pub notes: Vec<(String, String, String)>,
+    /// Set when the derived statements did not apply or lower (a compiler bug): the
+    /// reason; the schedule is then the flat default's.
+    pub fallback: Option<String>,
 }
 
 impl Schedule {
     /// A schedule where every compute tensor is its own root loop nest in its natural
     /// order, with no annotations.
     pub fn new(graph: Graph, target: Target) -> Schedule {
-        let mut s = Schedule { graph, target, stages: Vec::new(), axes: Vec::new(), origins: Vec::new() };
+        let mut s =
+            Schedule { graph, target, stages: Vec::new(), axes: Vec::new(), origins: Vec::new(), derived: None };
         for id in s.graph.ids().collect::<Vec<_>>() {
             // The components of a reduction over several values share the first one's stage.
             if !s.graph.tensor(id).is_placeholder() && s.graph.producer(id) == id {
@@ -171,6 +201,7 @@ impl Schedule {
             scope: None,
             prefetches: Vec::new(),
             touched: false,
+            shaped: false,
             parallel_scan: false,
         });
         sid

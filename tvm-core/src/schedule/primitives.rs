@@ -1,4 +1,4 @@
-//! The schedule primitives of DSL.md §3. Each checks the rules that can be decided when
+//! The schedule primitives of docs/LANGUAGE.md §3. Each checks the rules that can be decided when
 //! it is applied and returns the error of the first one broken.
 
 use super::*;
@@ -50,6 +50,13 @@ impl Schedule {
         self.stage_mut(stage).touched = true;
     }
 
+    /// Marks a stage whose own loops a primitive changed (or that a primitive made).
+    fn shape(&mut self, stage: StageId) {
+        let st = self.stage_mut(stage);
+        st.touched = true;
+        st.shaped = true;
+    }
+
     /// Renames an axis made by split or fuse (the frontend names them after the user's
     /// `let` bindings). Root axes keep their names: their variables appear in the body.
     pub fn set_axis_name(&mut self, axis: AxisId, name: &str) {
@@ -72,7 +79,7 @@ impl Schedule {
         by: SplitBy,
         loc: Loc,
     ) -> Result<(AxisId, AxisId), ScheduleError> {
-        self.touch(stage);
+        self.shape(stage);
         let pos = self.check_leaf(stage, axis)?;
         let v = match by {
             SplitBy::Factor(v) | SplitBy::NParts(v) => v,
@@ -137,7 +144,7 @@ impl Schedule {
 
     /// `fuse(outer, inner)`: one axis iterating both, `outer` adjacent before `inner`.
     pub fn fuse(&mut self, stage: StageId, outer: Arg<AxisId>, inner: Arg<AxisId>) -> Result<AxisId, ScheduleError> {
-        self.touch(stage);
+        self.shape(stage);
         let po = self.check_leaf(stage, outer)?;
         let pi = self.check_leaf(stage, inner)?;
         let (ao, ai) = (self.axis(outer.0).clone(), self.axis(inner.0).clone());
@@ -173,7 +180,7 @@ impl Schedule {
     /// `reorder(a, b, ...)`: the named axes take the positions they occupy, in the given
     /// order; the other axes stay where they are.
     pub fn reorder(&mut self, stage: StageId, order: &[Arg<AxisId>]) -> Result<(), ScheduleError> {
-        self.touch(stage);
+        self.shape(stage);
         let mut positions = Vec::new();
         for (k, &a) in order.iter().enumerate() {
             if order[..k].iter().any(|b| b.0 == a.0) {
@@ -297,7 +304,7 @@ impl Schedule {
 
     /// `bind(axis, tag)`.
     pub fn bind(&mut self, stage: StageId, axis: Arg<AxisId>, tag: Arg<ThreadTag>) -> Result<(), ScheduleError> {
-        self.touch(stage);
+        self.shape(stage);
         self.check_leaf(stage, axis)?;
         let ax = self.axis(axis.0).clone();
         let st = self.stage(stage);
@@ -338,7 +345,7 @@ impl Schedule {
 
     /// `parallel(axis)`.
     pub fn parallel(&mut self, stage: StageId, axis: Arg<AxisId>) -> Result<(), ScheduleError> {
-        self.touch(stage);
+        self.shape(stage);
         self.check_leaf(stage, axis)?;
         let ax = self.axis(axis.0).clone();
         if ax.kind == IterKind::Reduce {
@@ -358,7 +365,7 @@ impl Schedule {
     /// `vectorize(axis)`; innermost position and constant extent are checked by
     /// [`Schedule::validate`], since later primitives may change them.
     pub fn vectorize(&mut self, stage: StageId, axis: Arg<AxisId>) -> Result<(), ScheduleError> {
-        self.touch(stage);
+        self.shape(stage);
         self.check_leaf(stage, axis)?;
         let ax = self.axis(axis.0).clone();
         if ax.kind == IterKind::Reduce {
@@ -382,7 +389,7 @@ impl Schedule {
         axis: Arg<AxisId>,
         offset: Arg<i64>,
     ) -> Result<(), ScheduleError> {
-        self.touch(stage);
+        self.shape(stage);
         self.check_leaf(stage, axis)?;
         if self.target.is_gpu() {
             let name = self.graph.tensor(tensor.0).name.clone();
@@ -398,7 +405,7 @@ impl Schedule {
 
     /// `unroll(axis)`.
     pub fn unroll(&mut self, stage: StageId, axis: Arg<AxisId>) -> Result<(), ScheduleError> {
-        self.touch(stage);
+        self.shape(stage);
         self.check_leaf(stage, axis)?;
         self.annotate(stage, axis.0, |a| a.kind = ForKind::Unrolled, axis.1);
         Ok(())
@@ -549,16 +556,16 @@ impl Schedule {
             }
         }
         let sid = self.add_stage(new);
+        self.shape(sid);
         let st = self.stage_mut(sid);
         st.scope = Some(scope.0);
-        st.touched = true;
         Ok(sid)
     }
 
     /// `let t = s.cache_write(scope)`: `t` computes what `s` did (its reduction
     /// included), and `s` copies `t`.
     pub fn cache_write(&mut self, stage: Arg<StageId>, scope: Arg<Scope>) -> Result<StageId, ScheduleError> {
-        self.touch(stage.0);
+        self.shape(stage.0);
         let st = self.stage(stage.0).clone();
         self.check_scope(scope.0, &st.name, scope.1)?;
         self.check_not_scan_stage(stage, "cache_write")?;
@@ -598,7 +605,7 @@ impl Schedule {
         for &a in st.root_axes.iter().chain(&st.reduce_axes) {
             self.axes[a.0 as usize].stage = cid;
         }
-        self.stages.push(Stage { tensor: cache, name, scope: Some(scope.0), touched: true, ..st.clone() });
+        self.stages.push(Stage { tensor: cache, name, scope: Some(scope.0), touched: true, shaped: true, ..st.clone() });
         let mut root = Vec::new();
         let t = self.graph.tensor(st.tensor).clone();
         for iv in t.axes() {
@@ -618,7 +625,7 @@ impl Schedule {
     /// root reduction axis or one part of a single split of one. `s` starts afresh:
     /// its axes are new.
     pub fn rfactor(&mut self, stage: Arg<StageId>, axis: Arg<AxisId>) -> Result<StageId, ScheduleError> {
-        self.touch(stage.0);
+        self.shape(stage.0);
         self.check_leaf(stage.0, axis)?;
         let st = self.stage(stage.0).clone();
         let ax = self.axis(axis.0).clone();
@@ -785,6 +792,7 @@ impl Schedule {
         new_stage.attach_loc = st.attach_loc;
         new_stage.scope = st.scope;
         new_stage.touched = true;
+        new_stage.shaped = true;
         // Stages attached at s's old axes are attached at root now: those axes are gone.
         for other in self.stages.iter_mut() {
             if let Attach::At { stage: s, .. } = other.attach {
@@ -795,7 +803,7 @@ impl Schedule {
         }
         *self.stage_mut(stage.0) = new_stage;
         let rid = self.add_stage(rf);
-        self.stage_mut(rid).touched = true;
+        self.shape(rid);
         Ok(rid)
     }
 }

@@ -25,7 +25,7 @@ pub fn print_graph(g: &Graph) -> String {
             Op::Placeholder => format!("{name}: {}[{}]", t.dtype, p.exprs(&t.shape)),
             Op::Compute { axes, body } => {
                 let axes: Vec<String> = axes.iter().map(|a| p.var(&a.var)).collect();
-                format!("{name}[{}] = {}", join(axes), p.expr(body))
+                format!("{name}[{}] = {}", join(axes), p.typed_expr(body, t.dtype))
             }
         };
         out.push_str(&format!("  {line}\n"));

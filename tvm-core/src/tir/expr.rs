@@ -553,7 +553,7 @@ pub enum Expr {
     },
     /// TE only.
     Reduce(Box<Reduce>),
-    /// A value the compiler could not prove valid, checked where it is computed (DSL.md
+    /// A value the compiler could not prove valid, checked where it is computed (docs/LANGUAGE.md
     /// §4: bad input is an `Err`): an index read from memory, an integer divisor. When
     /// the check fails (in any lane), the run records check `site` of the function (the
     /// first failure of a run wins; see [`crate::tir::CheckSite`]) and the expression

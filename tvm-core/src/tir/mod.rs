@@ -2,6 +2,7 @@
 
 pub mod expr;
 pub mod mutate;
+pub mod parser;
 pub mod printer;
 pub mod stmt;
 pub mod verify;

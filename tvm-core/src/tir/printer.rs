@@ -19,6 +19,17 @@
 //! `let` and `alloc` scope over the statements printed after them at the same
 //! indentation. Where that would be ambiguous (a `let` or `alloc` followed by statements
 //! outside its body), the printer ends its line with `:` and indents the body instead.
+//!
+//! The text says everything `tir::parser` needs to read the function back (printing the
+//! parsed function gives the same text), without repeating what the context says:
+//! - A literal's type is the one its place implies: the other operand's (`x + 1` with
+//!   `x: i32`), the stored buffer's, else `i64` for an integer and `f32` for a float. A
+//!   literal of another type carries it as a suffix (`1i32`, `0.5f64`, `inff64`); see
+//!   [`Printer::typed_expr`].
+//! - A loop, thread or kernel index variable of a type other than `i64` is declared with
+//!   it (`for i: i32 in serial(0, n):`); a `let` variable has its value's type.
+//! - `realize` and `alloc` name the element type; a function with bounds or divisor
+//!   checks ends with one `@check` line per site (what the site's error names).
 
 use super::expr::*;
 use super::stmt::*;
@@ -182,13 +193,58 @@ fn precedence(e: &Expr) -> u8 {
     }
 }
 
-/// The text of an integer or float constant (empty for anything else).
-fn literal_text(e: &Expr) -> String {
-    match e {
-        Expr::Int { value, dtype } => int_text(*value, *dtype),
-        Expr::Float { value, dtype } => float_text(*value, *dtype),
-        _ => String::new(),
+/// The type a literal without a suffix has where the context says `want` (the parser's
+/// rule): `want` itself when it is a scalar of the literal's kind, else `i64` for an
+/// integer and `f32` for a float.
+pub fn literal_type(want: Option<DType>, float: bool) -> DType {
+    match want {
+        Some(w) if w.is_scalar() && (if float { w.is_float() } else { w.is_integer() }) => w,
+        _ if float => DType::F32,
+        _ => DType::I64,
     }
+}
+
+/// The text of an integer or float constant (empty for anything else), with its type as
+/// a suffix when that is not the type the context `want` gives it.
+fn literal_text(e: &Expr, want: Option<DType>) -> String {
+    let (text, dtype) = match e {
+        Expr::Int { value, dtype } => (int_text(*value, *dtype), *dtype),
+        Expr::Float { value, dtype } => (float_text(*value, *dtype), *dtype),
+        _ => return String::new(),
+    };
+    if dtype == literal_type(want, dtype.is_float()) {
+        text
+    } else {
+        format!("{text}{dtype}")
+    }
+}
+
+/// Whether the parser knows the type of `e` from `e` alone (from its variables, buffers,
+/// casts and comparisons), not only from where it stands: everything but a literal and
+/// the nodes built of nothing else.
+fn synthesized(e: &Expr) -> bool {
+    match e {
+        Expr::Int { .. } | Expr::Float { .. } => false,
+        Expr::Neg(a) | Expr::Not(a) => synthesized(a),
+        Expr::Binary { a, b, .. } | Expr::And(a, b) | Expr::Or(a, b) => synthesized(a) || synthesized(b),
+        Expr::Select { then, otherwise, .. } => synthesized(then) || synthesized(otherwise),
+        Expr::Call { args, .. } => args.iter().any(synthesized),
+        Expr::Ramp { base, stride, .. } => synthesized(base) || synthesized(stride),
+        Expr::Broadcast { value, .. } | Expr::Check { value, .. } => synthesized(value),
+        Expr::Bool(_)
+        | Expr::Var(_)
+        | Expr::Cmp { .. }
+        | Expr::Cast { .. }
+        | Expr::Load { .. }
+        | Expr::ProducerLoad { .. }
+        | Expr::Reduce(_) => true,
+    }
+}
+
+/// The type the operands of a node whose operands share one type (`a` and `b`) are
+/// known by where the node stands (`want`) or from either operand.
+fn shared_want(a: &Expr, b: &Expr, want: Option<DType>) -> Option<DType> {
+    (want.is_some() || synthesized(a) || synthesized(b)).then(|| a.dtype())
 }
 
 fn int_text(value: i64, dtype: DType) -> String {
@@ -258,8 +314,26 @@ impl<'a> Printer<'a> {
     /// Prints an expression on one line.
     pub fn expr(&mut self, e: &Expr) -> String {
         let mut out = String::new();
-        self.write_expr(e, &mut out);
+        self.write_expr(e, None, &mut out);
         out
+    }
+
+    /// Prints an expression where the reader expects a value of type `ty` (a store's
+    /// value, a tensor's body): a literal of that type needs no suffix.
+    pub fn typed_expr(&mut self, e: &Expr, ty: DType) -> String {
+        let mut out = String::new();
+        self.write_expr(e, Some(ty), &mut out);
+        out
+    }
+
+    /// A binder's variable: its name, with its type unless that is `i64`.
+    fn binder(&mut self, v: &Var) -> String {
+        let name = self.var(v);
+        if v.dtype() == DType::I64 {
+            name
+        } else {
+            format!("{name}: {}", v.dtype())
+        }
     }
 
     /// Prints a statement, one line per nested statement, without a trailing newline.
@@ -277,11 +351,11 @@ impl<'a> Printer<'a> {
             Stmt::Seq(ss) if ss.is_empty() => "noop".to_string(),
             Stmt::Seq(ss) => format!("{} (and {} more)", self.stmt_header(&ss[0]), ss.len() - 1),
             Stmt::For { var, min, extent, kind, .. } => {
-                let v = self.var(var);
+                let v = self.binder(var);
                 format!("for {v} in {}({}, {}):", kind.name(), self.expr(min), self.expr(extent))
             }
             Stmt::ThreadBinding { tag, var, extent, .. } => {
-                let v = self.var(var);
+                let v = self.binder(var);
                 format!("bind {v} = {} in 0..{}:", tag.name(), self.expr(extent))
             }
             Stmt::If { cond, .. } => format!("if {}:", self.expr(cond)),
@@ -292,7 +366,8 @@ impl<'a> Printer<'a> {
             Stmt::Store { buffer, indices, value } => {
                 let b = self.buffer(buffer);
                 let idx = self.exprs(indices);
-                format!("{b}[{idx}] = {}", self.expr(value))
+                let lanes = indices.last().map_or(1, |i| i.dtype().lanes);
+                format!("{b}[{idx}] = {}", self.typed_expr(value, buffer.dtype().with_lanes(lanes)))
             }
             Stmt::Prefetch { buffer, indices } => {
                 let b = self.buffer(buffer);
@@ -302,7 +377,7 @@ impl<'a> Printer<'a> {
                 let b = self.buffer(buffer);
                 let bounds: Vec<String> =
                     bounds.iter().map(|r| format!("{}:{}", self.expr(&r.min), self.expr(&r.extent))).collect();
-                format!("realize {b}[{}] {}:", join(bounds), buffer.scope().name())
+                format!("realize {b}: {}[{}] {}:", buffer.dtype(), join(bounds), buffer.scope().name())
             }
             Stmt::Allocate { buffer, extent, .. } => {
                 let b = self.buffer(buffer);
@@ -342,12 +417,22 @@ impl<'a> Printer<'a> {
             out.push_str(&format!("\n@kernel {}({})\n", k.name, join(args)));
             self.line_no += 2;
             for (tag, v) in &k.thread_vars {
-                let v = self.var(v);
+                let v = self.binder(v);
                 out.push_str(&format!("{INDENT}{}: {v}\n", tag.name()));
                 self.spans.push(LineSpan { node: NodeRef::Bind(*tag), first: self.line_no, last: self.line_no });
                 self.line_no += 1;
             }
             self.block(&k.body, 1, false, &mut out);
+        }
+        if !f.checks.is_empty() {
+            out.push('\n');
+            for (site, c) in f.checks.iter().enumerate() {
+                let what = match c {
+                    CheckSite::Index { tensor, dim, index } => format!("index({tensor:?}, {dim}, {index:?})"),
+                    CheckSite::Divisor { divisor } => format!("divisor({divisor:?})"),
+                };
+                out.push_str(&format!("@check {site} {what}\n"));
+            }
         }
         out
     }
@@ -439,70 +524,82 @@ impl<'a> Printer<'a> {
         }
     }
 
-    /// Writes `e`, in parentheses if it binds less tightly than `min`.
-    fn operand(&mut self, e: &Expr, min: u8, out: &mut String) {
+    /// Writes `e` (of the type `want` where the context says so), in parentheses if it
+    /// binds less tightly than `min`.
+    fn operand(&mut self, e: &Expr, want: Option<DType>, min: u8, out: &mut String) {
         if precedence(e) < min {
             out.push('(');
-            self.write_expr(e, out);
+            self.write_expr(e, want, out);
             out.push(')');
         } else {
-            self.write_expr(e, out);
+            self.write_expr(e, want, out);
         }
     }
 
     /// Writes `a op b` for a left-associative operator of precedence `p`.
-    fn infix(&mut self, a: &Expr, op: &str, b: &Expr, p: u8, out: &mut String) {
-        self.operand(a, p, out);
+    fn infix(&mut self, a: &Expr, op: &str, b: &Expr, want: Option<DType>, p: u8, out: &mut String) {
+        self.operand(a, want, p, out);
         out.push_str(&format!(" {op} "));
-        self.operand(b, p + 1, out);
+        self.operand(b, want, p + 1, out);
     }
 
-    /// Writes `name(args...)`.
-    fn call(&mut self, name: &str, args: &[&Expr], out: &mut String) {
+    /// Writes `name(args...)`, each argument with the type its context gives it.
+    fn call(&mut self, name: &str, args: &[(&Expr, Option<DType>)], out: &mut String) {
         out.push_str(name);
         out.push('(');
-        for (i, a) in args.iter().enumerate() {
+        for (i, (a, want)) in args.iter().enumerate() {
             if i > 0 {
                 out.push_str(", ");
             }
-            self.write_expr(a, out);
+            self.write_expr(a, *want, out);
         }
         out.push(')');
     }
 
-    fn write_expr(&mut self, e: &Expr, out: &mut String) {
+    /// Writes `e`; `want` is its type where the reader knows it from the context (see
+    /// [`literal_type`]), `None` where it does not.
+    fn write_expr(&mut self, e: &Expr, want: Option<DType>, out: &mut String) {
         match e {
-            Expr::Int { .. } | Expr::Float { .. } => out.push_str(&literal_text(e)),
+            Expr::Int { .. } | Expr::Float { .. } => out.push_str(&literal_text(e, want)),
             Expr::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
             Expr::Var(v) => {
                 let n = self.var(v);
                 out.push_str(&n)
             }
-            Expr::Binary { op: op @ (BinOp::Min | BinOp::Max), a, b } => self.call(op.symbol(), &[&**a, &**b], out),
+            Expr::Binary { op: op @ (BinOp::Min | BinOp::Max), a, b } => {
+                let w = shared_want(a, b, want);
+                self.call(op.symbol(), &[(a, w), (b, w)], out)
+            }
             Expr::Binary { op, a, b } => {
                 let p = if matches!(op, BinOp::Add | BinOp::Sub) { prec::ADD } else { prec::MUL };
-                self.infix(a, op.symbol(), b, p, out)
+                self.infix(a, op.symbol(), b, shared_want(a, b, want), p, out)
             }
             Expr::Cmp { op, a, b } => {
                 // Comparisons do not chain: both sides bind more tightly.
-                self.operand(a, prec::CMP + 1, out);
+                let w = shared_want(a, b, None);
+                self.operand(a, w, prec::CMP + 1, out);
                 out.push_str(&format!(" {} ", op.symbol()));
-                self.operand(b, prec::CMP + 1, out);
+                self.operand(b, w, prec::CMP + 1, out);
             }
-            Expr::And(a, b) => self.infix(a, "&&", b, prec::AND, out),
-            Expr::Or(a, b) => self.infix(a, "||", b, prec::OR, out),
+            Expr::And(a, b) => self.infix(a, "&&", b, shared_want(a, b, want), prec::AND, out),
+            Expr::Or(a, b) => self.infix(a, "||", b, shared_want(a, b, want), prec::OR, out),
             Expr::Not(a) => {
                 out.push('!');
-                self.operand(a, prec::ATOM, out)
+                self.operand(a, want, prec::ATOM, out)
             }
             Expr::Neg(a) => {
                 out.push('-');
-                self.operand(a, prec::ATOM, out)
+                self.operand(a, want, prec::ATOM, out)
             }
-            Expr::Select { cond, then, otherwise } => self.call("select", &[&**cond, &**then, &**otherwise], out),
-            Expr::Cast { dtype, value } => self.call(&dtype.to_string(), &[&**value], out),
+            Expr::Select { cond, then, otherwise } => {
+                let w = shared_want(then, otherwise, want);
+                self.call("select", &[(cond, None), (then, w), (otherwise, w)], out)
+            }
+            Expr::Cast { dtype, value } => self.call(&dtype.to_string(), &[(value, None)], out),
             Expr::Call { func, args } => {
-                let args: Vec<&Expr> = args.iter().collect();
+                let known = want.is_some() || args.iter().any(synthesized);
+                let w = known.then(|| e.dtype());
+                let args: Vec<(&Expr, Option<DType>)> = args.iter().map(|a| (a, w)).collect();
                 self.call(func.name(), &args, out)
             }
             Expr::ProducerLoad { tensor, indices, .. } => {
@@ -515,11 +612,13 @@ impl<'a> Printer<'a> {
             }
             Expr::Ramp { base, stride, lanes } => {
                 let lanes = Expr::int(*lanes as i64);
-                self.call("ramp", &[&**base, &**stride, &lanes], out)
+                let w = shared_want(base, stride, want);
+                self.call("ramp", &[(base, w), (stride, w), (&lanes, None)], out)
             }
             Expr::Broadcast { value, lanes } => {
                 let lanes = Expr::int(*lanes as i64);
-                self.call("broadcast", &[&**value, &lanes], out)
+                let w = want.map(|_| value.dtype());
+                self.call("broadcast", &[(value, w), (&lanes, None)], out)
             }
             Expr::Reduce(r) => {
                 // `reduce((e, f) for k in .., (id0, id1), |(a0, a1), (b0, b1)| (c0, c1))[index]`
@@ -532,7 +631,7 @@ impl<'a> Printer<'a> {
                         if i > 0 {
                             out.push_str(", ");
                         }
-                        p.write_expr(x, out);
+                        p.write_expr(x, None, out);
                     }
                     if xs.len() != 1 {
                         out.push(')');
@@ -546,7 +645,7 @@ impl<'a> Printer<'a> {
                     None => {
                         out.push_str(r.op.name());
                         out.push('(');
-                        self.write_expr(&r.source, out);
+                        self.write_expr(&r.source, want, out);
                     }
                 }
                 for (i, ax) in r.axes.iter().enumerate() {
@@ -580,8 +679,10 @@ impl<'a> Printer<'a> {
             Expr::Check { value, kind, site } => {
                 let site = Expr::int(*site as i64);
                 match kind {
-                    CheckKind::Index { extent } => self.call("check_index", &[&**value, &**extent, &site], out),
-                    CheckKind::Divisor => self.call("check_divisor", &[&**value, &site], out),
+                    CheckKind::Index { extent } => {
+                        self.call("check_index", &[(value, None), (extent, None), (&site, None)], out)
+                    }
+                    CheckKind::Divisor => self.call("check_divisor", &[(value, want), (&site, None)], out),
                 }
             }
         }

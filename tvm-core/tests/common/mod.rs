@@ -2,7 +2,8 @@
 //! run on the interpreter, compare with a reference.
 #![allow(dead_code)]
 
-use tvm_core::frontend::{build_schedule, parse_str, Kernel};
+use tvm_core::driver::build_schedule;
+use tvm_core::frontend::{parse_str, Kernel};
 use tvm_core::interp::{run, ArgValue, HostTensor, ScalarValue};
 use tvm_core::schedule::Schedule;
 use tvm_core::tir::PrimFunc;
@@ -19,16 +20,31 @@ pub enum Variant {
     DefaultGpu,
     /// The kernel's `schedule!(cuda)` block.
     Gpu,
+    /// What the auto-scheduler derives for the CPU with the kernel's blocks removed.
+    DerivedCpu,
+    /// What it derives for CUDA with the kernel's blocks removed.
+    DerivedGpu,
 }
 
 impl Variant {
-    pub const CPU_GPU: [Variant; 4] = [Variant::DefaultCpu, Variant::Cpu, Variant::DefaultGpu, Variant::Gpu];
+    pub const CPU_GPU: [Variant; 6] = [
+        Variant::DefaultCpu,
+        Variant::Cpu,
+        Variant::DefaultGpu,
+        Variant::Gpu,
+        Variant::DerivedCpu,
+        Variant::DerivedGpu,
+    ];
 
     pub fn target(self) -> Target {
         match self {
-            Variant::DefaultCpu | Variant::Cpu => Target::cpu(),
-            Variant::DefaultGpu | Variant::Gpu => Target::cuda(),
+            Variant::DefaultCpu | Variant::Cpu | Variant::DerivedCpu => Target::cpu(),
+            Variant::DefaultGpu | Variant::Gpu | Variant::DerivedGpu => Target::cuda(),
         }
+    }
+
+    pub fn is_gpu(self) -> bool {
+        matches!(self, Variant::DefaultGpu | Variant::Gpu | Variant::DerivedGpu)
     }
 }
 
@@ -49,6 +65,7 @@ pub fn schedule_for(kernel: &Kernel, variant: Variant, target: Target) -> Schedu
         Variant::Cpu | Variant::Gpu => {
             build_schedule(kernel, &target).unwrap_or_else(|e| panic!("schedule rejected: {}", show(&e)))
         }
+        Variant::DerivedCpu | Variant::DerivedGpu => lowered::derived_schedule(kernel, &target),
     }
 }
 
@@ -59,7 +76,7 @@ fn show(e: &[tvm_core::schedule::ScheduleError]) -> String {
 pub fn lower(src: &str, variant: Variant) -> PrimFunc {
     let k = parse(src);
     let s = schedule(&k, variant);
-    tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)))
+    tvm_core::driver::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)))
 }
 
 /// The arguments of a run: `inputs` (tensors), then `scalars`, then the f32 output of
@@ -96,10 +113,15 @@ pub fn scalar_f32(v: f32) -> ArgValue {
     ArgValue::Scalar(ScalarValue::F32(v))
 }
 
-#[path = "../support/reference.rs"]
-pub mod reference;
+#[macro_use]
+#[path = "../support/registry.rs"]
+pub mod registry;
 #[allow(unused_imports)]
 pub use reference::rand_vec;
+#[allow(unused_imports)]
+pub use registry::reference;
+#[path = "../support/lowered.rs"]
+pub mod lowered;
 
 /// Relative tolerance of every comparison with a reference (unless a test says otherwise).
 pub const RTOL: f32 = 1e-5;
@@ -124,7 +146,7 @@ pub fn check(
 ) {
     let got = run_f32(src, variant, inputs.clone(), scalars.clone(), out);
     assert_close(&got, want, &format!("{what} {variant:?} on the interpreter"));
-    if matches!(variant, Variant::DefaultGpu | Variant::Gpu) {
+    if variant.is_gpu() {
         for dev in opencl::devices() {
             let got = opencl::run_f32(dev, src, variant, inputs.clone(), scalars.clone(), out);
             assert_close(&got, want, &format!("{what} {variant:?} on opencl:{dev}"));
@@ -152,7 +174,7 @@ pub mod opencl {
         out: &[usize],
     ) -> Vec<f32> {
         let s = schedule_for(&parse(src), variant, Target::opencl());
-        let f = tvm_core::lower::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)));
+        let f = tvm_core::driver::lower(&s).unwrap_or_else(|e| panic!("lowering failed: {}", show(&e)));
         let mut args = poisoned_args(inputs, scalars, out);
         if let Err(e) = tvm_core::launch::run_on_device(&Device::OpenCl(dev), &f, &mut args) {
             let source = tvm_core::codegen::opencl::emit_opencl(&f).unwrap_or_default();
@@ -160,4 +182,104 @@ pub mod opencl {
         }
         output_f32(&args)
     }
+}
+
+// ---- The registry's kernels (`support/registry.rs`) on the interpreter and OpenCL ----
+
+use registry::{Arg, Case, Data, Want};
+
+/// A registry argument as the interpreter's.
+fn arg_value(a: &Arg) -> ArgValue {
+    match a {
+        Arg::Tensor { shape, data } => ArgValue::Tensor(match data.clone() {
+            Data::F32(v) => HostTensor::f32(shape.clone(), v),
+            Data::F64(v) => HostTensor::f64(shape.clone(), v),
+            Data::I32(v) => HostTensor::i32(shape.clone(), v),
+            Data::I64(v) => HostTensor::i64(shape.clone(), v),
+        }),
+        Arg::F32(v) => ArgValue::Scalar(ScalarValue::F32(*v)),
+        Arg::F64(v) => ArgValue::Scalar(ScalarValue::F64(*v)),
+    }
+}
+
+/// An output of `want`'s type and shape, poisoned: NaN for floats, the type's minimum for
+/// integers (no registered kernel computes it), so an element never written fails.
+fn poisoned(want: &Want) -> ArgValue {
+    let (shape, n) = (want.shape.clone(), want.data.len());
+    ArgValue::Tensor(match want.data {
+        Data::F32(_) => HostTensor::f32(shape, vec![f32::NAN; n]),
+        Data::F64(_) => HostTensor::f64(shape, vec![f64::NAN; n]),
+        Data::I32(_) => HostTensor::i32(shape, vec![i32::MIN; n]),
+        Data::I64(_) => HostTensor::i64(shape, vec![i64::MIN; n]),
+    })
+}
+
+/// The elements of an output of the interpreter.
+fn output_data(a: &ArgValue) -> Data {
+    let t = a.as_tensor().expect("an output tensor");
+    if let Some(v) = t.as_f32() {
+        Data::F32(v.to_vec())
+    } else if let Some(v) = t.as_f64() {
+        Data::F64(v.to_vec())
+    } else if let Some(v) = t.as_i32() {
+        Data::I32(v.to_vec())
+    } else {
+        Data::I64(t.as_i64().expect("an output of a registered type").to_vec())
+    }
+}
+
+/// Runs `f` on `case`'s arguments (with `run`: the interpreter, or a device) and checks
+/// every output against the case's.
+fn run_case(f: &PrimFunc, case: &Case, what: &str, run: impl FnOnce(&PrimFunc, &mut [ArgValue]) -> Result<(), String>) {
+    let mut args: Vec<ArgValue> = case.args.iter().map(arg_value).collect();
+    args.extend(case.wants.iter().map(poisoned));
+    if let Err(e) = run(f, &mut args) {
+        panic!("{what}: {e}\n{}", tvm_core::tir::printer::print_func(f));
+    }
+    let outs = &args[case.args.len()..];
+    for (k, want) in case.wants.iter().enumerate() {
+        registry::check_output(&output_data(&outs[k]), want, &format!("{what}: output {k}"));
+    }
+}
+
+/// Every case the registry gives the interpreter for `kernel`, under the four schedules
+/// of [`Variant::CPU_GPU`], on the interpreter; the GPU variants also on every OpenCL
+/// device (lowered for `Target::opencl()`). Returns the number of cases.
+pub fn check_registered(kernel: &registry::Kernel) -> usize {
+    let k = lowered::kernel_in(kernel.text, kernel.function, kernel.instance);
+    // The entry names the kernel's parameters and outputs as the kernel does.
+    let params: Vec<&str> = k.ast.sig.params.iter().map(|p| p.name().name.as_str()).collect();
+    let outputs: Vec<&str> = k.ast.sig.outputs.iter().map(|o| o.name.name.as_str()).collect();
+    assert_eq!(
+        (&params[..], &outputs[..]),
+        (kernel.params, kernel.outputs),
+        "{}: the registry's entry",
+        kernel.label()
+    );
+    let cases = (kernel.cases)(registry::Suite::Interpreter);
+    for v in Variant::CPU_GPU {
+        let lower = |target: Target| {
+            let s = schedule_for(&k, v, target);
+            tvm_core::driver::lower(&s).unwrap_or_else(|e| panic!("{} {v:?}: lowering failed: {}", kernel.label(), show(&e)))
+        };
+        let f = lower(v.target());
+        let opencl = v.is_gpu().then(|| lower(Target::opencl()));
+        for case in &cases {
+            let what = format!("{} {} {v:?}", kernel.label(), case.what);
+            assert_eq!((case.args.len(), case.wants.len()), (params.len(), outputs.len()), "{what}: arguments");
+            run_case(&f, case, &format!("{what} on the interpreter"), |f, args| {
+                run(f, args).map_err(|e| e.to_string())
+            });
+            if let Some(f) = &opencl {
+                for dev in opencl::devices() {
+                    run_case(f, case, &format!("{what} on opencl:{dev}"), |f, args| {
+                        tvm_core::launch::run_on_device(&tvm_runtime::Device::OpenCl(dev), f, args).map_err(|e| {
+                            format!("{e}\n{}", tvm_core::codegen::opencl::emit_opencl(f).unwrap_or_default())
+                        })
+                    });
+                }
+            }
+        }
+    }
+    cases.len()
 }

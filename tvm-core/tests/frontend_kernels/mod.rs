@@ -1,4 +1,4 @@
-//! The kernels the frontend tests share: DSL.md §1–2 and a few more.
+//! The kernels the frontend tests share: docs/LANGUAGE.md §1–2 and a few more.
 
 #![allow(dead_code)]
 
@@ -127,7 +127,7 @@ pub const MATMUL_TILED: &str = r#"
     }
 "#;
 
-/// Most of the primitives of DSL.md §3 on one small kernel.
+/// Most of the primitives of docs/LANGUAGE.md §3 on one small kernel.
 pub const SCHEDULED_ROW_SUM: &str = "fn f(x: f32[M, N]) -> y: f32[M] {
             let e[i, j]: f32[M, N] = exp(x[i, j]);
             y[i] = sum(e[i, j] for j in 0..N);

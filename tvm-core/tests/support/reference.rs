@@ -1,8 +1,9 @@
 //! Plain Rust references of the kernels every suite runs (the corpus kernels, the example
 //! kernels), the deterministic inputs they run on and the one comparison they share.
-//! Included by `tvm-core/tests/kernels.rs` (the interpreter and OpenCL at the TIR level)
-//! and by the root `tests/backends/` suite (the generated API on every backend), so both
-//! check against the same code.
+//! Included by the kernel registry (`registry.rs`, whose cases call them), and so by
+//! `tvm-core`'s tests (the interpreter and OpenCL at the TIR level) and by the root
+//! `tests/backends/` suite (the generated API on every backend): both check against the
+//! same code.
 #![allow(dead_code)]
 
 /// Deterministic values in [-1, 1).
@@ -150,6 +151,45 @@ pub fn scale(x: &[f32], alpha: f32) -> Vec<f32> {
     x.iter().map(|v| alpha * v).collect()
 }
 
+/// `y[i, j] = table[ids[i], j] * (num[i] / den[i])`, the ratio an integer division that
+/// truncates toward zero (as Rust's, and the kernel language's).
+pub fn embedding(table: &[f32], d: usize, ids: &[i32], num: &[i32], den: &[i32]) -> Vec<f32> {
+    let mut y = Vec::with_capacity(ids.len() * d);
+    for i in 0..ids.len() {
+        let ratio = (num[i] / den[i]) as f32;
+        let row = ids[i] as usize * d;
+        y.extend(table[row..row + d].iter().map(|v| v * ratio));
+    }
+    y
+}
+
+/// The cumulative sum along every row of `x[rows, cols]`, in order.
+pub fn cumsum_rows(x: &[f32], cols: usize) -> Vec<f32> {
+    let mut y = x.to_vec();
+    for row in y.chunks_mut(cols.max(1)) {
+        for j in 1..row.len() {
+            row[j] += row[j - 1];
+        }
+    }
+    y
+}
+
+/// `z = a * x + y`, element by element (one rounding for the product, one for the sum).
+pub fn axpy<T: Copy + std::ops::Mul<Output = T> + std::ops::Add<Output = T>>(a: T, x: &[T], y: &[T]) -> Vec<T> {
+    x.iter().zip(y).map(|(&x, &y)| a * x + y).collect()
+}
+
+/// A softmax's statistics of every row of `n` elements: the row max, and the sum of
+/// `exp(x - max)` (in f64, rounded once).
+pub fn softmax_stats(x: &[f32], n: usize) -> (Vec<f32>, Vec<f32>) {
+    x.chunks(n)
+        .map(|r| {
+            let m = r.iter().cloned().fold(f32::NEG_INFINITY, f32::max);
+            (m, r.iter().map(|&e| ((e - m) as f64).exp()).sum::<f64>() as f32)
+        })
+        .unzip()
+}
+
 /// Layer normalization of each row: `(x - mean) / sqrt(var + 1e-5) * gamma + beta`, in f64.
 pub fn layernorm(x: &[f32], gamma: &[f32], beta: &[f32], rows: usize, cols: usize) -> Vec<f32> {
     let mut y = vec![0f32; rows * cols];
@@ -165,7 +205,7 @@ pub fn layernorm(x: &[f32], gamma: &[f32], beta: &[f32], rows: usize, cols: usiz
     y
 }
 
-// ---- The language forms of issue 15 (tvm-core/tests/language.rs, tests/backends/language.rs) ----
+// ---- The language forms (tvm-core/tests/language.rs, tests/backends/language.rs) ----
 
 /// The kernel of the method-syntax tests, written with Rust's own methods.
 pub fn methods_ref(x: &[f32], b: &[f32], a: f32) -> Vec<f32> {

@@ -144,6 +144,15 @@ impl Emitter<'_> {
             let (x, y, z) = (self.vector(&x)?, self.vector(&y)?, self.vector(&z)?);
             let f = self.fma(quote!(__x), quote!(__y), quote!(__z));
             self.helpers.insert("__map3");
+            if d.element() == DType::F32 && d.lanes > 16 && d.lanes % 16 != 0 {
+                // 512-bit registers and a narrower rest on the AVX-512 level (see
+                // `tvm_runtime::cpu::fma_f32_avx512`): LLVM would split every row at 8.
+                let h = quote!(fma_f32_avx512::<#lanes>);
+                return Ok(self.avx512_or(h, vec![x, y, z], |_, a| {
+                    let (a0, a1, a2) = (&a[0], &a[1], &a[2]);
+                    quote!(__map3(#a0, #a1, #a2, |__x, __y, __z| #f))
+                }));
+            }
             return Ok(quote!(__map3(#x, #y, #z, |__x, __y, __z| #f)));
         }
         Ok(match e {
@@ -172,9 +181,10 @@ impl Emitter<'_> {
                     self.avx512_or(h, vec![x, y], |e, a| e.map2(a[0].clone(), a[1].clone(), f))
                 } else if matches!(op, BinOp::Add | BinOp::Sub | BinOp::Mul)
                     && d.element() == DType::F32
-                    && d.lanes % 16 == 0
+                    && d.lanes >= 16
                 {
-                    // Whole 512-bit registers on the AVX-512 level (see
+                    // Whole 512-bit registers on the AVX-512 level, the rest of a width
+                    // that 16 does not divide narrower (see
                     // `tvm_runtime::cpu::arith_f32_avx512`).
                     let k = match op {
                         BinOp::Add => 0u8,

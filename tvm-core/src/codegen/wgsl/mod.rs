@@ -37,7 +37,8 @@ pub mod narrow;
 mod prelude;
 
 use self::prelude::{BOOL_BYTE, ERF, F32_BITS, F32_TO_INT, POW, RESERVED};
-use super::c_like::{known_divisor, push_kernels, push_section};
+use super::c_like::{push_kernels, push_section};
+use crate::arith::known_divisor;
 use super::CodegenError;
 use crate::dtype::{DType, ScalarKind};
 use crate::tir::printer::{LineSpan, NodeRef};

@@ -1,8 +1,8 @@
 //! Discharging the checks the checker puts on every tensor read's indices and every
-//! integer divisor (DSL.md §2 and §4): a check the compiler proves (for every shape, over
-//! the stage's whole domain, under the conditions that guard it) is removed; a read it
-//! proves out of bounds for every shape, or a divisor it proves zero, is a compile error
-//! at the index or the divisor; every other check stays, and runs with the kernel.
+//! integer divisor (docs/LANGUAGE.md §2 and §4): a check the compiler proves (for every
+//! shape, over the stage's whole domain, under the conditions that guard it) is removed; a
+//! read it proves out of bounds for every shape, or a divisor it proves zero, is a compile
+//! error at the index or the divisor; every other check stays, and runs with the kernel.
 //!
 //! "Proves out of bounds" is only claimed where it is exact: the read is not under a
 //! condition, and its index is a sum of terms that each mention at most one axis, linearly

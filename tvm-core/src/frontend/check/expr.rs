@@ -1,6 +1,6 @@
 //! Type checking of expressions: literals take their type from context, names and
 //! tensor reads resolve to axes, dims, scalars and tensors, and every operator, cast and
-//! intrinsic checks its operand types (DSL.md §2).
+//! intrinsic checks its operand types (docs/LANGUAGE.md §2).
 
 use super::*;
 

@@ -1,5 +1,5 @@
 //! Type checking of a parsed kernel and its translation to tensor expressions (the
-//! rules of DSL.md §2). Every rule reports a [`FrontendError`] at the offending token
+//! rules of docs/LANGUAGE.md §2). Every rule reports a [`FrontendError`] at the offending token
 //! and checking goes on: a failed subexpression is "poisoned" (`Err(Poisoned)`) and
 //! its parents report nothing more about it, so each mistake is reported once.
 //!

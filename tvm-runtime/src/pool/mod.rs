@@ -5,10 +5,9 @@
 //!
 //! Why not rayon alone: a rayon call from a thread outside its pool queues the work and
 //! puts the calling thread to sleep until a worker is done, and rayon's workers fall
-//! asleep soon after they run out of work: two wake-ups per kernel call, each tens of
-//! microseconds on a virtual machine. A softmax of 4096 x 1024 floats takes under a
-//! millisecond on two cores; its loops copied into plain Rust ran 0.70-0.76 ms with
-//! two spinning threads and 0.76-0.80 ms under rayon (Intel Xeon, AVX-512).
+//! asleep soon after they run out of work: two wake-ups per kernel call, each a system
+//! call and a context switch, which a short kernel (a softmax of 4096 x 1024 floats)
+//! feels; `cargo bench --bench peers -- softmax` measures it.
 //!
 //! One loop runs on the pool at a time. A loop started while another one runs (kernels
 //! called from several threads at once) or from inside a loop's body runs on rayon's
@@ -17,18 +16,30 @@
 //! Correctness rests on [`par_for`] calling the body exactly once per index, which
 //! [`ChunksMut`] needs to hand out disjoint chunks: the indices are handed out by one
 //! atomic counter (`next`), each block of them to one thread.
+//!
+//! The synchronization primitives come from `sync.rs`: std's, or loom's under
+//! `cfg(loom)`, where `loom.rs` model-checks the protocol (`RUSTFLAGS="--cfg loom"
+//! cargo test -p tvm-runtime --release --lib pool`, as `scripts/test.sh` runs it).
+
+#[cfg(all(test, loom))]
+mod loom;
+mod sync;
 
 use crate::Error;
 use std::any::Any;
-use std::cell::{Cell, UnsafeCell};
 use std::marker::PhantomData;
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::*};
-use std::sync::{Condvar, Mutex, OnceLock};
-use std::time::{Duration, Instant};
+use std::sync::atomic::Ordering::*;
+use sync::{AtomicBool, AtomicUsize, Condvar, Mutex, UnsafeCell, WORKER};
 
 /// How long a worker spins for the next loop before it sleeps.
-const SPIN: Duration = Duration::from_micros(200);
+#[cfg(not(loom))]
+const SPIN: std::time::Duration = std::time::Duration::from_micros(200);
+
+/// How many times a worker checks for the next loop before it sleeps, under loom (which
+/// explores every interleaving of those checks with the other threads, not time).
+#[cfg(loom)]
+const LOOM_SPINS: u32 = 1;
 
 /// A block of a loop: iterations `lo..hi` (the loop body is inlined into it; one
 /// dynamic call per block).
@@ -61,6 +72,9 @@ struct Pool {
     sleepers: AtomicUsize,
     /// The workers that started.
     workers: AtomicUsize,
+    /// Set when a model check is done with its pool: its workers then return.
+    #[cfg(loom)]
+    shut_down: AtomicBool,
 }
 
 // SAFETY: every field but `body` is Sync; `body` is written only under `submit` while no
@@ -69,28 +83,10 @@ struct Pool {
 // read by workers only while the writer waits for them (the protocol in `run_on_pool`).
 unsafe impl Sync for Pool {}
 
-thread_local! {
-    /// Whether this thread is one of the pool's workers.
-    static WORKER: Cell<bool> = const { Cell::new(false) };
-}
-
-/// The pool, started at the first parallel loop: as many threads in all as rayon's pool
-/// has (`RAYON_NUM_THREADS`, else one per core).
-fn pool() -> &'static Pool {
-    static POOL: OnceLock<&'static Pool> = OnceLock::new();
-    POOL.get_or_init(|| {
-        // Inside a rayon pool of the user's, its count would be that pool's.
-        let threads = if rayon::current_thread_index().is_none() {
-            rayon::current_num_threads()
-        } else {
-            std::env::var("RAYON_NUM_THREADS")
-                .ok()
-                .and_then(|v| v.parse::<usize>().ok())
-                .filter(|&n| n > 0)
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-        }
-        .max(1);
-        let p: &'static Pool = Box::leak(Box::new(Pool {
+impl Pool {
+    /// A pool with no workers yet.
+    fn new() -> Pool {
+        Pool {
             submit: Mutex::new(()),
             epoch: AtomicUsize::new(0),
             active: AtomicUsize::new(0),
@@ -105,7 +101,31 @@ fn pool() -> &'static Pool {
             wake: Condvar::new(),
             sleepers: AtomicUsize::new(0),
             workers: AtomicUsize::new(0),
-        }));
+            #[cfg(loom)]
+            shut_down: AtomicBool::new(false),
+        }
+    }
+}
+
+/// The pool, started at the first parallel loop: as many threads in all as rayon's pool
+/// has (`RAYON_NUM_THREADS`, else one per core).
+#[cfg(not(loom))]
+fn pool() -> &'static Pool {
+    use std::sync::OnceLock;
+    static POOL: OnceLock<&'static Pool> = OnceLock::new();
+    POOL.get_or_init(|| {
+        // Inside a rayon pool of the user's, its count would be that pool's.
+        let threads = if rayon::current_thread_index().is_none() {
+            rayon::current_num_threads()
+        } else {
+            std::env::var("RAYON_NUM_THREADS")
+                .ok()
+                .and_then(|v| v.parse::<usize>().ok())
+                .filter(|&n| n > 0)
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+        }
+        .max(1);
+        let p: &'static Pool = Box::leak(Box::new(Pool::new()));
         // A worker that fails to start is simply not there: loops need no particular
         // number of workers (none at all runs them on rayon).
         let started = (0..threads - 1)
@@ -134,24 +154,36 @@ where
     if n == 0 {
         return Ok(());
     }
-    let p = pool();
+    #[cfg(not(loom))]
+    return submit(pool(), n, &body);
+    // The model checks run `submit` on pools of their own, inside the model.
+    #[cfg(loom)]
+    return fallback(n, &body);
+}
+
+/// [`par_for`] on pool `p`, for `n > 0`.
+fn submit<F>(p: &Pool, n: usize, body: &F) -> Result<(), Error>
+where
+    F: Fn(usize) -> Result<(), Error> + Sync,
+{
     if n == 1 || p.workers.load(Relaxed) == 0 || WORKER.with(|c| c.get()) {
-        return fallback(n, &body);
+        return fallback(n, body);
     }
     let guard = match p.submit.try_lock() {
         Ok(g) => g,
-        // A loop that panicked left the lock poisoned; the pool itself is consistent
-        // (that call waited for every worker before resuming the panic).
+        // Not poisoned by a body's panic, which is resumed once the lock is released
+        // (below); the pool is consistent after any loop (each waits for every worker).
         Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
-        Err(std::sync::TryLockError::WouldBlock) => return fallback(n, &body),
+        Err(std::sync::TryLockError::WouldBlock) => return fallback(n, body),
     };
-    let block = |lo: usize, hi: usize| (lo..hi).try_for_each(&body);
+    let block = |lo: usize, hi: usize| (lo..hi).try_for_each(body);
     let r = run_on_pool(p, n, &block);
     drop(guard);
-    r
+    r.unwrap_or_else(|panic| resume_unwind(panic))
 }
 
 /// rayon (every index once, as there).
+#[cfg(not(loom))]
 fn fallback<F>(n: usize, body: &F) -> Result<(), Error>
 where
     F: Fn(usize) -> Result<(), Error> + Sync,
@@ -160,7 +192,18 @@ where
     (0..n).into_par_iter().try_for_each(body)
 }
 
-fn run_on_pool(p: &Pool, n: usize, body: &Body<'_>) -> Result<(), Error> {
+/// In order on the calling thread, under loom (whose model has no rayon threads).
+#[cfg(loom)]
+fn fallback<F>(n: usize, body: &F) -> Result<(), Error>
+where
+    F: Fn(usize) -> Result<(), Error> + Sync,
+{
+    (0..n).try_for_each(body)
+}
+
+/// Runs the loop; its result, or the panic of a body (for the caller to resume once it
+/// has released the pool).
+fn run_on_pool(p: &Pool, n: usize, body: &Body<'_>) -> Result<Result<(), Error>, Box<dyn Any + Send>> {
     let threads = p.workers.load(Relaxed) + 1;
     // SAFETY (of the lifetime erasure): the pointer is dereferenced only by a thread
     // that checked in while the loop was open (below), and this function does not
@@ -170,13 +213,14 @@ fn run_on_pool(p: &Pool, n: usize, body: &Body<'_>) -> Result<(), Error> {
     // SAFETY: no loop is open (the previous call closed its loop and waited for every
     // worker that saw it open), and we hold `submit`: a worker checked in now sees a
     // closed or old epoch and does not read `body`; no other thread writes it.
-    unsafe { *p.body.get() = Some(erased) };
+    p.body.with_mut(|b| unsafe { *b = Some(erased) });
     p.next.store(0, Relaxed);
     p.n.store(n, Relaxed);
     p.parts.store(threads * 2, Relaxed);
     p.failed.store(false, Relaxed);
     // Open: the stores above are visible to whoever sees the odd epoch.
     let epoch = p.epoch.fetch_add(1, SeqCst) + 1;
+    sync::seq_cst_order();
     if p.sleepers.load(SeqCst) > 0 {
         let _g = p.sleep.lock();
         p.wake.notify_all();
@@ -188,37 +232,38 @@ fn run_on_pool(p: &Pool, n: usize, body: &Body<'_>) -> Result<(), Error> {
     // order of those operations, so the wait below sees it; if not, it checks out
     // without touching the body.
     p.epoch.store(epoch + 1, SeqCst);
+    sync::seq_cst_order();
     while p.active.load(SeqCst) != 0 {
-        std::hint::spin_loop();
+        sync::spin_loop();
     }
     // SAFETY: the loop is closed and every worker that saw it open has checked out.
-    unsafe { *p.body.get() = None };
+    p.body.with_mut(|b| unsafe { *b = None });
     // Both taken before either is acted on: nothing is left for the next loop.
     let panic = p.panic.lock().unwrap_or_else(|e| e.into_inner()).take();
     let error = p.error.lock().unwrap_or_else(|e| e.into_inner()).take();
     if let Some(panic) = panic {
-        resume_unwind(panic);
+        return Err(panic);
     }
-    match error {
+    Ok(match error {
         Some(e) => Err(e),
         None => Ok(()),
-    }
+    })
 }
 
 /// Takes blocks of the open loop's iterations until none is left.
 fn work(p: &Pool) {
     // SAFETY: called by the submitting thread, or by a worker that checked in while the
     // loop was open: the body is set and alive (see `run_on_pool`).
-    let body = unsafe { &*(*p.body.get()).expect("an open loop has a body") };
+    let body = unsafe { &*p.body.with(|b| *b).expect("an open loop has a body") };
     let (n, parts) = (p.n.load(Relaxed), p.parts.load(Relaxed));
     let r = catch_unwind(AssertUnwindSafe(|| loop {
         // Guided blocks (OpenMP's `schedule(guided)`): each takes 1/parts of what is
         // left, at least one iteration: large blocks first (the counter touched about
         // `parts * ln(n)` times in all), single iterations at the end, so the threads
         // finish within about one iteration of each other. Fixed blocks of n/(8 threads)
-        // could leave a thread idle for up to a block at the end (blocks of about 0.9 ms
-        // for the padded conv2d's 3584 rows of 4 µs). Measured (paired binaries): the
-        // gemms 2-5% faster, the conv2ds and softmax unchanged.
+        // could leave a thread idle for up to a block at the end (224 rows of the padded
+        // conv2d's 3584 on two threads). `cargo bench --bench peers` measures the gemms,
+        // conv2ds and softmax that run on it.
         let mut k = p.next.load(Relaxed);
         let hi = loop {
             if k >= n {
@@ -246,12 +291,14 @@ fn work(p: &Pool) {
     }
 }
 
-fn worker(p: &'static Pool) -> ! {
+/// A worker's life: every loop it sees open, it checks in for, works on while it is still
+/// open, and checks out of. Returns only when a model check shuts its pool down.
+fn worker(p: &Pool) {
     let mut seen = 0;
-    loop {
-        let e = wait_open(p, seen);
+    while let Some(e) = wait_open(p, seen) {
         seen = e;
         p.active.fetch_add(1, SeqCst);
+        sync::seq_cst_order();
         if p.epoch.load(SeqCst) == e {
             work(p);
         }
@@ -260,28 +307,45 @@ fn worker(p: &'static Pool) -> ! {
 }
 
 /// The number of the next open loop after `seen`: spinning for [`SPIN`], then asleep.
-fn wait_open(p: &Pool, seen: usize) -> usize {
+/// `None` only under loom, once the pool is shut down.
+fn wait_open(p: &Pool, seen: usize) -> Option<usize> {
     let open = |e: usize| e % 2 == 1 && e != seen;
-    let start = Instant::now();
+    #[cfg(not(loom))]
+    let start = std::time::Instant::now();
     let mut spins = 0u32;
     loop {
         let e = p.epoch.load(SeqCst);
         if open(e) {
-            return e;
+            return Some(e);
         }
-        std::hint::spin_loop();
+        #[cfg(loom)]
+        if p.shut_down.load(SeqCst) {
+            return None;
+        }
+        sync::spin_loop();
         spins = spins.wrapping_add(1);
+        #[cfg(not(loom))]
         if spins % 256 == 0 && start.elapsed() > SPIN {
+            break;
+        }
+        #[cfg(loom)]
+        if spins >= LOOM_SPINS {
             break;
         }
     }
     let mut g = p.sleep.lock().unwrap_or_else(|e| e.into_inner());
     p.sleepers.fetch_add(1, SeqCst);
+    sync::seq_cst_order();
     loop {
         let e = p.epoch.load(SeqCst);
         if open(e) {
             p.sleepers.fetch_sub(1, SeqCst);
-            return e;
+            return Some(e);
+        }
+        #[cfg(loom)]
+        if p.shut_down.load(SeqCst) {
+            p.sleepers.fetch_sub(1, SeqCst);
+            return None;
         }
         g = p.wake.wait(g).unwrap_or_else(|e| e.into_inner());
     }
@@ -324,7 +388,7 @@ impl<'a, T> ChunksMut<'a, T> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::*;
 

@@ -1,0 +1,776 @@
+//! The CPU rules: register tiles for reductions with reuse, rows computed inside their
+//! consumer's parallel loop, vectorized partial results, tiled transposes, and parallel
+//! vector loops for the rest. Sizes come from the target's facts: vector lanes and
+//! registers decide the register tile, FMA units and latency how many accumulators keep
+//! the FMA pipes busy, the L2 size whether a packed panel stays in cache, and the core
+//! count how many parallel tasks a loop needs.
+
+use super::analysis::{Access, Kind, StageInfo, Step};
+use super::Cx;
+use crate::schedule::Attach;
+use crate::te::TensorId;
+
+/// How many parallel tasks per core a loop should offer (the pool hands out blocks of
+/// iterations, so a few per core balance uneven tasks).
+const TASKS_PER_CORE: i64 = 2;
+
+/// The register tile of a reduction with reuse, and the loops around it.
+#[derive(Clone, Debug)]
+struct Tile {
+    /// The stage whose loops are tiled (the reduction, or its element-wise consumer).
+    owner: TensorId,
+    /// The stage that accumulates (the reduction's local cache, or the reduction itself
+    /// when it is computed inside its consumer's tile).
+    fused_consumer: bool,
+    /// Positions (in the reduction's spatial axes) of the row axis `u` (none: one row)
+    /// and the vector axis `v`.
+    u: Option<usize>,
+    v: usize,
+    mr: i64,
+    nr: i64,
+    /// Rows of a block that share a packed panel (a multiple of `mr`); `None`: no packing.
+    mb: Option<i64>,
+    /// The operand packed per block and panel.
+    pack: Option<TensorId>,
+    /// The split of the innermost reduction axis that is unrolled (`None`: unrolled whole
+    /// when short, else not split).
+    ku: Option<i64>,
+}
+
+impl Cx<'_> {
+    pub(super) fn cpu(&mut self) {
+        for t in self.consumers_first() {
+            if self.free(t) {
+                let _ = self.tile_with_reuse(t) || self.rows(t) || self.row_reduction(t) || self.transpose(t);
+            }
+        }
+        for t in self.consumers_first() {
+            if self.placed(t) {
+                self.placed_stage(t);
+            } else if self.free(t) {
+                self.elementwise(t);
+            }
+        }
+    }
+
+    fn lanes(&self, t: TensorId) -> i64 {
+        self.target.vector_lanes(self.graph.tensor(t).dtype) as i64
+    }
+
+    fn cores(&self) -> i64 {
+        self.target.facts.cores.max(1) as i64
+    }
+
+    /// Multi-level tiling of a reduction with reuse (`SSRSRS`: outer spatial loops in
+    /// parallel, a panel loop, the register tile's rows and vector columns, with the
+    /// reduction between them in the accumulator's loops).
+    fn tile_with_reuse(&mut self, s: TensorId) -> bool {
+        let Some(plan) = self.plan_tile(s) else { return false };
+        self.emit_tile(s, &plan);
+        true
+    }
+
+    fn plan_tile(&self, s: TensorId) -> Option<Tile> {
+        let info = self.info.get(&s)?;
+        if info.kind != Kind::Reduction || info.axes.is_empty() || !matches!(self.attach(s), Attach::Root) {
+            return None;
+        }
+        let v = info.axes.len() - 1;
+        let vvar = &info.axes[v].var;
+        if !info.vectorizable_along(vvar) || info.axes[v].extent.is_some_and(|e| e < 2) {
+            return None;
+        }
+        // Reads contiguous along the reduction's innermost axis are better reduced as
+        // partial results (a row sum), unless a tile of outputs reuses its loads.
+        let reuse = info.has_reuse();
+        let last_reduce = info.reduce.last()?;
+        let along_reduce = info.reads.iter().any(|a| StageInfo::step(a, &last_reduce.var) == Step::Contiguous);
+        if !reuse && along_reduce {
+            return None;
+        }
+        let lanes = self.lanes(s);
+        let regs = self.target.facts.vector_registers.max(8) as i64;
+        let ev = info.axes[v].extent;
+        // The row axis: one along which a read that the vector loads is reused.
+        let u = (0..v)
+            .filter(|&k| {
+                info.reads.iter().any(|a| {
+                    StageInfo::step(a, vvar) == Step::Contiguous && StageInfo::step(a, &info.axes[k].var) == Step::Invariant
+                })
+            })
+            .max_by_key(|&k| (info.axes[k].extent.unwrap_or(i64::MAX), k));
+        let nr = match ev {
+            Some(e) if e <= 4 * lanes => e,
+            _ if u.is_some() => 2 * lanes,
+            _ => 4 * lanes,
+        };
+        let per_row = (nr + lanes - 1) / lanes;
+        // Accumulators: every register but a row of the vector operand and two more.
+        let mr_max = ((regs - per_row - 2) / per_row).max(1);
+        let mr = match u {
+            Some(k) => pick_divisor(info.axes[k].extent, mr_max.min(8)),
+            None => 1,
+        };
+        let eu = u.and_then(|k| info.axes[k].extent);
+        // Pack an operand whose tile rows are short slices (nr of a longer row) of a read
+        // that steps through the reduction, when enough register tiles share the panel.
+        let pack = if u.is_some() && ev.is_none_or(|e| e > nr) {
+            info.reads
+                .iter()
+                .filter(|a| self.graph.tensor(a.tensor).is_placeholder() || !self.inlined.contains(&a.tensor))
+                .filter(|a| reads_directly(self, s, a))
+                .find(|a| {
+                    StageInfo::step(a, vvar) == Step::Contiguous
+                        && info.axes.iter().enumerate().all(|(k, ax)| {
+                            k == v || Some(k) != u || StageInfo::step(a, &ax.var) == Step::Invariant
+                        })
+                        && info.reduce.iter().any(|r| StageInfo::step(a, &r.var) == Step::Strided)
+                })
+                .map(|a| a.tensor)
+                .filter(|_| eu.is_none_or(|e| e >= 4 * mr))
+        } else {
+            None
+        };
+        let outer: i64 = info
+            .axes
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| *k != v && Some(*k) != u)
+            .map(|(_, a)| a.extent.unwrap_or(64))
+            .product();
+        let mb = pack.map(|_| {
+            let want = TASKS_PER_CORE * self.cores();
+            let eu = eu.unwrap_or(1 << 20);
+            [256, 128, 64, 32]
+                .into_iter()
+                .map(|b: i64| (b / mr).max(1) * mr)
+                .find(|&b| b <= eu && outer * ((eu + b - 1) / b) >= want)
+                .unwrap_or(4 * mr)
+        });
+        let ku = match last_reduce.extent {
+            Some(e) if e <= 8 => None,
+            Some(e) if e % 4 == 0 => Some(4),
+            Some(e) if e % 2 == 0 => Some(2),
+            Some(_) => None,
+            None => Some(4),
+        };
+        // The owner: an element-wise consumer reading this stage at its own index, which
+        // then computes in the tile (bias, activation), else the stage itself.
+        let fused = if info.is_output { None } else { self.elementwise_consumer(s) };
+        Some(Tile { owner: fused.unwrap_or(s), fused_consumer: fused.is_some(), u, v, mr, nr, mb, pack, ku })
+    }
+
+    /// The one consumer of `s` that is free, injective, of the same rank, and reads `s`
+    /// only at its own axes in order.
+    pub(super) fn elementwise_consumer(&self, s: TensorId) -> Option<TensorId> {
+        let info = self.info.get(&s)?;
+        let [c] = info.consumers.as_slice() else { return None };
+        let ci = self.info.get(c)?;
+        if ci.kind != Kind::Injective || ci.axes.len() != info.axes.len() || !self.free(*c) {
+            return None;
+        }
+        let own: Vec<_> = ci.axes.iter().map(|a| crate::tir::Expr::var(&a.var)).collect();
+        let mut ok = true;
+        let mut any = false;
+        crate::tir::visit::for_each_expr(self.graph.tensor(*c).body()?, &mut |e| {
+            if let crate::tir::Expr::ProducerLoad { tensor, indices, .. } = e {
+                if *tensor == s {
+                    any = true;
+                    ok &= indices.iter().map(|i| i.unchecked().clone()).collect::<Vec<_>>() == own;
+                }
+            }
+        });
+        (ok && any).then_some(*c)
+    }
+
+    fn emit_tile(&mut self, s: TensorId, p: &Tile) {
+        let info = self.info[&s].clone();
+        let sname = info.name.clone();
+        let owner = self.graph.tensor(p.owner).name.clone();
+        let oaxes: Vec<String> =
+            self.graph.tensor(p.owner).axes().iter().map(|a| format!("{owner}.{}", a.var.name())).collect();
+        let lanes = self.lanes(s);
+        let acc = if p.fused_consumer { sname.clone() } else { self.b.fresh(&format!("{sname}_l")) };
+        let rows = match p.u {
+            Some(u) => format!("{} x {}", p.mr, info.axes[u].name),
+            None => "one row".into(),
+        };
+        let why = format!(
+            "`{sname}` reduces with reuse: a register tile of {rows} by {} `{}` lanes ({} accumulators of {lanes}), \
+             accumulated in {}{}",
+            p.nr,
+            info.axes[p.v].name,
+            p.mr * ((p.nr + lanes - 1) / lanes),
+            if p.fused_consumer { format!("`{sname}` inside `{owner}`'s tile") } else { "a local cache".into() },
+            match (p.pack, p.mb) {
+                (Some(t), Some(mb)) => format!(
+                    "; `{}` packed into a panel per {mb} rows, read by {} register tiles",
+                    self.graph.tensor(t).name,
+                    mb / p.mr
+                ),
+                _ => String::new(),
+            }
+        );
+        self.b.comment(why.clone());
+        if !p.fused_consumer {
+            self.b.stmt(format!("let {acc} = {sname}.cache_write(local)"));
+        }
+        let pack_stage = p.pack.map(|t| {
+            let tname = self.graph.tensor(t).name.clone();
+            let l = self.b.fresh(&format!("{tname}_l"));
+            self.b.stmt(format!("let {l} = {tname}.cache_read(local, [{acc}])"));
+            l
+        });
+        // The owner's loops: [outer spatial] uo vo [inner spatial] (uio) uii vi.
+        let n = oaxes.len();
+        let (uo, ui) = match p.u {
+            Some(u) => {
+                let (o, i) = (self.b.fresh(&format!("{owner}_uo")), self.b.fresh(&format!("{owner}_ui")));
+                let first = match p.mb {
+                    Some(mb) => {
+                        let ks: Vec<i64> = [mb, mb / 2, mb * 2].into_iter().filter(|&k| k >= p.mr && k % p.mr == 0).collect();
+                        self.b.int_knob(&format!("{owner}_block"), ks)
+                    }
+                    None => self.b.int_knob(&format!("{owner}_rows"), rows_knob(p.mr, info.axes[u].extent)),
+                };
+                self.b.stmt(format!("let ({o}, {i}) = {owner}.split({}, {first})", oaxes[u]));
+                (Some(o), Some(i))
+            }
+            None => (None, None),
+        };
+        let ev = info.axes[p.v].extent;
+        let (vo, vi) = if ev.is_none_or(|e| e > p.nr) {
+            let (o, i) = (self.b.fresh(&format!("{owner}_vo")), self.b.fresh(&format!("{owner}_vi")));
+            let cols = self.b.int_knob(&format!("{owner}_cols"), [p.nr, p.nr / 2, p.nr * 2].into_iter().filter(|&c| c >= lanes / 2));
+            self.b.stmt(format!("let ({o}, {i}) = {owner}.split({}, {cols})", oaxes[p.v]));
+            (Some(o), i)
+        } else {
+            (None, oaxes[p.v].clone())
+        };
+        let (uio, uii) = match (p.mb, &ui) {
+            (Some(_), Some(ui)) => {
+                let (o, i) = (self.b.fresh(&format!("{owner}_uio")), self.b.fresh(&format!("{owner}_uii")));
+                let r = self.b.int_knob(&format!("{owner}_rows"), rows_knob(p.mr, None));
+                self.b.stmt(format!("let ({o}, {i}) = {owner}.split({ui}, {r})"));
+                (Some(o), Some(i))
+            }
+            (None, Some(ui)) => (None, Some(ui.clone())),
+            _ => (None, None),
+        };
+        let split_u = p.u.unwrap_or(usize::MAX);
+        let outer: Vec<String> = (0..n).filter(|&k| k != p.v && k < split_u).map(|k| oaxes[k].clone()).collect();
+        let inner: Vec<String> = (0..n).filter(|&k| k != p.v && k > split_u && k != split_u).map(|k| oaxes[k].clone()).collect();
+        let mut order: Vec<String> = outer.clone();
+        order.extend(uo.clone());
+        order.extend(vo.clone());
+        order.extend(inner.clone());
+        order.extend(uio.clone());
+        order.extend(uii.clone());
+        order.push(vi.clone());
+        self.b.stmt(format!("{owner}.reorder({})", order.join(", ")));
+        // The parallel loop: the outer spatial loops and the row blocks, fused. The
+        // blocks join the fusion only when they divide their axis: otherwise the fused
+        // index is not a linear walk through the output, and each parallel iteration
+        // could not be given its own chunk of it.
+        let eu = p.u.and_then(|u| info.axes[u].extent);
+        let exact_blocks = eu.is_some_and(|e| e % p.mb.unwrap_or(p.mr) == 0);
+        let mut par: Vec<String> = outer.clone();
+        if par.is_empty() || exact_blocks {
+            par.extend(uo.clone());
+        }
+        if par.is_empty() {
+            par.extend(vo.clone());
+        }
+        let par_axis = match par.len() {
+            0 => None,
+            1 => Some(par[0].clone()),
+            _ => {
+                let f = self.b.fresh(&format!("{owner}_par"));
+                self.b.stmt(format!("let {f} = {owner}.fuse({})", par.join(", ")));
+                Some(f)
+            }
+        };
+        if let Some(a) = &par_axis {
+            self.b.stmt(format!("{owner}.parallel({a})"));
+        }
+        self.b.stmt(format!("{owner}.vectorize({vi})"));
+        // The accumulator, inside the loop just outside the register tile.
+        let attach = uio
+            .clone()
+            .or_else(|| inner.last().cloned())
+            .or_else(|| vo.clone().filter(|v| !par.contains(v)))
+            .or_else(|| uo.clone().filter(|u| !par.contains(u)))
+            .or_else(|| par_axis.clone());
+        let Some(attach) = attach else {
+            // A tile that is the whole output: nothing to attach to; the reduction stays
+            // at the root with its own loops.
+            self.finish_acc_at_root(s, &acc, p);
+            return;
+        };
+        // The panel loop: `vo`, or the parallel loop it was fused into.
+        let panel = vo.clone().filter(|v| !par.contains(v)).or_else(|| par_axis.clone());
+        if let (Some(l), Some(vo)) = (&pack_stage, panel.as_ref()) {
+            self.b.comment(format!("the panel of `{}` one block of rows reads", self.graph.tensor(p.pack.unwrap()).name));
+            self.b.stmt(format!("{l}.compute_at({owner}, {vo})"));
+            let rank = self.graph.tensor(p.pack.unwrap()).shape.len();
+            let names: Vec<String> = (0..rank).map(|k| self.b.fresh(&format!("{l}_{k}"))).collect();
+            self.b.stmt(format!("let [{}] = {l}.axes()", names.join(", ")));
+            self.b.stmt(format!("{l}.vectorize({})", names[rank - 1]));
+        }
+        self.b.comment(format!("the tile's accumulators, {} reduced between the tile's loops", reduce_names(&info)));
+        self.b.stmt(format!("{acc}.compute_at({owner}, {attach})"));
+        self.acc_loops(&info, &acc, p);
+        self.handled.insert(s);
+        self.handled.insert(p.owner);
+        self.note(s, "tile_with_reuse", why);
+    }
+
+    /// The accumulator's own loops: the reduction outside, the register tile's rows
+    /// unrolled and its columns vectorized inside; the innermost reduction axis unrolled.
+    fn acc_loops(&mut self, info: &StageInfo, acc: &str, p: &Tile) {
+        let n = info.axes.len();
+        let names: Vec<String> = (0..n).map(|k| self.b.fresh(&format!("{acc}_{}", info.axes[k].name))).collect();
+        self.b.stmt(format!("let [{}] = {acc}.axes()", names.join(", ")));
+        let mut reduce: Vec<String> = info.reduce.iter().map(|r| format!("{acc}.{}", r.name)).collect();
+        let last = info.reduce.last().expect("a reduction");
+        let unrolled = match p.ku {
+            Some(ku) => {
+                let (o, i) = (self.b.fresh(&format!("{acc}_ko")), self.b.fresh(&format!("{acc}_ki")));
+                let k = self.b.int_knob(&format!("{acc}_unroll"), [ku, 2 * ku, ku / 2].into_iter().filter(|&x| x >= 1 && last.extent.is_none_or(|e| e % x == 0)));
+                self.b.stmt(format!("let ({o}, {i}) = {acc}.split({acc}.{}, {k})", last.name));
+                reduce.pop();
+                reduce.push(o);
+                reduce.push(i.clone());
+                Some(i)
+            }
+            None if last.extent.is_some_and(|e| e <= 8) => Some(format!("{acc}.{}", last.name)),
+            None => None,
+        };
+        let mut order: Vec<String> =
+            (0..n).filter(|&k| k != p.v && Some(k) != p.u).map(|k| names[k].clone()).collect();
+        order.extend(reduce);
+        order.extend(p.u.map(|u| names[u].clone()));
+        order.push(names[p.v].clone());
+        self.b.stmt(format!("{acc}.reorder({})", order.join(", ")));
+        if let Some(k) = unrolled {
+            self.b.stmt(format!("{acc}.unroll({k})"));
+        }
+        if let (Some(u), true) = (p.u, p.mr > 1) {
+            self.b.stmt(format!("{acc}.unroll({})", names[u]));
+        }
+        self.b.stmt(format!("{acc}.vectorize({})", names[p.v]));
+    }
+
+    fn finish_acc_at_root(&mut self, s: TensorId, acc: &str, p: &Tile) {
+        let info = self.info[&s].clone();
+        self.acc_loops(&info, acc, p);
+        self.handled.insert(s);
+        self.handled.insert(p.owner);
+        self.note(s, "tile_with_reuse", "a tile as large as the output");
+    }
+
+    /// A row-wise consumer and the row reductions (and expensive row-wise stages) it
+    /// reads, all computed per row inside its parallel row loop: each pass over a row is
+    /// a vector pass, the reductions as partial results (softmax, layer norm).
+    fn rows(&mut self, y: TensorId) -> bool {
+        let Some(info) = self.info.get(&y).cloned() else { return false };
+        if info.kind != Kind::Injective || info.axes.len() < 2 || !matches!(self.attach(y), Attach::Root) {
+            return false;
+        }
+        let rank = info.axes.len();
+        let prefix = rank - 1;
+        // The row stages upstream of y: reached through inlined stages and other row
+        // stages; any other computed stage is a producer of its own (its rule schedules it).
+        let row_stage = |cx: &Self, t: TensorId| {
+            cx.info.get(&t).is_some_and(|g| match g.kind {
+                Kind::Reduction => g.axes.len() == prefix && cx.row_reduction_plan(t).is_some(),
+                Kind::Injective => g.axes.len() == rank && g.expensive,
+                _ => false,
+            })
+        };
+        let mut group: Vec<TensorId> = Vec::new();
+        let mut stack: Vec<TensorId> = self.graph.inputs_of(y);
+        let mut seen: Vec<TensorId> = Vec::new();
+        while let Some(t) = stack.pop() {
+            if self.graph.tensor(t).is_placeholder() || seen.contains(&t) {
+                continue;
+            }
+            seen.push(t);
+            if self.inlined.contains(&t) {
+                stack.extend(self.graph.inputs_of(t));
+            } else if row_stage(self, t) {
+                group.push(t);
+                stack.extend(self.graph.inputs_of(t));
+            }
+        }
+        if group.is_empty() {
+            return false;
+        }
+        let mut rows_of_reductions = false;
+        for &t in &group {
+            let Some(g) = self.info.get(&t) else { return false };
+            if !self.free(t) || g.is_output {
+                return false;
+            }
+            // Every consumer inside the group or y.
+            if !g.consumers.iter().all(|c| *c == y || group.contains(c) || self.inlined.contains(c)) {
+                return false;
+            }
+            rows_of_reductions |= g.kind == Kind::Reduction;
+            // Read at y's leading axes only (a row of a reduction is y's row).
+            if !self.reads_at_prefix(y, t, g.axes.len()) {
+                return false;
+            }
+        }
+        if !rows_of_reductions {
+            return false;
+        }
+        let lanes = self.lanes(y);
+        let yname = info.name.clone();
+        let row = if prefix == 1 {
+            format!("{yname}.{}", info.axes[0].name)
+        } else {
+            let f = self.b.fresh(&format!("{yname}_rows"));
+            let axes: Vec<String> = info.axes[..prefix].iter().map(|a| format!("{yname}.{}", a.name)).collect();
+            self.b.stmt(format!("let {f} = {yname}.fuse({})", axes.join(", ")));
+            f
+        };
+        let members: Vec<String> = group.iter().map(|&t| format!("`{}`", self.graph.tensor(t).name)).collect();
+        let why = format!(
+            "`{yname}` reads the row reductions {}: one row per iteration of a parallel loop, every pass over the row a \
+             vector pass, the reductions as partial results",
+            members.join(", ")
+        );
+        self.b.comment(why.clone());
+        self.b.stmt(format!("{yname}.parallel({row})"));
+        let w = self.b.int_knob(&format!("{yname}_w"), [2 * lanes, lanes, 4 * lanes]);
+        let (jo, ji) = (self.b.fresh(&format!("{yname}_jo")), self.b.fresh(&format!("{yname}_ji")));
+        self.b.stmt(format!("let ({jo}, {ji}) = {yname}.split({yname}.{}, {w})", info.axes[rank - 1].name));
+        self.b.stmt(format!("{yname}.vectorize({ji})"));
+        // Producers before consumers, as the loop body computes them.
+        let order: Vec<TensorId> = self.graph.topo_order().into_iter().filter(|t| group.contains(t)).collect();
+        for t in order {
+            let g = self.info[&t].clone();
+            self.b.stmt(format!("{}.compute_at({yname}, {row})", g.name));
+            if g.kind == Kind::Injective {
+                let (o, i) = (self.b.fresh(&format!("{}_jo", g.name)), self.b.fresh(&format!("{}_ji", g.name)));
+                self.b.stmt(format!("let ({o}, {i}) = {}.split({}.{}, {w})", g.name, g.name, g.axes[rank - 1].name));
+                self.b.stmt(format!("{}.vectorize({i})", g.name));
+                self.note(t, "rows", format!("computed once per row of `{yname}` (expensive, read twice)"));
+            } else {
+                self.partial_results(t, Some((&yname, &row)), false);
+                self.note(t, "rows", format!("a row reduction computed per row of `{yname}`"));
+            }
+            self.handled.insert(t);
+        }
+        self.handled.insert(y);
+        self.note(y, "rows", why);
+        true
+    }
+
+    /// Whether every read of `t` by `y` (directly, or through inlined stages) indexes
+    /// `t`'s `rank` dims by `y`'s first `rank` axes.
+    fn reads_at_prefix(&self, y: TensorId, t: TensorId, rank: usize) -> bool {
+        let yaxes: Vec<_> = self.graph.tensor(y).axes().iter().map(|a| a.var.clone()).collect();
+        let mut ok = true;
+        // Reads as seen from y, through inlined stages (`StageInfo::reads`), and from
+        // the other members (which are computed at y's row too, so they index rows by
+        // their own axes).
+        for a in self.info[&y].reads.iter().filter(|a| a.tensor == t) {
+            ok &= a.indices.len() == rank
+                && a.indices.iter().zip(&yaxes).all(|(i, v)| i.as_var() == Some(v));
+        }
+        ok
+    }
+
+    /// How a reduction along a contiguous axis splits into vector partial results: the
+    /// axis name and the number of partial results.
+    fn row_reduction_plan(&self, t: TensorId) -> Option<(String, i64)> {
+        let info = self.info.get(&t)?;
+        if info.kind != Kind::Reduction {
+            return None;
+        }
+        let [k] = info.reduce.as_slice() else { return None };
+        let contiguous = info.reads.iter().all(|a| StageInfo::step(a, &k.var) != Step::Strided);
+        let any = info.reads.iter().any(|a| StageInfo::step(a, &k.var) == Step::Contiguous);
+        let lanes = self.lanes(t);
+        if !(contiguous && any) || k.extent.is_some_and(|e| e < 2 * lanes) {
+            return None;
+        }
+        // Four vector chains of partial results, fewer for a short axis.
+        let p = match k.extent {
+            Some(e) if e < 8 * lanes => lanes,
+            _ => 4 * lanes,
+        };
+        Some((k.name.clone(), p))
+    }
+
+    /// The reduction `t` as `p` vector partial results per output element (rfactor),
+    /// computed at `at` (stage, axis) or, when `None`, inside `t`'s own innermost loop,
+    /// with `t`'s leading axes in parallel when `parallel`.
+    fn partial_results(&mut self, t: TensorId, at: Option<(&str, &str)>, parallel: bool) {
+        let Some((k, p)) = self.row_reduction_plan(t) else { return };
+        let info = self.info[&t].clone();
+        let name = info.name.clone();
+        let lanes = self.lanes(t);
+        let rank = info.axes.len();
+        let pk = self.b.int_knob(&format!("{name}_partials"), [p, lanes, 2 * lanes]);
+        let (ko, ki) = (self.b.fresh(&format!("{name}_ko")), self.b.fresh(&format!("{name}_ki")));
+        self.b.stmt(format!("let ({ko}, {ki}) = {name}.split({name}.{k}, {pk})"));
+        let rf = self.b.fresh(&format!("{name}_rf"));
+        // rfactor first: it gives the stage fresh axes, which are then scheduled.
+        self.b.stmt(format!("let {rf} = {name}.rfactor({ki})"));
+        match at {
+            Some((stage, axis)) => self.b.stmt(format!("{rf}.compute_at({stage}, {axis})")),
+            None if rank > 0 => {
+                let axes: Vec<String> = (0..rank).map(|k| self.b.fresh(&format!("{name}_{}", info.axes[k].name))).collect();
+                self.b.stmt(format!("let [{}] = {name}.axes()", axes.join(", ")));
+                // The innermost loop of the stage, which the parallel loop may have fused.
+                let mut inner = axes[rank - 1].clone();
+                if parallel {
+                    let (p, fused) = self.parallel_of(&name, &axes, &info);
+                    self.b.stmt(format!("{name}.parallel({p})"));
+                    if fused == rank {
+                        inner = p;
+                    }
+                }
+                self.b.stmt(format!("{rf}.compute_at({name}, {inner})"));
+            }
+            None => {}
+        }
+        // rf's axes: the factored lanes first, then the stage's spatial axes.
+        let lanes_axis = self.b.fresh(&format!("{rf}_lane"));
+        let spatial: Vec<String> = (0..rank).map(|k| self.b.fresh(&format!("{rf}_{k}"))).collect();
+        let mut pat = vec![lanes_axis.clone()];
+        pat.extend(spatial.iter().cloned());
+        self.b.stmt(format!("let [{}] = {rf}.axes()", pat.join(", ")));
+        let ko2 = self.b.fresh(&format!("{rf}_ko"));
+        self.b.stmt(format!("let [{ko2}] = {rf}.reduce_axes()"));
+        let mut order = spatial;
+        order.push(ko2);
+        order.push(lanes_axis.clone());
+        self.b.stmt(format!("{rf}.reorder({})", order.join(", ")));
+        self.b.stmt(format!("{rf}.vectorize({lanes_axis})"));
+    }
+
+    /// The leading axes of `axes` (a stage's current axes, by their bound names) fused
+    /// until they offer enough parallel tasks: the fused axis (or the first), and how
+    /// many axes it covers.
+    fn parallel_of(&mut self, name: &str, axes: &[String], info: &StageInfo) -> (String, usize) {
+        let want = TASKS_PER_CORE * self.cores() * 4;
+        let mut k = 1;
+        let mut tasks = info.axes[0].extent.unwrap_or(i64::MAX);
+        while k < axes.len() && tasks < want {
+            tasks = tasks.saturating_mul(info.axes[k].extent.unwrap_or(i64::MAX));
+            k += 1;
+        }
+        if k == 1 {
+            return (axes[0].clone(), 1);
+        }
+        let f = self.b.fresh(&format!("{name}_par"));
+        self.b.stmt(format!("let {f} = {name}.fuse({})", axes[..k].join(", ")));
+        (f, k)
+    }
+
+    /// A reduction along a contiguous axis that no other rule took (a row sum, a row
+    /// max): its rows in parallel, each as vector partial results.
+    fn row_reduction(&mut self, t: TensorId) -> bool {
+        if self.row_reduction_plan(t).is_none() || !matches!(self.attach(t), Attach::Root) {
+            return false;
+        }
+        let info = self.info[&t].clone();
+        if info.axes.is_empty() {
+            return false;
+        }
+        let why = format!(
+            "`{}` reduces along contiguous elements: its rows in parallel, each reduced as vector partial results",
+            info.name
+        );
+        self.b.comment(why.clone());
+        self.partial_results(t, None, true);
+        self.handled.insert(t);
+        self.note(t, "row_reduction", why);
+        true
+    }
+
+    /// The leading axes among the first `upto` of `info`'s stage (by their root names)
+    /// fused until they offer enough parallel tasks.
+    fn parallel_prefix(&mut self, info: &StageInfo, upto: usize) -> String {
+        let axes: Vec<String> = info.axes[..upto].iter().map(|a| format!("{}.{}", info.name, a.name)).collect();
+        self.parallel_of(&info.name.clone(), &axes, info).0
+    }
+
+    /// An injective stage that reads another tensor transposed: square tiles of a vector
+    /// width, so that both the reads and the writes of a tile stay within a few lines.
+    fn transpose(&mut self, y: TensorId) -> bool {
+        let Some(info) = self.info.get(&y).cloned() else { return false };
+        if info.kind != Kind::Injective || info.axes.len() < 2 || !matches!(self.attach(y), Attach::Root) {
+            return false;
+        }
+        let n = info.axes.len();
+        let v = &info.axes[n - 1];
+        let Some(strided) = info.reads.iter().find(|a| StageInfo::step(a, &v.var) == Step::Strided) else {
+            return false;
+        };
+        // The axis along which that read is contiguous.
+        let Some(u) = (0..n - 1).rev().find(|&k| StageInfo::step(strided, &info.axes[k].var) == Step::Contiguous) else {
+            return false;
+        };
+        let lanes = self.lanes(y);
+        let name = info.name.clone();
+        let why = format!(
+            "`{name}` reads `{}` across its rows: tiles of {lanes} x {lanes}, the tile rows in parallel",
+            self.graph.tensor(strided.tensor).name
+        );
+        self.b.comment(why.clone());
+        let tsz = self.b.int_knob(&format!("{name}_tile"), [lanes, lanes / 2, 2 * lanes]);
+        let names: Vec<String> = ["uo", "vo", "ui", "vi"].iter().map(|s| self.b.fresh(&format!("{name}_{s}"))).collect();
+        self.b.stmt(format!(
+            "let ({}, {}, {}, {}) = {name}.tile({name}.{}, {name}.{}, {tsz}, {tsz})",
+            names[0], names[1], names[2], names[3], info.axes[u].name, v.name
+        ));
+        let outer: Vec<String> = (0..u).map(|k| format!("{name}.{}", info.axes[k].name)).collect();
+        // The tile rows join the fused parallel loop only when the tile divides their axis
+        // (see `emit_tile`).
+        let exact = info.axes[u].extent.is_some_and(|e| e % lanes == 0);
+        let mut par = outer;
+        if par.is_empty() || exact {
+            par.push(names[0].clone());
+        }
+        let p = if par.len() == 1 {
+            par[0].clone()
+        } else {
+            let f = self.b.fresh(&format!("{name}_par"));
+            self.b.stmt(format!("let {f} = {name}.fuse({})", par.join(", ")));
+            f
+        };
+        self.b.stmt(format!("{name}.parallel({p})"));
+        self.b.stmt(format!("{name}.unroll({})", names[2]));
+        self.handled.insert(y);
+        self.note(y, "transpose", why);
+        true
+    }
+
+    /// An injective stage computed at the root (an output, or an expensive stage read
+    /// several times): its leading axes in parallel, the last one in vectors.
+    fn elementwise(&mut self, t: TensorId) {
+        let Some(info) = self.info.get(&t).cloned() else { return };
+        if info.kind != Kind::Injective || info.axes.is_empty() || !matches!(self.attach(t), Attach::Root) {
+            return;
+        }
+        let n = info.axes.len();
+        let v = &info.axes[n - 1];
+        let lanes = self.lanes(t);
+        let name = info.name.clone();
+        let contiguous = info.vectorizable_along(&v.var);
+        let vector = contiguous && v.extent.is_none_or(|e| e >= lanes);
+        let why = if vector {
+            format!("`{name}`: the leading axes in parallel, `{}` in vectors of {lanes}", v.name)
+        } else if contiguous {
+            format!("`{name}`: the leading axes in parallel (`{}` is shorter than a vector)", v.name)
+        } else {
+            format!("`{name}`: the leading axes in parallel (`{}` is not read contiguously)", v.name)
+        };
+        self.b.comment(why.clone());
+        if n == 1 {
+            if vector {
+                let (o, i) = (self.b.fresh(&format!("{name}_o")), self.b.fresh(&format!("{name}_v")));
+                let w = self.b.int_knob(&format!("{name}_w"), [lanes, 2 * lanes, 4 * lanes]);
+                self.b.stmt(format!("let ({o}, {i}) = {name}.split({name}.{}, {w})", v.name));
+                self.b.stmt(format!("{name}.parallel({o})"));
+                self.b.stmt(format!("{name}.vectorize({i})"));
+            } else {
+                self.b.stmt(format!("{name}.parallel({name}.{})", v.name));
+            }
+        } else {
+            let p = self.parallel_prefix(&info, n - 1);
+            self.b.stmt(format!("{name}.parallel({p})"));
+            if vector {
+                let (o, i) = (self.b.fresh(&format!("{name}_o")), self.b.fresh(&format!("{name}_v")));
+                let w = self.b.int_knob(&format!("{name}_w"), [lanes, 2 * lanes]);
+                self.b.stmt(format!("let ({o}, {i}) = {name}.split({name}.{}, {w})", v.name));
+                self.b.stmt(format!("{name}.vectorize({i})"));
+            }
+        }
+        self.handled.insert(t);
+        self.note(t, "elementwise", why);
+    }
+
+    /// A stage a written block placed without shaping its loops: its reduction still
+    /// becomes vector partial results, its innermost axis vectors; nothing is made
+    /// parallel inside another stage's loops.
+    fn placed_stage(&mut self, t: TensorId) {
+        let Some(info) = self.info.get(&t).cloned() else { return };
+        let at_root = matches!(self.attach(t), Attach::Root);
+        // Producers placed at this stage's axes: none of them may be split away.
+        let attached_here = self.base.stages.iter().any(|s| matches!(s.attach, Attach::At { stage, .. } if self.base.stage(stage).tensor == t));
+        match info.kind {
+            Kind::Reduction if self.row_reduction_plan(t).is_some() && !attached_here => {
+                let why = format!("`{}` is placed by the schedule; its reduction as vector partial results", info.name);
+                self.b.comment(why.clone());
+                self.partial_results(t, None, at_root);
+                self.note(t, "placed", why);
+            }
+            Kind::Injective if !info.axes.is_empty() && self.attach(t) != Attach::Inline => {
+                let n = info.axes.len();
+                let v = &info.axes[n - 1];
+                let lanes = self.lanes(t);
+                // The innermost axis may be split only when no producer is placed at it.
+                let at_v = self.base.stages.iter().any(|s| {
+                    matches!(s.attach, Attach::At { stage, axis } if self.base.stage(stage).tensor == t
+                        && self.base.axis(axis).var == v.var)
+                });
+                let why = format!("`{}` is placed by the schedule; its innermost axis in vectors", info.name);
+                self.b.comment(why.clone());
+                if at_root && n > 1 {
+                    self.b.stmt(format!("{}.parallel({}.{})", info.name, info.name, info.axes[0].name));
+                }
+                if !at_v && info.vectorizable_along(&v.var) && v.extent.is_none_or(|e| e >= lanes) {
+                    let (o, i) = (self.b.fresh(&format!("{}_o", info.name)), self.b.fresh(&format!("{}_v", info.name)));
+                    self.b.stmt(format!("let ({o}, {i}) = {}.split({}.{}, {})", info.name, info.name, v.name, 2 * lanes));
+                    self.b.stmt(format!("{}.vectorize({i})", info.name));
+                }
+                self.note(t, "placed", why);
+            }
+            _ => return,
+        }
+        self.handled.insert(t);
+    }
+}
+
+/// Whether `s`'s own body reads `a.tensor` (not only through an inlined stage).
+fn reads_directly(cx: &Cx<'_>, s: TensorId, a: &Access) -> bool {
+    cx.graph.inputs_of(s).contains(&a.tensor)
+}
+
+/// The largest divisor of `extent` that is at most `max` and a power of two, else
+/// `max` (the tile then has a tail); `max` for an unknown extent.
+fn pick_divisor(extent: Option<i64>, max: i64) -> i64 {
+    let Some(e) = extent else { return max };
+    let mut d = 1;
+    while d * 2 <= max && e % (d * 2) == 0 {
+        d *= 2;
+    }
+    if d * 2 <= max && d < max / 2 {
+        // No power of two divides well: take the largest divisor at most max.
+        (1..=max.min(e)).rev().find(|x| e % x == 0).unwrap_or(1)
+    } else {
+        d.min(e)
+    }
+}
+
+/// Row counts of a register tile to offer the tuner: the derived one first.
+fn rows_knob(mr: i64, extent: Option<i64>) -> Vec<i64> {
+    let mut v = vec![mr];
+    for c in [mr / 2, mr * 2, 4, 8] {
+        if c >= 1 && extent.is_none_or(|e| c <= e) {
+            v.push(c);
+        }
+    }
+    v
+}
+
+fn reduce_names(info: &StageInfo) -> String {
+    let names: Vec<String> = info.reduce.iter().map(|r| format!("`{}`", r.name)).collect();
+    names.join(", ")
+}

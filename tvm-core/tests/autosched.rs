@@ -1,0 +1,120 @@
+//! The auto-scheduler as a user meets it: what it derives for kernels without a schedule
+//! (the rules' shapes for matmul, conv2d, softmax, row and column sums, transposes, on the
+//! CPU and on GPUs), and the schedule source `NAME::schedule(target)` shows, which pasted
+//! into the kernel gives the same TIR, for every kernel of the registry on every target.
+
+#[macro_use]
+mod common;
+use common::lowered::{kernel_tokens_in, without_blocks};
+use common::registry::KERNELS;
+use tvm_core::driver::{lower_explained, schedule_source};
+use tvm_core::frontend::{parse_kernel, parse_str};
+use tvm_core::tir::printer::print_func;
+use tvm_core::Target;
+
+/// The derived statements for `src` (a kernel without a block) on `target`, checked to
+/// apply and lower without falling back.
+fn derived(src: &str, target: &str) -> String {
+    let k = parse_str(src).unwrap_or_else(|e| panic!("{e:?}"));
+    let (sch, _, f) = lower_explained(&k, &Target::parse(target).unwrap(), &mut |_| {});
+    let sch = sch.expect("a schedule");
+    let d = sch.derived.as_ref().expect("derived statements");
+    assert!(d.fallback.is_none(), "fallback: {:?}\n{}", d.fallback, d.text);
+    f.unwrap_or_else(|e| panic!("{e:?}"));
+    d.text.clone()
+}
+
+const MATMUL: &str = "pub fn matmul(a: f32[1024, 1024], b: f32[1024, 1024]) -> c: f32[1024, 1024] {
+    c[i, j] = sum(a[i, k] * b[k, j] for k in 0..1024);
+}";
+const SOFTMAX: &str = "pub fn softmax(x: f32[M, N]) -> y: f32[M, N] {
+    let m[i]: f32[M] = max(x[i, j] for j in 0..N);
+    let e[i, j]: f32[M, N] = exp(x[i, j] - m[i]);
+    let s[i]: f32[M] = sum(e[i, j] for j in 0..N);
+    y[i, j] = e[i, j] * (1.0 / s[i]);
+}";
+const CONV2D: &str = "pub fn conv2d(data: f32[1, 64, 56, 56], w: f32[64, 64, 3, 3]) -> out: f32[1, 64, 56, 56] {
+    let pad[n, c, y, x]: f32[1, 64, 58, 58] =
+        if y >= 1 && y <= 56 && x >= 1 && x <= 56 { data[n, c, y - 1, x - 1] } else { 0.0 };
+    out[n, f, y, x] = sum(pad[n, c, y + r, x + s] * w[f, c, r, s] for c in 0..64, r in 0..3, s in 0..3);
+}";
+
+#[test]
+fn a_matmul_gets_a_register_tile_and_a_packed_panel_on_the_cpu() {
+    let d = derived(MATMUL, "cpu");
+    for want in [
+        "let c_l = c.cache_write(local);",
+        "let b_l = b.cache_read(local, [c_l]);",
+        "c.parallel(c_uo);",
+        "b_l.compute_at(c, c_vo);",
+        "c_l.compute_at(c, c_uio);",
+        "c_l.unroll(c_l_i);",
+        "c_l.vectorize(c_l_j);",
+    ] {
+        assert!(d.contains(want), "missing `{want}` in\n{d}");
+    }
+    // 8 rows of 32 lanes (two 16-lane registers: 16 accumulators), blocks of 128 rows.
+    assert!(d.contains("c.split(c.i, 128)") && d.contains("c.split(c.j, 32)") && d.contains("c.split(c_ui, 8)"), "{d}");
+    // With AVX2's 16 registers of 8 lanes the tile shrinks to 4 rows of 16 lanes.
+    let d = derived(MATMUL, "llvm -mattr=+avx2,+fma");
+    assert!(d.contains("c.split(c.j, 16)") && d.contains("c.split(c_ui, 4)"), "{d}");
+}
+
+#[test]
+fn a_softmax_computes_its_rows_inside_the_parallel_row_loop() {
+    let d = derived(SOFTMAX, "cpu");
+    for want in ["y.parallel(y.i);", "m.compute_at(y, y.i);", "e.compute_at(y, y.i);", "let s_rf = s.rfactor(s_ki);"]
+    {
+        assert!(d.contains(want), "missing `{want}` in\n{d}");
+    }
+    // On a GPU: a block per row, the reductions across its threads, the exponential inlined.
+    let d = derived(SOFTMAX, "cuda");
+    for want in ["e.compute_inline();", "y.bind(y.i, block.x);", "m.bind(m_ki, thread.x);", "s.bind(s_ki, thread.x);"] {
+        assert!(d.contains(want), "missing `{want}` in\n{d}");
+    }
+}
+
+#[test]
+fn a_conv2d_pads_once_and_tiles_filters_by_whole_rows() {
+    let d = derived(CONV2D, "cpu");
+    // The padding is computed once (not inlined: its test would split the vector rows).
+    assert!(!d.contains("pad.compute_inline()") && d.contains("pad.parallel("), "{d}");
+    assert!(d.contains("out.split(out.f, 4)") && d.contains("out.vectorize(out.x)"), "{d}");
+    let d = derived(CONV2D, "cuda");
+    assert!(d.contains("cache_read(shared") && d.contains("bind(out_bz, block.z)"), "{d}");
+}
+
+#[test]
+fn reductions_along_either_axis_and_transposes() {
+    let rows = derived("pub fn rowsum(x: f32[M, N]) -> y: f32[M] { y[i] = sum(x[i, k] for k in 0..N); }", "cpu");
+    assert!(rows.contains("y.rfactor(") && rows.contains("y.parallel("), "{rows}");
+    let cols = derived("pub fn colsum(x: f32[M, N]) -> y: f32[N] { y[j] = sum(x[k, j] for k in 0..M); }", "cpu");
+    assert!(cols.contains("y.cache_write(local)") && cols.contains("y_l.vectorize(y_l_j)"), "{cols}");
+    let t = derived("pub fn transpose(x: f32[M, N]) -> y: f32[N, M] { y[i, j] = x[j, i]; }", "cpu");
+    assert!(t.contains("y.tile(y.i, y.j, 16, 16)"), "{t}");
+}
+
+/// Every kernel of the registry on every target: its schedule as source, pasted into the
+/// kernel in place of its blocks, lowers to the same TIR.
+#[test]
+fn pasted_schedules_lower_to_the_same_tir() {
+    let mut checked = 0;
+    for k in KERNELS {
+        let tokens = kernel_tokens_in(k.text, k.function, k.instance);
+        let kernel = parse_kernel(tokens.clone()).unwrap_or_else(|e| panic!("{}: {e:?}", k.label()));
+        for target in [Target::cpu(), Target::cuda(), Target::opencl()] {
+            let what = format!("{} on {}", k.label(), target.kind.name());
+            let (sch, source, f) = lower_explained(&kernel, &target, &mut |_| {});
+            let (Some(sch), Ok(f)) = (sch, f) else { panic!("{what}: does not lower") };
+            let text = schedule_source(&kernel.schedules, &target, &sch, &source);
+            let mut pasted = without_blocks(tokens.clone());
+            pasted.extend(text.parse::<proc_macro2::TokenStream>().unwrap_or_else(|e| panic!("{what}: {e}\n{text}")));
+            let again = parse_kernel(pasted).unwrap_or_else(|e| panic!("{what}: the pasted kernel: {e:?}\n{text}"));
+            let (_, _, f2) = lower_explained(&again, &target, &mut |_| {});
+            let f2 = f2.unwrap_or_else(|e| panic!("{what}: the pasted schedule does not lower: {e:?}\n{text}"));
+            assert_eq!(print_func(&f), print_func(&f2), "{what}: the pasted schedule\n{text}");
+            checked += 1;
+        }
+    }
+    assert!(checked >= 3 * 27, "{checked}");
+}
