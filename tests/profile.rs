@@ -29,7 +29,10 @@ fn profile_reports_times_flops_and_bytes() {
     let n = 1 << 20;
     let a = Tensor::from_vec(vec![1.0f32; n], [n]).unwrap();
     let p = vector_add::profile(&Device::Cpu, &a, &a).unwrap();
-    assert!(p.times.len() >= 10, "{p:?}");
+    // At least 10 runs, or 3 where the first took over 0.1 s (a loaded machine; the times
+    // are sorted, so the slowest run stands for the first).
+    let slow = p.times.last().is_some_and(|&t| t > 0.1);
+    assert!(p.times.len() >= 10 || (slow && p.times.len() >= 3), "{p:?}");
     assert!(p.min() > 0.0 && p.min() <= p.p20() && p.p20() <= p.median() && p.median() <= p.p80());
     assert_eq!(p.flops, Some(n as f64), "one add per element");
     assert_eq!(p.bytes, Some(12.0 * n as f64), "two loads and a store of 4 bytes per element");

@@ -1,7 +1,9 @@
 //! Compile cost: the time `compute!` spends in tvm-core for each example kernel, the whole
 //! expansion (`tvm_core::expand::compute`: parse, check every schedule, lower for cpu,
 //! cuda and opencl, emit the CPU Rust, the OpenCL C and its host code, put the module
-//! together), with the expansion cache off, and answered by the cache. Printed, not
+//! together), with the expansion cache off, and answered by the cache; and the part of it
+//! the auto-scheduler's analysis takes (`autosched::derive` for cpu, cuda and opencl).
+//! The kernels are the examples' and the no-schedule bench's. Printed, not
 //! asserted (timings are not test results); see the README for the figures:
 //! `cargo test --release -p tvm-core --test compile_cost -- --nocapture`.
 
@@ -35,11 +37,30 @@ fn compute_blocks(src: &str) -> Vec<String> {
     out
 }
 
+/// The median over 5 runs of the auto-scheduler's analysis of `kernel` with no statement
+/// written, for cpu, cuda and opencl together (milliseconds).
+fn derive_ms(kernel: &tvm_core::frontend::Kernel) -> f64 {
+    let targets: Vec<_> = ["cpu", "cuda", "opencl"].iter().map(|t| tvm_core::Target::parse(t).unwrap()).collect();
+    let mut times: Vec<f64> = (0..5)
+        .map(|_| {
+            let t = Instant::now();
+            for target in &targets {
+                let a = tvm_core::frontend::Application::new(&kernel.graph, target.clone());
+                std::hint::black_box(tvm_core::autosched::derive(a.schedule(), &[]));
+            }
+            t.elapsed().as_secs_f64() * 1e3
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    times[2]
+}
+
 #[test]
 fn expansion_time_per_example_kernel() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
     let mut names: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
     names.extend(std::fs::read_dir(dir.join("kernels")).unwrap().map(|e| e.unwrap().path()));
+    names.push(dir.join("../benches/peers/noschedule.rs"));
     names.retain(|p| p.extension().is_some_and(|e| e == "rs"));
     names.sort();
     let mut kernels = 0;
@@ -72,12 +93,14 @@ fn expansion_time_per_example_kernel() {
             assert!(!text.contains("compile_error"), "{}: {text}", path.display());
             // A generic kernel is named by its first instance (each expands like a kernel).
             let first = tvm_core::expand::generic::instances(&tokens).unwrap().swap_remove(0).1;
-            let name = tvm_core::frontend::parse_kernel(first).unwrap().name;
+            let kernel = tvm_core::frontend::parse_kernel(first).unwrap();
+            let derive = derive_ms(&kernel);
             println!(
-                "{:<40} {:>8.1} ms, from the cache {:>6.1} ms  ({} bytes of expansion)",
-                format!("{name} ({})", path.file_name().unwrap().to_string_lossy()),
+                "{:<40} {:>8.1} ms, from the cache {:>6.1} ms, deriving {:>5.1} ms  ({} bytes of expansion)",
+                format!("{} ({})", kernel.name, path.file_name().unwrap().to_string_lossy()),
                 ms,
                 cached,
+                derive,
                 text.len()
             );
             kernels += 1;

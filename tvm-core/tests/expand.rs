@@ -61,11 +61,31 @@ fn host_code_of_one_launch() {
     .assert_eq(&host(include_str!("corpus/vector_add.rs")));
 }
 
-/// The default GPU schedule of softmax computes its reductions as kernels of their own:
-/// the host code allocates their results on the device and launches three kernels.
+/// A GPU schedule of softmax that computes its reductions as kernels of their own: the
+/// host code allocates their results on the device and launches three kernels.
 #[test]
 fn host_code_with_device_intermediates() {
-    let text = host(include_str!("corpus/softmax_default.rs"));
+    let text = host(
+        "fn softmax(x: f32[M, N]) -> y: f32[M, N] {
+             let m[i]: f32[M] = max(x[i, j] for j in 0..N);
+             let e[i, j]: f32[M, N] = exp(x[i, j] - m[i]);
+             let s[i]: f32[M] = sum(e[i, j] for j in 0..N);
+             y[i, j] = e[i, j] / s[i];
+         }
+         schedule!(opencl) {
+             e.compute_inline();
+             let (mb, mt) = m.split(m.i, 256);
+             m.bind(mb, block.x);
+             m.bind(mt, thread.x);
+             let (sb, st) = s.split(s.i, 256);
+             s.bind(sb, block.x);
+             s.bind(st, thread.x);
+             let f = y.fuse(y.i, y.j);
+             let (yb, yt) = y.split(f, 256);
+             y.bind(yb, block.x);
+             y.bind(yt, thread.x);
+         }",
+    );
     expect![[r##"
         #[allow(unused_variables, unused_mut, unused_braces, unused_parens, non_snake_case, clippy::all)]
         fn __host_opencl(

@@ -22,8 +22,10 @@ use tvm_core::Target;
 const MARKER: &str = "; output:";
 
 /// The passes that must have files (the CPU passes and the GPU passes of the pipeline).
-const REQUIRED: [&str; 10] = [
+const REQUIRED: [&str; 12] = [
     "partition_loops",
+    "unswitch_loops",
+    "hoist_tail_guards",
     "vectorize_loops",
     "unroll_loops",
     "fuse_loops",
@@ -75,6 +77,7 @@ fn run_pass(pass: &str, f: PrimFunc) -> Result<Outcome, String> {
     let func = |f| Outcome::Func(Box::new(f), Vec::new());
     Ok(match pass {
         "partition_loops" => func(partition_loops::partition_loops(f)),
+        "unswitch_loops" => func(unswitch_loops::unswitch_loops(f)),
         "unroll_loops" => func(unroll_loops::unroll_loops(f)),
         "fuse_loops" => func(fuse_loops::fuse_loops(f)),
         "tree_combine" => func(tree_combine::tree_combine(f)),
