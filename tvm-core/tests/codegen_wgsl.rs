@@ -219,3 +219,24 @@ fn webgpu_takes_its_block_else_a_borrowed_one_else_the_derived_schedule() {
         naga_check::validate(&emit_wgsl(&f).unwrap()).unwrap();
     }
 }
+
+/// The matmul example's `schedule!(webgpu)`: one kernel of 16 x 16 invocations, both
+/// operand slices staged in workgroup memory (4 KiB each, within WebGPU's 16 KiB) between
+/// barriers, vec4 copies and stores, and no 64-bit arithmetic left.
+#[test]
+fn the_matmul_examples_webgpu_tile_schedule() {
+    use tvm_core::driver::{lower_explained, ScheduleSource};
+    let k = common::registry::kernel("example_matmul", "matmul");
+    let kernel = kernel_in(k.text, k.function, k.instance);
+    let (_, source, f) = lower_explained(&kernel, &Target::webgpu(), &mut |_| {});
+    let f = f.unwrap();
+    assert!(matches!(source, ScheduleSource::Own { .. }), "{source:?}");
+    let text = emit_wgsl(&f).unwrap();
+    naga_check::validate(&text).unwrap_or_else(|e| panic!("{e}\n{text}"));
+    assert_eq!(text.matches("@compute @workgroup_size(16, 16, 1)").count(), 1, "{text}");
+    assert_eq!(text.matches("var<workgroup>").count(), 2, "{text}");
+    assert!(text.matches("array<vec4<f32>, 256>").count() == 2, "4 KiB slices, as vec4:\n{text}");
+    assert!(text.matches("workgroupBarrier()").count() >= 2, "{text}");
+    assert!(text.contains("vec4<f32>"), "vector copies and stores:\n{text}");
+    assert!(!text.contains("i64"), "{text}");
+}
