@@ -365,6 +365,7 @@ fn lower_backends_with(
     let mut results = Vec::new();
     let mut derived = false;
     for (t, (l, _)) in lowering.targets().iter().zip(lowered) {
+        let l = if t.kind == crate::TargetKind::WebGpu { wgsl_or_underived(graph, schedules, t, l) } else { l };
         // WebGPU lowered only to check its block (the backend off) shows no schedule.
         if t.kind != crate::TargetKind::WebGpu || backends.webgpu {
             schedule_source.insert(t.kind.name(), l.source);
@@ -406,6 +407,34 @@ fn lower_backends_with(
     }
     let webgpu = if backends.webgpu { webgpu } else { None };
     Ok(Lowered { cpu, cuda, opencl, webgpu, schedule_source, derived, tuned: TunedLowered::default() })
+}
+
+/// WebGPU's lowering `l`, or, where WGSL generation refuses it and it has derived
+/// statements, the same kernel lowered without them (the written block and the flat
+/// defaults), when WGSL generation accepts that. The derived schedule is chosen for
+/// CUDA-like GPUs; WGSL has no 64-bit integers, and a derived index computation the
+/// 32-bit proof cannot bound (see `codegen::wgsl::narrow`) must not cost the kernel its
+/// WebGPU code.
+fn wgsl_or_underived(
+    graph: &crate::te::Graph,
+    schedules: &[crate::frontend::ScheduleBlock],
+    target: &Target,
+    l: LowerResult,
+) -> LowerResult {
+    let refused = match &l.func {
+        Ok(f) if l.derived => match crate::codegen::wgsl::emit_wgsl(f) {
+            Ok(_) => return l,
+            Err(e) => e.to_string(),
+        },
+        _ => return l,
+    };
+    let reason = format!("WGSL generation refused the derived schedule: {refused}");
+    let off = crate::driver::Derivation::Off { reason };
+    let retry = crate::driver::lower_with_source(graph, schedules, target, &mut |_| {}, &off);
+    match &retry.func {
+        Ok(f) if crate::codegen::wgsl::emit_wgsl(f).is_ok() => retry,
+        _ => l,
+    }
 }
 
 /// One target's lowering, and its pass times when asked for.
