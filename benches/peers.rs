@@ -90,6 +90,9 @@ fn vector_add(c: &mut Criterion) {
     g.finish();
 }
 
+/// The roll of `auto_roll`, in columns (as `ROLL` in peers.py).
+const ROLL: i64 = 37;
+
 /// The kernels without a `schedule!` block (the auto-scheduler's schedules).
 fn no_schedule(c: &mut Criterion) {
     use noschedule::*;
@@ -123,6 +126,7 @@ fn no_schedule(c: &mut Criterion) {
     bench(c, "auto_softmax", || auto_softmax::run(&d, &x, &mut y).unwrap());
     bench(c, "auto_layernorm", || auto_layernorm::run(&d, &x, &gamma, &beta, &mut y).unwrap());
     bench(c, "auto_chain", || auto_chain::run(&d, &x, &gamma, &beta, &mut y).unwrap());
+    bench(c, "auto_roll", || auto_roll::run(&d, &x, ROLL, &mut y).unwrap());
     let sq = t2(4096, 4096, 8);
     let mut r = Tensor::<f32, 1>::zeros([4096]);
     bench(c, "auto_rowsum", || auto_rowsum::run(&d, &sq, &mut r).unwrap());

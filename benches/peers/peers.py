@@ -79,6 +79,7 @@ KERNELS = {
 # The "no schedule" table: kernels written without `schedule!` (benches/peers/noschedule.rs),
 # against what a user would call instead. id -> (description, unit, amount, peers).
 SQ = 4096  # row / column sums and the transpose: SQ x SQ
+ROLL = 37  # the columns auto_roll rotates by (as ROLL in benches/peers.rs)
 BMM = (16, 256)
 DW = dict(C=128, H=56, W=56)
 AUTO = {
@@ -95,6 +96,7 @@ AUTO = {
     "auto_colsum": ("no schedule: column sums 4096x4096", "byte", SQ * SQ * 4, ["ort", "numpy"]),
     "auto_transpose": ("no schedule: transpose 4096x4096", "byte", 2 * SQ * SQ * 4, ["ort", "numpy"]),
     "auto_chain": ("no schedule: relu(x*0.5+b)*g 4096x1024", "byte", ROW_BYTES, ["ort", "numpy"]),
+    "auto_roll": ("no schedule: roll of each row by 37, with % (4096x1024)", "byte", ROW_BYTES, ["numpy"]),
 }
 for _k, (_d, _u, _a, _p) in AUTO.items():
     KERNELS[_k] = (_d, _u, _a)
@@ -235,6 +237,7 @@ TOL = {  # id -> (rtol, atol relative to max|ref|)
     "auto_bmm": (0.0, 1e-4), "auto_conv2d": (0.0, 1e-4), "auto_dwconv": (0.0, 1e-5),
     "auto_softmax": (1e-4, 1e-6), "auto_layernorm": (1e-4, 1e-5), "auto_rowsum": (0.0, 1e-5),
     "auto_colsum": (0.0, 1e-5), "auto_transpose": (0.0, 0.0), "auto_chain": (1e-6, 1e-7),
+    "auto_roll": (0.0, 0.0),
 }
 
 
@@ -329,6 +332,9 @@ def auto_inputs(k):
         ref = {"auto_rowsum": lambda: f64(x).sum(axis=1), "auto_colsum": lambda: f64(x).sum(axis=0),
                "auto_transpose": lambda: f64(x).T}[k]()
         return (x,), ref
+    if k == "auto_roll":
+        x = pattern((ROWS, COLS), 21)
+        return (x,), np.roll(f64(x), ROLL, axis=1)
     if k == "auto_chain":
         x, b, g = pattern((ROWS, COLS), 18), pattern((COLS,), 19), pattern((COLS,), 20)
         return (x, b, g), np.maximum(f64(x) * 0.5 + f64(b), 0.0) * f64(g)
@@ -382,6 +388,13 @@ def auto_numpy(kid):
     if kid == "auto_transpose":
         (x,) = ins
         return (lambda: np.copyto(out, x.T)), (lambda: out), ref, "np.copyto(out, x.T)"
+    if kid == "auto_roll":
+        (x,) = ins
+
+        def f():
+            out[:, ROLL:] = x[:, :-ROLL]
+            out[:, :ROLL] = x[:, -ROLL:]
+        return f, (lambda: out), ref, "two slice copies (np.roll's result, no temporary)"
     if kid == "auto_chain":
         x, b, g = ins
 

@@ -247,8 +247,8 @@ fn sizes_that_cannot_be_allocated_are_errors() {
     }
     // The CPU schedule keeps `t` at the root (elsewhere `t` is inlined: on a GPU machine
     // the default device would compute the 2^40 products without it). Under
-    // `TVM_SCHEDULES=derived` the written block is ignored and `t` is inlined, so there is
-    // no intermediate to refuse, and the products are not computed.
+    // `TVM_SCHEDULES=derived` the written block is ignored and `t` may be inlined: then
+    // there is no intermediate to refuse, and the products are not computed here.
     let schedule = sizes::outer_sums::schedule("cpu").unwrap();
     if schedule.contains("t.compute_root()") {
         let mut s = Tensor::zeros([n]);

@@ -1,6 +1,7 @@
 //! The language forms, compiled by the macro and run through the generated API on every
 //! backend: Rust method syntax and `consts`, boundary views, argmax/argmin, `reduce` of
-//! several values, generic kernels, scans. (The example kernels of these forms are the
+//! several values, generic kernels, scans, scalars of their declared type, `let` blocks
+//! and `powi`. (The example kernels of these forms are the
 //! registry's, in `registered.rs`.)
 
 use super::reference::{argbest_rows, blur_ref, methods_ref, rand_vec};
@@ -226,7 +227,128 @@ pub(super) fn sources() -> Vec<(&'static str, Source)> {
         ("row_max", scans::row_max::source),
         ("nearest_zero", arg::nearest_zero::source),
         ("softmax_stats", custom::softmax_stats::source),
+        ("clamp_any i8", scalars::clamp_any::source::<i8>),
+        ("clamp_any i64", scalars::clamp_any::source::<i64>),
+        ("shifted_by", scalars::shifted_by::source),
+        ("bias_gelu", scalars::bias_gelu::source),
     ]
+}
+
+#[allow(dead_code)]
+pub mod scalars {
+    tvm::compute! {
+        /// A clamp between two scalars of the element type, for every signed type: `lo` and
+        /// `hi` are `T`s, the literal a `T`.
+        pub fn clamp_any<T: Signed>(x: T[n], lo: T, hi: T) -> y: T[n] {
+            y[i] = x[i].clamp(lo, hi) - 1;
+        }
+        schedule!(cpu) {
+            let (o, v) = y.split(y.i, 16);
+            y.vectorize(v);
+        }
+        schedule!(cuda) {
+            let (b, t) = y.split(y.i, 64);
+            y.bind(b, block.x);
+            y.bind(t, thread.x);
+        }
+    }
+
+    tvm::compute! {
+        /// A shift by an `i32` scalar: `i64` in the index and in the guard's comparison.
+        pub fn shifted_by(x: f32[n], k: i32) -> y: f32[n] {
+            y[i] = if i + k >= 0 && i + k < n { x[i + k] } else { -1.0 };
+        }
+    }
+
+    tvm::compute! {
+        /// Bias + GELU (tanh form) with the biased value named once, and `powi`.
+        pub fn bias_gelu(x: f32[M, N], b: f32[N]) -> y: f32[M, N] {
+            y[i, j] = {
+                let v = x[i, j] + b[j];
+                0.5 * v * (1.0 + (0.797_884_6 * (v + 0.044_715 * v.powi(3))).tanh())
+            };
+        }
+        schedule!(cpu) {
+            y.parallel(y.i);
+            let (jo, jv) = y.split(y.j, 16);
+            y.vectorize(jv);
+        }
+        schedule!(cuda) {
+            y.bind(y.i, block.x);
+            let (jo, jt) = y.split(y.j, 64);
+            y.bind(jt, thread.x);
+        }
+    }
+}
+
+#[test]
+fn scalars_of_their_declared_type_on_every_backend() {
+    // `lacks`: the type WGSL has not (the kernel fails on WebGPU with the error naming it).
+    fn clamp_all<T: scalars::clamp_any::Elem + Copy + PartialEq + std::fmt::Debug>(
+        x: &[T],
+        lo: T,
+        hi: T,
+        want: &[T],
+        lacks: Option<&str>,
+    ) {
+        let n = x.len();
+        let tx = tvm::Tensor::from_vec(x.to_vec(), [n]).unwrap();
+        for d in super::backends() {
+            let mut y = tvm::Tensor::<T, 1>::zeros([n]);
+            if !super::ran(d, "clamp_any", lacks, scalars::clamp_any::run(d, &tx, lo, hi, &mut y)) {
+                continue;
+            }
+            assert_eq!(y.as_slice(), want, "clamp_any::<{}> on {d}", <T as scalars::clamp_any::Elem>::NAME);
+        }
+    }
+    let n = 203;
+    let x: Vec<i64> = (0..n as i64).map(|k| (k * 7919) % 255 - 127).collect();
+    let want = |lo: i64, hi: i64| -> Vec<i64> { x.iter().map(|v| v.clamp(&lo, &hi) - 1).collect() };
+    let cast = |v: &[i64]| -> (Vec<i8>, Vec<i16>, Vec<i32>) {
+        (v.iter().map(|&v| v as i8).collect(), v.iter().map(|&v| v as i16).collect(), v.iter().map(|&v| v as i32).collect())
+    };
+    let (x8, x16, x32) = cast(&x);
+    let w = want(-100, 90);
+    let (w8, w16, w32) = cast(&w);
+    clamp_all::<i8>(&x8, -100, 90, &w8, Some("i8"));
+    clamp_all::<i16>(&x16, -100, 90, &w16, Some("i16"));
+    clamp_all::<i32>(&x32, -100, 90, &w32, None);
+    clamp_all::<i64>(&x, -100, 90, &w, Some("i64"));
+
+    for k in [-3i32, 0, 5, 300] {
+        let xs = rand_vec(n, 70);
+        let want: Vec<f32> = (0..n as i64)
+            .map(|i| {
+                let j = i + k as i64;
+                if (0..n as i64).contains(&j) { xs[j as usize] } else { -1.0 }
+            })
+            .collect();
+        let tx = tensor(&xs, [n]);
+        // `i + k` with `k` any `i32` is not provably within 32 bits: not on WebGPU.
+        for d in super::backends() {
+            let mut y = tvm::Tensor::full([n], f32::NAN);
+            if super::ran(d, "shifted_by", Some("64-bit"), scalars::shifted_by::run(d, &tx, k, &mut y)) {
+                assert_eq!(y.as_slice(), &want[..], "shifted_by {k} on {d}");
+            }
+        }
+    }
+}
+
+#[test]
+fn let_blocks_and_powi_on_every_backend() {
+    for (m, n) in [(1usize, 1usize), (5, 100), (64, 1030)] {
+        let (x, b) = (rand_vec(m * n, 71), rand_vec(n, 72));
+        let want: Vec<f32> = (0..m * n)
+            .map(|k| {
+                let v = x[k] + b[k % n];
+                0.5 * v * (1.0 + (0.797_884_6 * (v + 0.044_715 * v.powi(3))).tanh())
+            })
+            .collect();
+        let (tx, tb) = (tensor(&x, [m, n]), tensor(&b, [n]));
+        on_every_backend(&format!("bias_gelu {m}x{n}"), [m, n], &want, RTOL, |d, y| {
+            scalars::bias_gelu::run(d, &tx, &tb, y)
+        });
+    }
 }
 
 pub mod generic {

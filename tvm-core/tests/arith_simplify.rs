@@ -388,6 +388,31 @@ fn min_max() {
     assert_eq!(simp(&an, Expr::min(v(&x), v(&x))), "x");
 }
 
+/// The minimums of the bounds loop partitioning leaves with a symbolic extent fold: a
+/// quotient of a smaller non-negative numerator is never larger, and a rounded-up
+/// quotient scaled back never below a rounded-down one.
+#[test]
+fn min_max_of_quotients() {
+    let s = Var::index("S");
+    let mut an = Analyzer::new();
+    an.assume_nonneg(&s);
+    let q = |a: Expr, d: i64| a / d;
+    assert_eq!(simp(&an, Expr::min(q(v(&s), 64), q(v(&s) + 63, 64))), "S/64");
+    assert_eq!(simp(&an, Expr::max(q(v(&s), 64), q(v(&s) + 63, 64))), "(S + 63)/64");
+    assert_eq!(simp(&an, Expr::min(q(v(&s) + 63, 64) * 2, q(v(&s), 32))), "S/32");
+    let nested = Expr::min(
+        Expr::min(Expr::min(q(v(&s), 64), q(v(&s) + 15, 64)), q(v(&s) + 63, 64)),
+        Expr::min(q(v(&s) + 15, 16) / 4, q(v(&s) + 1, 64)),
+    );
+    assert_eq!(simp(&an, nested), "S/64");
+    // Truncating division is non-decreasing whatever the numerator's sign.
+    let x = Var::index("x");
+    assert_eq!(simp(&Analyzer::new(), Expr::min(q(v(&x), 4), q(v(&x) + 3, 4))), "x/4");
+    assert_eq!(simp(&Analyzer::new(), Expr::max(q(v(&x) - 1, 4), q(v(&x) + 3, 4))), "(x + 3)/4");
+    // Not a bound: `S/64 + 1` may exceed `(S + 63)/64`.
+    assert!(simp(&an, Expr::min(q(v(&s), 64) + 1, q(v(&s) + 63, 64))).starts_with("min("));
+}
+
 #[test]
 fn select_and_logic() {
     let x = Var::index("x");

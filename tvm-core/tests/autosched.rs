@@ -63,8 +63,13 @@ fn a_matmul_gets_a_register_tile_and_a_packed_panel_on_the_cpu() {
 #[test]
 fn a_softmax_computes_its_rows_inside_the_parallel_row_loop() {
     let d = derived(SOFTMAX, "cpu");
-    for want in ["y.parallel(y.i);", "m.compute_at(y, y.i);", "e.compute_at(y, y.i);", "let s_rf = s.rfactor(s_ki);"]
-    {
+    for want in [
+        "y.parallel(y.i);",
+        "y.prefetch(x, y.i, 1);",
+        "m.compute_at(y, y.i);",
+        "e.compute_at(y, y.i);",
+        "let s_rf = s.rfactor(s_ki);",
+    ] {
         assert!(d.contains(want), "missing `{want}` in\n{d}");
     }
     // On a GPU: a block per row, the reductions across its threads, the exponential inlined.
@@ -72,6 +77,22 @@ fn a_softmax_computes_its_rows_inside_the_parallel_row_loop() {
     for want in ["e.compute_inline();", "y.bind(y.i, block.x);", "m.bind(m_ki, thread.x);", "s.bind(s_ki, thread.x);"] {
         assert!(d.contains(want), "missing `{want}` in\n{d}");
     }
+}
+
+/// A block that only places the reductions (`compute_at`) leaves them to the rules: they
+/// stay vectorized partial results (rfactor) inside the row loop, not scalar loops.
+#[test]
+fn a_partial_block_keeps_the_derived_treatment_of_what_it_does_not_say() {
+    let src = format!(
+        "{}\nschedule!(cpu) {{ y.parallel(y.i); m.compute_at(y, y.i); s.compute_at(y, y.i); }}",
+        SOFTMAX.trim_end()
+    );
+    let d = derived(&src, "cpu");
+    for want in ["m.rfactor(", "s.rfactor(", "vectorize("] {
+        assert!(d.contains(want), "missing `{want}` in\n{d}");
+    }
+    // What the block said is not said again.
+    assert!(!d.contains("y.parallel(") && !d.contains("m.compute_at(y, y.i)"), "{d}");
 }
 
 #[test]

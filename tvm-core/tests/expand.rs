@@ -317,7 +317,7 @@ fn unchanged_kernels_come_from_the_expansion_cache() {
     let src = format!("\n    pub fn scaled_{nonce}(x: f32[n], alpha: f32) -> y: f32[n] {{ y[i] = alpha * x[i]; }}");
     let tokens: proc_macro2::TokenStream = src.parse().unwrap();
     let backends = Backends { cuda: false, opencl: true, webgpu: false };
-    let key = cache::key(&tokens, backends);
+    let key = cache::key(&tokens, backends, None);
     let entry = cache::path(&key).expect("the cache is on");
     assert!(!entry.exists());
     let first = compute_for(tokens.clone(), backends);
@@ -354,9 +354,9 @@ fn unchanged_kernels_come_from_the_expansion_cache() {
     let dev_tokens: proc_macro2::TokenStream = src.parse().unwrap();
     let out = compute_for(dev_tokens.clone(), backends).to_string();
     assert!(!out.contains("compile_error"), "{out}");
-    assert!(!cache::path(&cache::key(&dev_tokens, backends)).unwrap().exists());
+    assert!(!cache::path(&cache::key(&dev_tokens, backends, None)).unwrap().exists());
     // The backends are part of the key.
-    assert_ne!(cache::key(&tokens, Backends::ALL), key);
+    assert_ne!(cache::key(&tokens, Backends::ALL, None), key);
 }
 
 fn ident_spans(ts: &proc_macro2::TokenStream, name: &str) -> Vec<proc_macro2::Span> {
@@ -369,4 +369,75 @@ fn ident_spans(ts: &proc_macro2::TokenStream, name: &str) -> Vec<proc_macro2::Sp
         }
     }
     out
+}
+
+/// The `///` lines of the item `fn NAME` at the top of an expansion.
+fn fn_docs(file: &syn::File, name: &str) -> String {
+    let f = file
+        .items
+        .iter()
+        .find_map(|it| match it {
+            syn::Item::Fn(f) if f.sig.ident == name => Some(f),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no `fn {name}` in the expansion"));
+    tvm_core::frontend::doc_lines(&f.attrs).join("\n")
+}
+
+/// The typed function's rustdoc states each tensor's element type and shape (rustdoc
+/// shows only `&Tensor<f32, 2>`), where the dims come from, and what the module's other
+/// entry points are; a generic kernel's says the same with its type parameter.
+#[test]
+fn the_typed_function_documents_its_shapes() {
+    let out = expand(
+        "/// y = gelu(x + b)
+         pub fn bias_gelu(x: f32[M, N], b: f32[N], alpha: f32) -> y: f32[M, N] { y[i, j] = (x[i, j] + b[j]) * alpha; }",
+    );
+    let file = syn::parse2::<syn::File>(out).unwrap();
+    let doc = fn_docs(&file, "bias_gelu");
+    assert!(doc.starts_with(" y = gelu(x + b)"), "the user's line comes first: {doc}");
+    for want in [
+        "`bias_gelu(x: f32[M, N], b: f32[N], alpha: f32) -> y: f32[M, N]`",
+        "- `x: f32[M, N]`",
+        "- `b: f32[N]`",
+        "- returns `y: f32[M, N]`",
+        "The dims `M`, `N` are the inputs' sizes",
+        "`run`",
+        "`call_on`",
+        "`profile`",
+    ] {
+        assert!(doc.contains(want), "missing {want:?} in:\n{doc}");
+    }
+
+    let out = expand("pub fn clamp_any<T: Signed>(x: T[n], lo: T, hi: T) -> y: T[n] { y[i] = x[i].clamp(lo, hi); }");
+    let file = syn::parse2::<syn::File>(out).unwrap();
+    let doc = fn_docs(&file, "clamp_any");
+    assert!(doc.contains("`clamp_any<T: clamp_any::Elem>(x: T[n], lo: T, hi: T) -> y: T[n]`"), "{doc}");
+}
+
+/// `source("cpu")` is formatted Rust (prettyplease's layout), not a token stream's text.
+#[test]
+fn the_cpu_source_is_formatted() {
+    let out = expand("pub fn scale(x: f32[M, N], a: f32) -> y: f32[M, N] { y[i, j] = x[i, j] * a; }");
+    let mut sources = Vec::new();
+    let mut visit = |lit: &syn::LitStr| {
+        let s = lit.value();
+        if s.contains("fn ") && s.contains("for ") {
+            sources.push(s);
+        }
+    };
+    struct Strings<'a, F: FnMut(&syn::LitStr)>(&'a mut F);
+    impl<'ast, F: FnMut(&syn::LitStr)> syn::visit::Visit<'ast> for Strings<'_, F> {
+        fn visit_lit_str(&mut self, lit: &'ast syn::LitStr) {
+            (self.0)(lit)
+        }
+    }
+    syn::visit::Visit::visit_file(&mut Strings(&mut visit), &syn::parse2::<syn::File>(out).unwrap());
+    let cpu: Vec<&String> = sources.iter().filter(|s| !s.contains("__kernel") && !s.contains("__global__")).collect();
+    assert_eq!(cpu.len(), 1, "one CPU source among {sources:#?}");
+    let src = cpu[0];
+    assert!(!src.contains(" :: ") && !src.contains(" ;"), "unformatted: {src}");
+    assert!(src.lines().count() > 5 && src.lines().any(|l| l.starts_with("        ")), "not laid out: {src}");
+    let again = prettyplease::unparse(&syn::parse_file(src).unwrap());
+    assert_eq!(&again, src, "not prettyplease's layout");
 }

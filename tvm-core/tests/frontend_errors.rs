@@ -301,6 +301,32 @@ fn stage_reads_itself() {
     );
 }
 
+/// A stencil's read of another tensor past an edge by a constant: the help names the
+/// `repeat_edge` view that reads it, with a name the kernel does not use. Not for the
+/// stage's own tensor (a recurrence has no view of itself), nor for a read that spreads
+/// wider than the tensor or drifts with its shape.
+#[test]
+fn read_past_an_edge_suggests_repeat_edge() {
+    let help = |src: &str, needle: &str| {
+        let e = one_error(src, &[needle]);
+        e.help.unwrap_or_default()
+    };
+    let h = help("fn f(x: f32[M, N]) -> y: f32[M, N] { y[i, j] = x[i, j] - x[i, j - 1]; }", "goes down to -1");
+    assert!(h.contains("`let xe = repeat_edge(x);`") && h.contains("`xe[i, j - 1]`"), "{h}");
+    let h = help("fn f(x: f32[N], xe: f32) -> y: f32[N] { y[i] = x[i + 2] * xe; }", "reaches N + 1");
+    assert!(h.contains("`let x_edge = repeat_edge(x);`") && h.contains("`x_edge[i + 2]`"), "{h}");
+    let h = help("fn f(x: f32[N, 8]) -> y: f32[N] { y[i] = sum(x[i, k + 2] for k in 0..8); }", "reaches 9");
+    assert!(h.contains("`xe[i, k + 2]`"), "{h}");
+    for (src, needle) in [
+        ("fn f(x: f32[n]) -> out: f32[n] { out[i] = out[i - 1] + x[i]; }", "goes down to -1"),
+        ("fn f(x: f32[8]) -> y: f32[8] { y[i] = x[2 * i]; }", "reaches 14"),
+        ("fn f(x: f32[8]) -> y: f32[8] { y[i] = x[i + 8]; }", "reaches 15"),
+    ] {
+        let h = help(src, needle);
+        assert!(!h.contains("repeat_edge") && h.contains("guard the read with `if`"), "{src}: {h}");
+    }
+}
+
 #[test]
 fn float_index() {
     one_error(&kernel("out[i] = x[x[i]];"), &["index must be an integer", "`x[i]` is `f32`"]);

@@ -1,8 +1,8 @@
-//! The language forms of issue 15 on the interpreter (and, for GPU schedules, on every
-//! OpenCL device): Rust method syntax and `consts`, and boundary views
-//! (`repeat_edge`, `repeat_image`, `mirror_image`, `mirror_interior`,
-//! `constant_exterior`) against plain references, under default and hand-written CPU and
-//! GPU schedules.
+//! The language forms on the interpreter (and, for GPU schedules, on every OpenCL
+//! device): Rust method syntax and `consts`, boundary views (`repeat_edge`,
+//! `repeat_image`, `mirror_image`, `mirror_interior`, `constant_exterior`), scans,
+//! argmax, reductions with a combiner, `let` blocks, `powi` and scalars of their declared
+//! type, against plain references, under default and hand-written CPU and GPU schedules.
 
 mod common;
 use common::reference::{argbest_rows, blur_ref, methods_ref};
@@ -670,6 +670,101 @@ fn a_long_scan_of_a_few_rows_is_a_parallel_scan_on_gpus() {
             let outs = run_all(ROW_SCANS, variant, &x, [4, n]);
             assert_eq!(outs[0], s, "s n={n} {variant:?}");
             assert_eq!(outs[1], t, "t n={n} {variant:?}");
+        }
+    }
+}
+
+/// Bias + GELU (tanh form) with the biased value named once in a block, and `powi`.
+const BIAS_GELU: &str = r#"
+pub fn bias_gelu(x: f32[M, N], b: f32[N]) -> y: f32[M, N] {
+    y[i, j] = {
+        let v = x[i, j] + b[j];
+        let c = 0.797_884_6;
+        0.5 * v * (1.0 + (c * (v + 0.044_715 * v.powi(3))).tanh())
+    };
+}
+schedule!(cpu) {
+    y.parallel(y.i);
+    let (jo, jv) = y.split(y.j, 8);
+    y.vectorize(jv);
+}
+schedule!(cuda) {
+    y.bind(y.i, block.x);
+    let (jo, jt) = y.split(y.j, 32);
+    y.bind(jt, thread.x);
+}
+"#;
+
+#[test]
+fn let_blocks_and_powi() {
+    for (m, n) in [(1usize, 1usize), (3, 37)] {
+        let (x, b) = (rand_vec(m * n, 60), rand_vec(n, 61));
+        let want: Vec<f32> = (0..m * n)
+            .map(|k| {
+                let v = x[k] + b[k % n];
+                0.5 * v * (1.0 + (0.797_884_6 * (v + 0.044_715 * v.powi(3))).tanh())
+            })
+            .collect();
+        for v in Variant::CPU_GPU {
+            let inputs = vec![t(&[m, n], &x), t(&[n], &b)];
+            check(BIAS_GELU, v, inputs, vec![], &[m, n], &want, &format!("bias_gelu {m}x{n}"));
+        }
+    }
+}
+
+/// `powi` is Rust's for every exponent it takes (the same products in the same order,
+/// so the same bits), and a `let` of a literal takes the type where it is used.
+#[test]
+fn powi_is_rusts_powi() {
+    let src = r#"
+pub fn powers(x: f32[n]) -> y: f32[n] {
+    y[i] = {
+        let two = 2;
+        x[i].powi(0) + x[i].powi(1) * 3.0 + x[i].powi(-3) + x[i].powi(7) - x[i].powi(two * 3) + x[i].powi(64)
+    };
+}
+"#;
+    let x: Vec<f32> = rand_vec(50, 62).iter().map(|v| 0.5 + v.abs()).collect();
+    let want: Vec<f32> = x
+        .iter()
+        .map(|&x| x.powi(0) + x.powi(1) * 3.0 + x.powi(-3) + x.powi(7) - x.powi(6) + x.powi(64))
+        .collect();
+    for v in [Variant::DefaultCpu, Variant::DefaultGpu] {
+        let got = run_f32(src, v, vec![t(&[50], &x)], vec![], &[50]);
+        assert_eq!(got, want, "{v:?}");
+    }
+}
+
+/// Integer scalars are values of their declared type (`x[i].clamp(lo, hi)` on `i32`s)
+/// and `i64` in index arithmetic (`i + k`, `x[i + k]`).
+#[test]
+fn scalars_keep_their_declared_type() {
+    let src = r#"
+pub fn clamp_shift(x: f32[n], lo: i32, hi: i32, k: i32) -> y: f32[n] {
+    y[i] = (x[i] as i32).clamp(lo, hi) as f32 + (if i + k < n && i + k >= 0 { x[i + k] } else { 0.5 });
+}
+schedule!(cpu) {
+    let (o, v) = y.split(y.i, 8);
+    y.vectorize(v);
+}
+schedule!(cuda) {
+    let (bx, tx) = y.split(y.i, 32);
+    y.bind(bx, block.x);
+    y.bind(tx, thread.x);
+}
+"#;
+    let n = 45;
+    let x: Vec<f32> = rand_vec(n, 63).iter().map(|v| v * 40.0).collect();
+    for (lo, hi, k) in [(-5i32, 7i32, 3i32), (0, 0, -4), (-100, 100, 50)] {
+        let want: Vec<f32> = (0..n as i32)
+            .map(|i| {
+                let j = i + k;
+                (x[i as usize] as i32).clamp(lo, hi) as f32 + if j < n as i32 && j >= 0 { x[j as usize] } else { 0.5 }
+            })
+            .collect();
+        let scalars = || vec![scalar_i32(lo), scalar_i32(hi), scalar_i32(k)];
+        for v in Variant::CPU_GPU {
+            check(src, v, vec![t(&[n], &x)], scalars(), &[n], &want, &format!("clamp_shift {lo} {hi} {k}"));
         }
     }
 }

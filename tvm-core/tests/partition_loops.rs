@@ -3,7 +3,8 @@
 //! and the same range (`common_interiors`), so LLVM vectorizes each sweep alike and a
 //! vector load of the row is forwarded from the store of the sweep before. The
 //! interpreter's results on that TIR equal a plain convolution. (The generated Rust of
-//! such kernels is checked against the interpreter in `codegen_rust.rs`.)
+//! such kernels is checked against the interpreter in `codegen_rust.rs`.) And the bounds
+//! it leaves with a symbolic extent, folded by the simplifier.
 
 #[path = "support/lowered.rs"]
 mod lowered;
@@ -97,5 +98,29 @@ fn sibling_taps_share_one_interior() {
                 assert!((g - want).abs() <= 1e-4 * (1.0 + want.abs()), "out[{f_}, {y}, {x}] = {g}, want {want}");
             }
         }
+    }
+}
+
+/// With a symbolic extent, the bounds loop partitioning leaves fold: the vectorized
+/// interior of a reduction over `S` runs `0..S / 16` and its tail from `S / 16`, not
+/// `min(S / 16, (S + 15) / 16)` (the simplifier proves the rounded-down quotient the
+/// smaller).
+#[test]
+fn symbolic_bounds_of_partitioned_loops_fold() {
+    for src in [
+        "compute! { fn rows(x: f32[M, S]) -> y: f32[M] { y[i] = sum(x[i, j] for j in 0..S); } }",
+        "compute! { fn softmax(x: f32[M, S]) -> y: f32[M, S] {
+            let m[i]: f32[M] = max(x[i, j] for j in 0..S);
+            let e[i, j]: f32[M, S] = (x[i, j] - m[i]).exp();
+            let s[i]: f32[M] = sum(e[i, j] for j in 0..S);
+            y[i, j] = e[i, j] / s[i];
+        } }",
+    ] {
+        let f: PrimFunc = lowered::lower_for(src, &Target::parse("cpu").unwrap(), true);
+        let text = tvm_core::tir::printer::print_func(&f);
+        let loops: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with("for ")).collect();
+        assert!(loops.iter().all(|l| !l.contains("min(") && !l.contains("max(")), "unfolded bounds:\n{text}");
+        assert!(loops.iter().any(|l| l.contains("serial(0, S / 16)")), "no partitioned interior:\n{text}");
+        assert!(loops.iter().any(|l| l.contains("serial(S / 16, ")), "no tail:\n{text}");
     }
 }

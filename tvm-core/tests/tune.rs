@@ -128,6 +128,7 @@ fn entry(kernel: &tvm_core::frontend::Kernel, ts: &TokenStream, winner: &[(&str,
         tuning_seconds: 1.0,
         default_s: None,
         space: tune::Space::Written,
+        search: None,
     }
 }
 
@@ -141,6 +142,15 @@ fn a_record_round_trips_and_applies_only_while_its_key_matches() {
     assert!(json.contains("\"schema\": 1") && json.contains("\"status\": \"ok\""), "{json}");
     let back = Record::parse(&json).expect("parses");
     assert_eq!(back, rec);
+    assert!(!json.contains("\"search\""), "an exhaustive record says nothing of a search");
+    // A searched entry (`tvm-tune --auto`) round-trips with its search.
+    let mut searched = rec.clone();
+    searched.targets.get_mut("cpu").unwrap().search =
+        Some(tune::Search { seed: 7, budget_s: 120.0, rounds: 3, space_size: 1 << 40 });
+    assert_eq!(Record::parse(&searched.to_json()).expect("parses"), searched);
+    // A generic kernel's instances have records of their own, named as their modules.
+    assert_eq!(tune::record_name("roll", Some("f32")), "roll_f32");
+    assert_eq!(tune::record_name("mm", None), "mm");
 
     let t = tune::applied(&k, &ts, &back, TargetKind::Cpu).expect("applies");
     assert_eq!(t.device, "cpu test");
@@ -268,6 +278,12 @@ fn the_default_space_checks_for_each_form() {
         "pub fn scale(x: f32[8, 16, 64]) -> y: f32[8, 16, 64] { y[a, b, c] = x[a, b, c] * 0.5; }",
         // A row reduction (rank 1 output).
         "pub fn rows(x: f32[64, 256]) -> s: f32[64] { s[i] = sum(x[i, j] for j in 0..256); }",
+        // A softmax: the stages of a row share one width, a knob used more than once.
+        "pub fn softmax(x: f32[64, 256]) -> y: f32[64, 256] {
+            let m[i]: f32[64] = max(x[i, j] for j in 0..256);
+            let e[i, j]: f32[64, 256] = exp(x[i, j] - m[i]);
+            let s[i]: f32[64] = sum(e[i, j] for j in 0..256);
+            y[i, j] = e[i, j] * (1.0 / s[i]); }",
     ];
     for src in kernels {
         let ts = tokens(src);
@@ -280,6 +296,9 @@ fn the_default_space_checks_for_each_form() {
             let ks = tune::knobs(&dk.ast.schedules[b]);
             assert!(!ks.is_empty() && ks.iter().all(|k| k.values.len() >= 2), "{kind:?} {src}: {ks:?}");
             assert!(space::space_size(&ks) >= 2);
+            // A record names each knob's value: no two knobs share a name.
+            let names: std::collections::BTreeSet<&str> = ks.iter().map(|k| k.name.as_str()).collect();
+            assert_eq!(names.len(), ks.len(), "{kind:?} {src}: {ks:?}\n{aug}");
             // Candidate 0 lowers to what the kernel gets without a block.
             let target = tvm_core::Target::parse(kind.name()).unwrap();
             let want = tvm_core::driver::lower_for(&k, &target).expect("lowers");

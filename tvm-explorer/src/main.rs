@@ -9,51 +9,45 @@ mod diff;
 mod model;
 mod page;
 
+use clap::Parser;
 use std::collections::HashMap;
 use std::process::ExitCode;
 
-const USAGE: &str = "usage: tvm-explorer FILE.rs [FILE.rs ...] (--out PAGE.html | --text) [--dim NAME=VALUE ...]
+/// Runs the real pipeline on every `compute!` of the files, for cpu, cuda, opencl and webgpu
+/// (WGSL, and the MSL translated from it), and writes one self-contained HTML page (--out)
+/// or prints the same content (--text).
+#[derive(Parser, Debug)]
+#[command(name = "tvm-explorer", version)]
+#[command(group = clap::ArgGroup::new("output").required(true).multiple(true).args(["out", "text"]))]
+struct Args {
+    /// The Rust files whose `compute!` kernels to show
+    #[arg(value_name = "FILE.rs", required = true)]
+    files: Vec<String>,
 
-Runs the real pipeline on every `compute!` of the files, for cpu, cuda, opencl and webgpu
-(WGSL, and the MSL translated from it), and
-writes one self-contained HTML page (--out) or prints the same content (--text).
---dim gives a dim a value for the cost view (trip counts, FLOPs and bytes as numbers).";
+    /// Write the page here
+    #[arg(long, value_name = "PAGE.html")]
+    out: Option<String>,
+
+    /// Print the page's content to the terminal
+    #[arg(long)]
+    text: bool,
+
+    /// Give a dim a value for the cost view (trip counts, FLOPs and bytes as numbers);
+    /// repeatable
+    #[arg(long = "dim", value_name = "NAME=VALUE", value_parser = parse_dim)]
+    dims: Vec<(String, i64)>,
+}
+
+fn parse_dim(s: &str) -> Result<(String, i64), String> {
+    let (n, v) = s.split_once('=').ok_or(format!("`{s}`: expected NAME=VALUE"))?;
+    let v = v.parse::<i64>().map_err(|_| format!("`{s}`: the value is not an integer"))?;
+    Ok((n.to_string(), v))
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let mut files = Vec::new();
-    let mut out = None;
-    let mut text = false;
-    let mut opts = model::Options { dims: HashMap::new() };
-    let mut it = args.into_iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--out" => match it.next() {
-                Some(p) => out = Some(p),
-                None => return usage("--out needs a file name"),
-            },
-            "--text" => text = true,
-            "--dim" => {
-                let Some(d) = it.next() else { return usage("--dim needs NAME=VALUE") };
-                let Some((n, v)) = d.split_once('=') else {
-                    return usage(&format!("--dim `{d}`: expected NAME=VALUE"));
-                };
-                let Ok(v) = v.parse::<i64>() else {
-                    return usage(&format!("--dim `{d}`: the value is not an integer"));
-                };
-                opts.dims.insert(n.to_string(), v);
-            }
-            "-h" | "--help" => {
-                println!("{USAGE}");
-                return ExitCode::SUCCESS;
-            }
-            s if s.starts_with('-') => return usage(&format!("unknown option `{s}`")),
-            _ => files.push(a),
-        }
-    }
-    if files.is_empty() || (out.is_none() && !text) {
-        return usage("give at least one file, and --out PAGE.html or --text");
-    }
+    let args = Args::parse();
+    let opts = model::Options { dims: args.dims.into_iter().collect::<HashMap<_, _>>() };
+    let (files, text, out) = (args.files, args.text, args.out);
     let (data, texts) = match model::build(&files, &opts) {
         Ok(built) => built,
         Err(e) => {
@@ -74,9 +68,4 @@ fn main() -> ExitCode {
         eprintln!("wrote {path}: {kernels} kernels, {} KB", html.len() / 1024);
     }
     ExitCode::SUCCESS
-}
-
-fn usage(why: &str) -> ExitCode {
-    eprintln!("error: {why}\n\n{USAGE}");
-    ExitCode::from(2)
 }

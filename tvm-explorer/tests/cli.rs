@@ -1,5 +1,5 @@
 //! The explorer's command line: `--text` prints what the page shows; bad arguments are
-//! an error with the usage, never a panic.
+//! an error that names the flag, with the usage, never a panic.
 
 use std::path::Path;
 use std::process::Command;
@@ -72,12 +72,22 @@ fn dims_make_the_cost_view_numeric() {
 
 #[test]
 fn bad_arguments_are_errors_with_the_usage() {
-    for args in
-        [&[][..], &["x.rs"][..], &["--bogus"][..], &["x.rs", "--dim", "M"][..], &["x.rs", "--dim", "M=x", "--text"][..]]
-    {
+    for (args, flag) in [
+        (&[][..], "<FILE.rs>"),
+        (&["x.rs"][..], "--out"),
+        (&["--bogus"][..], "--bogus"),
+        (&["x.rs", "--dim", "M"][..], "--dim"),
+        (&["x.rs", "--dim", "M=x", "--text"][..], "--dim"),
+    ] {
         let (code, _, err) = explorer(args);
         assert_eq!(code, 2, "{args:?}: {err}");
-        assert!(err.contains("usage: tvm-explorer"), "{args:?}: {err}");
+        assert!(err.contains("Usage: tvm-explorer") || err.contains("try '--help'"), "{args:?}: {err}");
+        assert!(err.contains(flag), "{args:?}: the error names `{flag}`: {err}");
+    }
+    let (code, out, _) = explorer(&["--help"]);
+    assert_eq!(code, 0);
+    for flag in ["--out <PAGE.html>", "--text", "--dim <NAME=VALUE>"] {
+        assert!(out.contains(flag), "--help lists `{flag}`: {out}");
     }
     let (code, _, err) = explorer(&["no/such/file.rs", "--text"]);
     assert_eq!(code, 1);

@@ -5,6 +5,16 @@
 //!
 //! The `_proof` argument of the unchecked accessors is the compiler's proof of the bounds,
 //! as text; it is there for readers of the generated code (`source("cpu")`), and unused.
+//!
+//! These helpers are compiled with the profile of the crate that calls `compute!` (they
+//! are generic or `#[inline(always)]`, so instantiated there), which may be a debug
+//! profile, and their speed must not depend on it. So the unchecked accesses offset raw
+//! pointers (`wrapping_add`) and read unaligned lanes through a `#[repr(packed)]` wrapper
+//! rather than calling `get_unchecked`, `ptr::add` or `ptr::read_unaligned`: with debug
+//! assertions on, each of those tests its precondition (a branch per access, which keeps
+//! LLVM from vectorizing, and a function call per access in an unoptimized build). Loops
+//! over lanes are `while` loops: unoptimized, a `for` over a range calls `Range::next`
+//! once per lane.
 
 #[cfg(feature = "rayon")]
 use rayon::iter::{IndexedParallelIterator, IntoParallelIterator, ParallelIterator};
@@ -19,8 +29,8 @@ use rayon::slice::ParallelSliceMut;
 #[inline(always)]
 pub unsafe fn ld<T: Copy, const FAST: bool>(s: &[T], i: i64, _proof: &'static str) -> T {
     if FAST {
-        // SAFETY: the caller guarantees `0 <= i < s.len()`.
-        unsafe { *s.get_unchecked(i as usize) }
+        // SAFETY: the caller guarantees `0 <= i < s.len()`: the element is inside `s`.
+        unsafe { *s.as_ptr().wrapping_add(i as usize) }
     } else {
         s[i as usize]
     }
@@ -33,8 +43,8 @@ pub unsafe fn ld<T: Copy, const FAST: bool>(s: &[T], i: i64, _proof: &'static st
 #[inline(always)]
 pub unsafe fn st<T, const FAST: bool>(s: &mut [T], i: i64, v: T, _proof: &'static str) {
     if FAST {
-        // SAFETY: the caller guarantees `0 <= i < s.len()`.
-        unsafe { *s.get_unchecked_mut(i as usize) = v }
+        // SAFETY: the caller guarantees `0 <= i < s.len()`: the element is inside `s`.
+        unsafe { *s.as_mut_ptr().wrapping_add(i as usize) = v }
     } else {
         s[i as usize] = v
     }
@@ -52,7 +62,7 @@ pub unsafe fn ldv<T: Copy + Default, const L: usize, const FAST: bool>(
 ) -> [T; L] {
     if FAST {
         // SAFETY: the caller guarantees the `L` elements from `i` are inside `s`.
-        unsafe { read_lanes(s.as_ptr().add(i as usize)) }
+        unsafe { read_lanes(s.as_ptr().wrapping_add(i as usize)) }
     } else {
         ldv_checked(s, i)
     }
@@ -66,7 +76,7 @@ pub unsafe fn ldv<T: Copy + Default, const L: usize, const FAST: bool>(
 pub unsafe fn stv<T: Copy, const L: usize, const FAST: bool>(s: &mut [T], i: i64, v: [T; L], _proof: &'static str) {
     if FAST {
         // SAFETY: as in `ldv`, for a write.
-        unsafe { write_lanes(s.as_mut_ptr().add(i as usize), v) }
+        unsafe { write_lanes(s.as_mut_ptr().wrapping_add(i as usize), v) }
     } else {
         stv_checked(s, i, v)
     }
@@ -94,17 +104,17 @@ unsafe fn read_lanes<T: Copy, const L: usize>(p: *const T) -> [T; L] {
                 // the caller) and of `out`; `__m256` is plain data, read and written
                 // unaligned, and all of `out` is written before it is read.
                 unsafe {
-                    let v = std::ptr::read_unaligned((p as *const u8).add(32 * c) as *const __m256);
-                    std::ptr::write_unaligned((out.as_mut_ptr() as *mut u8).add(32 * c) as *mut __m256, v);
+                    let v = read_at((p as *const u8).wrapping_add(32 * c) as *const __m256);
+                    write_at((out.as_mut_ptr() as *mut u8).wrapping_add(32 * c) as *mut __m256, v);
                 }
             }
             // SAFETY: every byte of `out` was written above, from valid `T`s.
             return unsafe { out.assume_init() };
         }
     }
-    // SAFETY: `[T; L]` has the layout of `L` consecutive `T`s; `read_unaligned` allows any
+    // SAFETY: `[T; L]` has the layout of `L` consecutive `T`s; `read_at` allows any
     // alignment.
-    unsafe { std::ptr::read_unaligned(p as *const [T; L]) }
+    unsafe { read_at(p as *const [T; L]) }
 }
 
 /// Writes `v` to the `L` elements at `p`, as 32-byte vectors where it is made of whole
@@ -123,15 +133,43 @@ unsafe fn write_lanes<T: Copy, const L: usize>(p: *mut T, v: [T; L]) {
                 // SAFETY: bytes `32c..32c + 32` of `v` and of the `L` elements at `p`
                 // (writable, by the caller), unaligned.
                 unsafe {
-                    let x = std::ptr::read_unaligned((v.as_ptr() as *const u8).add(32 * c) as *const __m256);
-                    std::ptr::write_unaligned((p as *mut u8).add(32 * c) as *mut __m256, x);
+                    let x = read_at((v.as_ptr() as *const u8).wrapping_add(32 * c) as *const __m256);
+                    write_at((p as *mut u8).wrapping_add(32 * c) as *mut __m256, x);
                 }
             }
             return;
         }
     }
     // SAFETY: as in `read_lanes`, for a write.
-    unsafe { std::ptr::write_unaligned(p as *mut [T; L], v) }
+    unsafe { write_at(p as *mut [T; L], v) }
+}
+
+/// A `T` at any address: `#[repr(packed)]` makes its alignment 1, so reading or writing
+/// its field through a raw pointer is an unaligned access (one `vmovups` for a vector),
+/// and, unlike `ptr::read_unaligned`, nothing tests the pointer first.
+#[repr(C, packed)]
+#[derive(Clone, Copy)]
+struct Unaligned<T: Copy>(T);
+
+/// The `T` at `p`.
+///
+/// # Safety
+/// `p` is valid for reading a `T` (any alignment).
+#[inline(always)]
+unsafe fn read_at<T: Copy>(p: *const T) -> T {
+    // SAFETY: `Unaligned<T>` has the size and layout of `T` and alignment 1; the caller
+    // guarantees the bytes are readable. The field is copied out, never referenced.
+    unsafe { (*(p as *const Unaligned<T>)).0 }
+}
+
+/// Writes `v` at `p`.
+///
+/// # Safety
+/// `p` is valid for writing a `T` (any alignment).
+#[inline(always)]
+unsafe fn write_at<T: Copy>(p: *mut T, v: T) {
+    // SAFETY: as in `read_at`, for a write.
+    unsafe { (*(p as *mut Unaligned<T>)).0 = v }
 }
 
 /// `s[i..i + L]`, bounds-checked.
@@ -152,8 +190,10 @@ pub fn stv_checked<T: Copy, const L: usize>(s: &mut [T], i: i64, v: [T; L]) {
 #[inline(always)]
 pub fn map1<A: Copy, R: Copy + Default, const L: usize>(a: [A; L], f: impl Fn(A) -> R) -> [R; L] {
     let mut r = [R::default(); L];
-    for l in 0..L {
+    let mut l = 0;
+    while l < L {
         r[l] = f(a[l]);
+        l += 1;
     }
     r
 }
@@ -166,8 +206,10 @@ pub fn map2<A: Copy, B: Copy, R: Copy + Default, const L: usize>(
     f: impl Fn(A, B) -> R,
 ) -> [R; L] {
     let mut r = [R::default(); L];
-    for l in 0..L {
+    let mut l = 0;
+    while l < L {
         r[l] = f(a[l], b[l]);
+        l += 1;
     }
     r
 }
@@ -181,8 +223,10 @@ pub fn map3<A: Copy, B: Copy, C: Copy, R: Copy + Default, const L: usize>(
     f: impl Fn(A, B, C) -> R,
 ) -> [R; L] {
     let mut r = [R::default(); L];
-    for l in 0..L {
+    let mut l = 0;
+    while l < L {
         r[l] = f(a[l], b[l], c[l]);
+        l += 1;
     }
     r
 }
@@ -368,6 +412,54 @@ impl<T: 'static> std::ops::DerefMut for Scratch<T> {
     }
 }
 
+/// Unaligned loads and stores of 16, 8 and 4 f32 lanes at `p`, for the AVX-512 helpers
+/// below: `_mm512_loadu_ps` and its kin read through `ptr::read_unaligned`, which tests
+/// the pointer in a build with debug assertions (see the module's note).
+///
+/// # Safety
+/// The lanes at `p` are readable (loads) or writable (stores).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn ld16(p: *const f32) -> std::arch::x86_64::__m512 {
+    // SAFETY: 64 readable bytes at `p`, by the caller; `read_at` allows any alignment.
+    unsafe { read_at(p as *const std::arch::x86_64::__m512) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn ld8(p: *const f32) -> std::arch::x86_64::__m256 {
+    // SAFETY: as in `ld16`, 32 bytes.
+    unsafe { read_at(p as *const std::arch::x86_64::__m256) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn ld4(p: *const f32) -> std::arch::x86_64::__m128 {
+    // SAFETY: as in `ld16`, 16 bytes.
+    unsafe { read_at(p as *const std::arch::x86_64::__m128) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn st16(p: *mut f32, v: std::arch::x86_64::__m512) {
+    // SAFETY: 64 writable bytes at `p`, by the caller.
+    unsafe { write_at(p as *mut std::arch::x86_64::__m512, v) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn st8(p: *mut f32, v: std::arch::x86_64::__m256) {
+    // SAFETY: as in `st16`, 32 bytes.
+    unsafe { write_at(p as *mut std::arch::x86_64::__m256, v) }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn st4(p: *mut f32, v: std::arch::x86_64::__m128) {
+    // SAFETY: as in `st16`, 16 bytes.
+    unsafe { write_at(p as *mut std::arch::x86_64::__m128, v) }
+}
+
 /// `e^x` on each lane, 16 lanes at a time with AVX-512: the reduction and polynomial of
 /// [`crate::math::exp_f32_fma`] (the same bound, at most 1 ulp; `tests/math.rs` checks
 /// it over the same inputs), with `2^k` applied by `vscalefps`, which scales with one
@@ -406,7 +498,7 @@ pub unsafe fn exp_f32_avx512<const L: usize>(x: [f32; L]) -> [f32; L] {
     let mut i = 0;
     while i + 16 <= L {
         // SAFETY: lanes `i..i + 16` are within both arrays.
-        unsafe { _mm512_storeu_ps(out.as_mut_ptr().add(i), exp16(_mm512_loadu_ps(x.as_ptr().add(i)))) };
+        unsafe { st16(out.as_mut_ptr().wrapping_add(i), exp16(ld16(x.as_ptr().wrapping_add(i)))) };
         i += 16;
     }
     if i < L {
@@ -414,8 +506,8 @@ pub unsafe fn exp_f32_avx512<const L: usize>(x: [f32; L]) -> [f32; L] {
         let m: __mmask16 = ((1u32 << (L - i)) - 1) as u16;
         // SAFETY: the mask selects lanes `i..L` only.
         unsafe {
-            let v = _mm512_maskz_loadu_ps(m, x.as_ptr().add(i));
-            _mm512_mask_storeu_ps(out.as_mut_ptr().add(i), m, exp16(v));
+            let v = _mm512_maskz_loadu_ps(m, x.as_ptr().wrapping_add(i));
+            _mm512_mask_storeu_ps(out.as_mut_ptr().wrapping_add(i), m, exp16(v));
         }
     }
     out
@@ -498,8 +590,8 @@ fn minmax_avx512<const L: usize, const MAX: bool>(a: [f32; L], b: [f32; L]) -> [
     while i + 16 <= L {
         // SAFETY: lanes `i..i + 16` are within the three arrays.
         unsafe {
-            let (x, y) = (_mm512_loadu_ps(a.as_ptr().add(i)), _mm512_loadu_ps(b.as_ptr().add(i)));
-            _mm512_storeu_ps(out.as_mut_ptr().add(i), op16::<MAX>(x, y));
+            let (x, y) = (ld16(a.as_ptr().wrapping_add(i)), ld16(b.as_ptr().wrapping_add(i)));
+            st16(out.as_mut_ptr().wrapping_add(i), op16::<MAX>(x, y));
         }
         i += 16;
     }
@@ -507,8 +599,8 @@ fn minmax_avx512<const L: usize, const MAX: bool>(a: [f32; L], b: [f32; L]) -> [
         let m: __mmask16 = ((1u32 << (L - i)) - 1) as u16;
         // SAFETY: the mask selects lanes `i..L` only.
         unsafe {
-            let (x, y) = (_mm512_maskz_loadu_ps(m, a.as_ptr().add(i)), _mm512_maskz_loadu_ps(m, b.as_ptr().add(i)));
-            _mm512_mask_storeu_ps(out.as_mut_ptr().add(i), m, op16::<MAX>(x, y));
+            let (x, y) = (_mm512_maskz_loadu_ps(m, a.as_ptr().wrapping_add(i)), _mm512_maskz_loadu_ps(m, b.as_ptr().wrapping_add(i)));
+            _mm512_mask_storeu_ps(out.as_mut_ptr().wrapping_add(i), m, op16::<MAX>(x, y));
         }
     }
     out
@@ -536,25 +628,25 @@ pub unsafe fn arith_f32_avx512<const L: usize, const OP: u8>(a: [f32; L], b: [f3
     // `i + width <= L`.
     while i + 16 <= L {
         unsafe {
-            let (x, y) = (_mm512_loadu_ps(pa.add(i)), _mm512_loadu_ps(pb.add(i)));
+            let (x, y) = (ld16(pa.wrapping_add(i)), ld16(pb.wrapping_add(i)));
             let r = match OP {
                 0 => _mm512_add_ps(x, y),
                 1 => _mm512_sub_ps(x, y),
                 _ => _mm512_mul_ps(x, y),
             };
-            _mm512_storeu_ps(po.add(i), r);
+            st16(po.wrapping_add(i), r);
         }
         i += 16;
     }
     if i + 8 <= L {
         unsafe {
-            let (x, y) = (_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)));
+            let (x, y) = (ld8(pa.wrapping_add(i)), ld8(pb.wrapping_add(i)));
             let r = match OP {
                 0 => _mm256_add_ps(x, y),
                 1 => _mm256_sub_ps(x, y),
                 _ => _mm256_mul_ps(x, y),
             };
-            _mm256_storeu_ps(po.add(i), r);
+            st8(po.wrapping_add(i), r);
         }
         i += 8;
     }
@@ -590,22 +682,22 @@ pub unsafe fn fma_f32_avx512<const L: usize>(a: [f32; L], b: [f32; L], c: [f32; 
     // four arrays, since `i + width <= L`.
     while i + 16 <= L {
         unsafe {
-            let r = _mm512_fmadd_ps(_mm512_loadu_ps(pa.add(i)), _mm512_loadu_ps(pb.add(i)), _mm512_loadu_ps(pc.add(i)));
-            _mm512_storeu_ps(po.add(i), r);
+            let r = _mm512_fmadd_ps(ld16(pa.wrapping_add(i)), ld16(pb.wrapping_add(i)), ld16(pc.wrapping_add(i)));
+            st16(po.wrapping_add(i), r);
         }
         i += 16;
     }
     if i + 8 <= L {
         unsafe {
-            let r = _mm256_fmadd_ps(_mm256_loadu_ps(pa.add(i)), _mm256_loadu_ps(pb.add(i)), _mm256_loadu_ps(pc.add(i)));
-            _mm256_storeu_ps(po.add(i), r);
+            let r = _mm256_fmadd_ps(ld8(pa.wrapping_add(i)), ld8(pb.wrapping_add(i)), ld8(pc.wrapping_add(i)));
+            st8(po.wrapping_add(i), r);
         }
         i += 8;
     }
     if i + 4 <= L {
         unsafe {
-            let r = _mm_fmadd_ps(_mm_loadu_ps(pa.add(i)), _mm_loadu_ps(pb.add(i)), _mm_loadu_ps(pc.add(i)));
-            _mm_storeu_ps(po.add(i), r);
+            let r = _mm_fmadd_ps(ld4(pa.wrapping_add(i)), ld4(pb.wrapping_add(i)), ld4(pc.wrapping_add(i)));
+            st4(po.wrapping_add(i), r);
         }
         i += 4;
     }
@@ -794,7 +886,7 @@ pub fn ldv_or_default<T: Copy + Default, const L: usize>(s: &[T], i: i64) -> [T;
     let at = if (i as u64) <= (s.len() - L) as u64 { i as usize } else { 0 };
     // SAFETY: `at + L <= s.len()`: `i` was compared with `s.len() - L` (a negative `i` is
     // a huge `u64`), and `L <= s.len()`.
-    unsafe { read_lanes(s.as_ptr().add(at)) }
+    unsafe { read_lanes(s.as_ptr().wrapping_add(at)) }
 }
 
 #[cold]

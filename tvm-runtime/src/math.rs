@@ -3,6 +3,11 @@
 //! the interpreter uses), and the branch-free f32 kernels that generated CPU code maps over
 //! vector lanes, which LLVM turns into SIMD code (`exp_f32`, `log_f32`, `tanh_f32`,
 //! `erf_f32`, `pow_f32`; each within 1 ulp).
+//!
+//! Their integer steps (exponent bits) are `wrapping_*` operations, whose values are in
+//! range by construction: a plain `+` of a crate built with overflow checks (a debug
+//! profile, optimized or not) is a test and a branch to a panic per lane, and LLVM then
+//! keeps the lanes scalar.
 
 /// `$fma`: `$plain` with its polynomials evaluated by fused multiply-adds (`$with::<true>`).
 macro_rules! fma_form {
@@ -233,9 +238,9 @@ fn exp_f32_with<const F: bool>(x: f32) -> f32 {
     let p = mad::<F>(p, r, 1.0);
     // 2^k = 2^k1 · 2^k2 with k1, k2 in the normal exponent range (k in [-150, 129]).
     let k1 = ki >> 1;
-    let k2 = ki - k1;
-    let s1 = f32::from_bits(((k1 + 127) as u32) << 23);
-    let s2 = f32::from_bits(((k2 + 127) as u32) << 23);
+    let k2 = ki.wrapping_sub(k1);
+    let s1 = f32::from_bits((k1.wrapping_add(127) as u32) << 23);
+    let s2 = f32::from_bits((k2.wrapping_add(127) as u32) << 23);
     let y = p * s1 * s2;
     if x.is_nan() {
         x
@@ -263,12 +268,12 @@ fn log_f32_with<const F: bool>(x: f32) -> f32 {
     let xs = if sub { x * 8_388_608.0 } else { x }; // 2^23
     let bits = xs.to_bits() as i32;
     // The exponent and mantissa, with the mantissa moved into [√½, √2).
-    let mut e = ((bits >> 23) & 0xff) - 127;
+    let mut e = ((bits >> 23) & 0xff).wrapping_sub(127);
     let mut m = f32::from_bits(((bits & 0x007f_ffff) | 0x3f80_0000) as u32);
     let big = m > std::f32::consts::SQRT_2;
     m = if big { m * 0.5 } else { m };
-    e += big as i32;
-    let e = (e - if sub { 23 } else { 0 }) as f32;
+    e = e.wrapping_add(big as i32);
+    let e = e.wrapping_sub(if sub { 23 } else { 0 }) as f32;
     let f = m - 1.0;
     let z = f * f;
     let p = 7.037_683_6e-2;
@@ -403,7 +408,7 @@ pub fn pow_f32(x: f32, y: f32) -> f32 {
     let p = p * r + 1.0;
     let p = p * r + 1.0;
     // k is in [-160, 150]: 2^k is a normal f64.
-    let scale = f64::from_bits(((ki + 1023) as u64) << 52);
+    let scale = f64::from_bits((ki.wrapping_add(1023) as u64) << 52);
     let mag = (p * scale) as f32;
     // Whether y is an integer, and an odd one: below 2^23, adding 2^23 rounds |y| to an
     // integer whose parity is the last bit; from 2^23 to 2^24 every f32 is an integer with

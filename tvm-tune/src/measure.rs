@@ -1,9 +1,10 @@
-//! Running the bench: the build, the reference, and each candidate in a process of its
-//! own with a timeout, with a progress line on stderr.
+//! Running the bench: the reference, and each candidate in a process of its own with a
+//! timeout, with the progress on stderr.
 
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Read, Write};
-use std::path::{Path, PathBuf};
+use std::io::{Read, Write};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 use tvm_core::tune::{Measured, Status};
@@ -14,39 +15,15 @@ pub fn ms(s: f64) -> String {
     format!("{:.3} ms", s * 1e3)
 }
 
-/// `cargo build --release` of the bench crate in `dir` into `target_dir`; the executable.
-pub fn build(dir: &Path, target_dir: &Path, package: &str) -> Result<PathBuf, String> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = Command::new(cargo)
-        .args(["build", "--release", "--quiet", "--manifest-path"])
-        .arg(dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", target_dir)
-        // The bench's kernels are expanded once each: no expansion cache entries.
-        .env("TVM_EXPANSION_CACHE", "off")
-        .stdin(Stdio::null())
-        .output()
-        .map_err(|e| format!("cannot run cargo: {e}"))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        let tail: Vec<&str> = err.lines().rev().take(40).collect();
-        return Err(format!(
-            "the bench crate in {} does not build:\n{}",
-            dir.display(),
-            tail.into_iter().rev().collect::<Vec<_>>().join("\n")
-        ));
-    }
-    Ok(target_dir.join("release").join(package))
-}
-
 /// What a child process did.
-struct Outcome {
-    stdout: String,
-    stderr: String,
+pub struct Outcome {
+    pub stdout: String,
+    pub stderr: String,
     /// `None`: killed at the timeout.
-    success: Option<bool>,
+    pub success: Option<bool>,
 }
 
-fn run_child(exe: &Path, args: &[String], timeout: Duration) -> Result<Outcome, String> {
+pub fn run_child(exe: &Path, args: &[String], timeout: Duration) -> Result<Outcome, String> {
     let mut child = Command::new(exe)
         .args(args)
         .stdin(Stdio::null())
@@ -119,20 +96,19 @@ pub enum Run {
     Default,
 }
 
-/// `a` and `b` measured alternately, three processes each; the median of each one's
-/// medians (`None` where a run failed).
+/// `a` and `b` (each a run of a bench executable) measured alternately, three processes
+/// each; the median of each one's medians (`None` where a run failed).
 pub fn confirm(
-    exe: &Path,
     dir: &Path,
     device: &Device,
-    a: Run,
-    b: Run,
+    a: (&Path, Run),
+    b: (&Path, Run),
     tol: f64,
     timeout: Duration,
 ) -> (Option<f64>, Option<f64>) {
     let (mut ta, mut tb) = (Vec::new(), Vec::new());
     for _ in 0..3 {
-        for (r, out) in [(a, &mut ta), (b, &mut tb)] {
+        for ((exe, r), out) in [(a, &mut ta), (b, &mut tb)] {
             let (mode, n) = match r {
                 Run::Candidate(n) => ("candidate", n),
                 Run::Default => ("default", 0),
@@ -161,7 +137,8 @@ pub fn confirm(
 }
 
 /// Measures each of `jobs` (candidate number, knob values) in order; `leader` is the
-/// best median known before (infinite for none).
+/// best median known before (infinite for none). Each outcome is shown on `progress`.
+#[allow(clippy::too_many_arguments)]
 pub fn candidates(
     exe: &Path,
     dir: &Path,
@@ -170,9 +147,9 @@ pub fn candidates(
     mut leader: f64,
     tol: f64,
     timeout: Duration,
+    progress: &mut Progress,
 ) -> Vec<(usize, Measured)> {
     let mut out = Vec::new();
-    let mut progress = Progress::new(jobs.len(), leader);
     for (n, knobs) in jobs {
         let quick = if leader.is_finite() { leader * 1.5 } else { f64::INFINITY };
         let args = [
@@ -187,18 +164,12 @@ pub fn candidates(
             Err(e) => outcome(knobs, Status::Crashed, Some(e)),
             Ok(o) => parse(knobs, &o, timeout),
         };
-        if m.status == Status::Ok {
-            if let Some(t) = m.median_s {
-                if t < leader {
-                    leader = t;
-                    progress.best = (t, label(knobs));
-                }
-            }
+        if let (Status::Ok, Some(t)) = (m.status, m.median_s) {
+            leader = leader.min(t);
         }
         progress.done(&m, knobs);
         out.push((*n, m));
     }
-    progress.finish();
     out
 }
 
@@ -272,51 +243,114 @@ fn status_name(s: Status) -> &'static str {
     }
 }
 
-fn label(knobs: &BTreeMap<String, String>) -> String {
+pub fn label(knobs: &BTreeMap<String, String>) -> String {
     knobs.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(",")
 }
 
-/// The progress line: a bar, candidates done, best so far, time left.
-struct Progress {
-    total: usize,
+/// The progress of a tuning run (indicatif): a bar over the candidates, or over the
+/// time budget of a search, with the best time so far. Where stderr is no terminal (a
+/// log, a test) the bar is hidden and each candidate is a line instead.
+pub struct Progress {
+    bar: ProgressBar,
+    /// Candidates done, and how many there are (`None`: a search, whose bar is time).
     done: usize,
+    total: Option<usize>,
+    budget: Option<Duration>,
     start: Instant,
-    best: (f64, String),
-    tty: bool,
+    pub best: (f64, String),
 }
 
 impl Progress {
-    fn new(total: usize, leader: f64) -> Progress {
-        let best = (leader, if leader.is_finite() { "(from the record)".into() } else { String::new() });
-        Progress { total, done: 0, start: Instant::now(), best, tty: std::io::stderr().is_terminal() }
+    /// A bar over `total` candidates; `leader` is the best time known before.
+    pub fn count(total: usize, leader: f64) -> Progress {
+        let bar = ProgressBar::with_draw_target(Some(total as u64), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("[{bar:24}] {pos}/{len} {msg} ({eta} left)")
+                .expect("a valid template")
+                .progress_chars("#>-"),
+        );
+        Progress::with(bar, Some(total), None, leader)
     }
 
-    fn done(&mut self, m: &Measured, knobs: &BTreeMap<String, String>) {
+    /// A bar over the time `budget` of a search.
+    pub fn timed(budget: Duration, leader: f64) -> Progress {
+        let bar = ProgressBar::with_draw_target(Some(budget.as_secs().max(1)), ProgressDrawTarget::stderr());
+        bar.set_style(
+            ProgressStyle::with_template("[{bar:24}] {elapsed}/{len}s {msg}")
+                .expect("a valid template")
+                .progress_chars("#>-"),
+        );
+        bar.enable_steady_tick(Duration::from_millis(250));
+        Progress::with(bar, None, Some(budget), leader)
+    }
+
+    fn with(bar: ProgressBar, total: Option<usize>, budget: Option<Duration>, leader: f64) -> Progress {
+        let best = (leader, if leader.is_finite() { "(from the record)".into() } else { String::new() });
+        let p = Progress { bar, done: 0, total, budget, start: Instant::now(), best };
+        p.bar.set_message(p.best_text());
+        p
+    }
+
+    fn best_text(&self) -> String {
+        if self.best.0.is_finite() {
+            format!("best {} {}", ms(self.best.0), self.best.1)
+        } else {
+            "best -".into()
+        }
+    }
+
+    /// A line above the bar (or on its own where the bar is hidden).
+    pub fn say(&self, line: &str) {
+        if self.bar.is_hidden() {
+            eprintln!("{line}");
+        } else {
+            self.bar.println(line);
+        }
+    }
+
+    /// Candidate `knobs` measured as `m`.
+    pub fn done(&mut self, m: &Measured, knobs: &BTreeMap<String, String>) {
         self.done += 1;
-        let elapsed = self.start.elapsed().as_secs_f64();
-        let left = elapsed / self.done as f64 * (self.total - self.done) as f64;
-        let width = 24;
-        let filled = width * self.done / self.total.max(1);
-        let bar = format!("{}{}", "#".repeat(filled), "-".repeat(width - filled));
-        let best =
-            if self.best.0.is_finite() { format!("best {} {}", ms(self.best.0), self.best.1) } else { "best -".into() };
+        if let (Status::Ok, Some(t)) = (m.status, m.median_s) {
+            if t < self.best.0 {
+                self.best = (t, label(knobs));
+            }
+        }
         let this = match (m.status, m.median_s) {
             (Status::Ok, Some(t)) => ms(t),
             (s, _) => status_name(s).to_string(),
         };
-        let line = format!("[{bar}] {}/{} {best}, ~{left:.0} s left", self.done, self.total);
-        let mut e = std::io::stderr();
-        if self.tty {
-            let _ = write!(e, "\r\x1b[2K{line}");
-        } else {
-            let _ = writeln!(e, "  {}: {this}   {line}", label(knobs));
+        let elapsed = self.start.elapsed().as_secs_f64();
+        let count = match (self.total, self.budget) {
+            (Some(total), _) => {
+                let left = elapsed / self.done as f64 * (total - self.done.min(total)) as f64;
+                self.bar.set_position(self.done as u64);
+                format!("{}/{total}, ~{left:.0} s left", self.done)
+            }
+            (None, Some(b)) => {
+                self.bar.set_position((elapsed as u64).min(b.as_secs()));
+                format!("{} measured, {elapsed:.0}/{:.0} s", self.done, b.as_secs_f64())
+            }
+            (None, None) => format!("{} measured", self.done),
+        };
+        self.bar.set_message(self.best_text());
+        if self.bar.is_hidden() {
+            let mut e = std::io::stderr();
+            let _ = writeln!(e, "  {}: {this}   [{count}] {}", label(knobs), self.best_text());
+            let _ = e.flush();
         }
-        let _ = e.flush();
     }
 
-    fn finish(&self) {
-        if self.tty {
-            eprintln!();
+    /// The bar's message, for a search between rounds.
+    pub fn status(&self, text: &str) {
+        if let Some(b) = self.budget {
+            let elapsed = self.start.elapsed().as_secs();
+            self.bar.set_position(elapsed.min(b.as_secs()));
         }
+        self.bar.set_message(format!("{} - {text}", self.best_text()));
+    }
+
+    pub fn finish(&self) {
+        self.bar.finish_and_clear();
     }
 }

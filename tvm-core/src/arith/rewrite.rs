@@ -146,6 +146,9 @@ impl<'a> Ctx<'a> {
         if self.quick_le0(&p) {
             return true;
         }
+        if self.without_divisions(&p).is_some_and(|q| self.quick_le0(&q)) || self.monotone_quotients(&p) {
+            return true;
+        }
         if self.depth >= MAX_DEPTH || self.fuel == 0 {
             return false;
         }
@@ -199,6 +202,90 @@ impl<'a> Ctx<'a> {
         }
         self.depth -= 1;
         ok
+    }
+
+    /// `p` scaled by the least common multiple `l` of the constant divisors `c > 1` of its
+    /// terms `k·(x / c)`, with each such term replaced by a bound on the side of `k`'s
+    /// sign, so that the result `<= 0` proves `p <= 0`: where `x >= 0`, `c·(x / c)` lies
+    /// in `[x - (c - 1), x]`, and where `x <= 0` in `[x, x + c - 1]` (the division
+    /// truncates toward zero; a term whose `x` has no known sign stays out, and so does
+    /// the whole rewrite then). `None` without such a term, or if a coefficient would
+    /// overflow.
+    ///
+    /// The bounds of partitioned loops need it: `min(S / 64, (S + 63) / 64)` is `S / 64`
+    /// because `64·(S / 64) - 64·((S + 63) / 64) <= S - (S + 63 - 63) = 0`.
+    fn without_divisions(&self, p: &Poly) -> Option<Poly> {
+        /// The largest `l` tried: the divisors are split factors and vector widths.
+        const MAX_LCM: i64 = 1 << 16;
+        let mut l: i64 = 1;
+        let mut divs = Vec::new();
+        for (m, &k) in &p.terms {
+            let [Atom(Expr::Binary { op: BinOp::Div, a: x, b: d })] = m.as_slice() else { continue };
+            let Some(c) = d.as_int().filter(|&c| c > 1) else { continue };
+            let xp = parse_poly(x);
+            let iv = self.poly_interval(&xp);
+            let nonneg = if iv.lo >= 0 {
+                true
+            } else if iv.hi <= 0 {
+                false
+            } else {
+                return None;
+            };
+            l = l.checked_mul(c / gcd(l.unsigned_abs(), c.unsigned_abs()) as i64).filter(|&l| l <= MAX_LCM)?;
+            divs.push((m.clone(), k, xp, c, nonneg));
+        }
+        if divs.is_empty() {
+            return None;
+        }
+        let mut rest = p.clone();
+        for (m, ..) in &divs {
+            rest.terms.remove(m);
+        }
+        let scaled = |q: &Poly, f: i64| -> Option<Poly> {
+            let mut out = Poly::constant(q.c.checked_mul(f)?);
+            for (m, &k) in &q.terms {
+                out.add_term(m.clone(), k.checked_mul(f)?);
+            }
+            Some(out)
+        };
+        let mut out = scaled(&rest, l)?;
+        for (_, k, xp, c, nonneg) in divs {
+            // `l·k·(x / c) == k·(l / c)·(c·(x / c))`: the upper end of `c·(x / c)` for a
+            // positive `k`, the lower end for a negative one.
+            let slack = match (k > 0, nonneg) {
+                (true, true) | (false, false) => 0,
+                (false, true) => 1 - c,
+                (true, false) => c - 1,
+            };
+            let end = Poly { c: xp.c.checked_add(slack)?, ..xp };
+            out = out.add(&scaled(&end, k.checked_mul(l / c)?)?);
+        }
+        Some(out)
+    }
+
+    /// `k·(x / c) - k·(y / c) + e <= 0` for `k > 0`, a constant `c > 0` and a constant
+    /// `e <= 0`: division by `c` (truncating or not) is non-decreasing, so it holds where
+    /// `x <= y` (`min(S / 64, (S + 1) / 64)` is `S / 64`).
+    fn monotone_quotients(&mut self, p: &Poly) -> bool {
+        fn quotient(m: &Mono) -> Option<(&Expr, i64)> {
+            match m.as_slice() {
+                [Atom(Expr::Binary { op: BinOp::Div, a: x, b: d })] => d.as_int().filter(|&c| c > 0).map(|c| (&**x, c)),
+                _ => None,
+            }
+        }
+        let mut terms = p.terms.iter();
+        let (Some((m1, &k1)), Some((m2, &k2)), None) = (terms.next(), terms.next(), terms.next()) else {
+            return false;
+        };
+        if p.c > 0 || k1.checked_neg() != Some(k2) {
+            return false;
+        }
+        let (Some((x1, c1)), Some((x2, c2))) = (quotient(m1), quotient(m2)) else { return false };
+        if c1 != c2 {
+            return false;
+        }
+        let (x, y) = if k1 > 0 { (x1, x2) } else { (x2, x1) };
+        self.prove_le0_inner(&parse_poly(x).sub(&parse_poly(y)))
     }
 
     /// `p == min(p1, p2)` (`true`) or `max(p1, p2)` (`false`) by its first term that is

@@ -120,8 +120,21 @@ fn tile_with_reuse(cx: &mut Cx<'_>, s: TensorId) -> bool {
     };
     let f = |cx: &mut Cx<'_>, base: &str| cx.b.fresh(&format!("{owner}_{base}"));
     let (bi, ii, bj, jj) = (f(cx, "bi"), f(cx, "ii"), f(cx, "bj"), f(cx, "jj"));
-    let tmk = cx.b.int_knob(&format!("{owner}_tm"), [tm, if tm == 8 { 4 } else { 8 }]);
-    let tnk = cx.b.int_knob(&format!("{owner}_tn"), [tn, if tn == 8 { 4 } else { 8 }]);
+    // The alternatives of the per-thread tile: every combination keeps the block within
+    // the target's thread limit (a smaller tile is more threads).
+    let max = cx.target.max_threads_per_block as i64;
+    let alt = |t: i64| if t == 8 { 4 } else { 8 };
+    let fits = |m: i64, n: i64| (bm / m) * (bn / n) <= max;
+    let mut ms = vec![tm];
+    if fits(alt(tm), tn) {
+        ms.push(alt(tm));
+    }
+    let mut ns = vec![tn];
+    if ms.iter().all(|&m| fits(m, alt(tn))) {
+        ns.push(alt(tn));
+    }
+    let tmk = cx.b.int_knob(&format!("{owner}_tm"), ms);
+    let tnk = cx.b.int_knob(&format!("{owner}_tn"), ns);
     cx.b.stmt(format!("let ({bi}, {ii}) = {owner}.split({}, {bm})", oaxes[u]));
     cx.b.stmt(format!("let ({bj}, {jj}) = {owner}.split({}, {bn})", oaxes[v]));
     let (ty, yi, tx, xi) = (f(cx, "ty"), f(cx, "yi"), f(cx, "tx"), f(cx, "xi"));

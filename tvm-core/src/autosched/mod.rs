@@ -16,7 +16,7 @@
 //!   a register tile of `mr` rows by `nr` vector lanes accumulated in a local cache
 //!   (the element-wise consumer itself when there is one: bias, activation), the
 //!   innermost reduction unrolled, and an operand whose tile rows are short slices of long
-//!   rows packed into a local panel per block of rows; on GPUs ([`gpu`]) blocks, threads
+//!   rows packed into a local panel per block of rows; on GPUs (`gpu.rs`) blocks, threads
 //!   and a register tile per thread with the operands staged through shared memory;
 //! - row reductions read by a row-wise consumer (softmax, layer norm) are computed per
 //!   row inside the consumer's parallel loop, each as vectorized partial results;
@@ -125,6 +125,7 @@ pub fn derive(base: &Schedule, taken: &[String]) -> Derived {
 fn inline_set(base: &Schedule) -> BTreeSet<TensorId> {
     let graph = &base.graph;
     let all = analysis::analyze(graph, &|_| false);
+    let between = between_placed(base);
     let mut out = BTreeSet::new();
     for st in &base.stages {
         let t = st.tensor;
@@ -139,6 +140,13 @@ fn inline_set(base: &Schedule) -> BTreeSet<TensorId> {
         if i.kind != Kind::Injective {
             continue;
         }
+        // A written `p.compute_at(c, ..)` was written against the flat defaults, which
+        // inline what lies between `p` and `c`: computed anywhere else, `c` would no longer
+        // read `p` where the block places it.
+        if between.contains(&t) {
+            out.insert(t);
+            continue;
+        }
         let reused = i.consumers.iter().filter_map(|c| all.get(c)).any(|c| c.has_reuse() && c.kind != Kind::Injective);
         // A boundary (padding) read by a tiled reduction is computed once: inlined, its
         // test would split every vector row of the tile at the borders.
@@ -148,6 +156,31 @@ fn inline_set(base: &Schedule) -> BTreeSet<TensorId> {
         if (cheap && !(boundary && reused)) || (i.consumers.len() <= 1 && !reused) {
             out.insert(t);
         }
+    }
+    out
+}
+
+/// The stages on a path from a stage the written block computes at another stage's axis
+/// to that stage (both ends excluded).
+fn between_placed(base: &Schedule) -> BTreeSet<TensorId> {
+    let graph = &base.graph;
+    // The stages reached from `t` by `next`, repeatedly (`t` itself not included).
+    let reach = |t: TensorId, next: &dyn Fn(TensorId) -> Vec<TensorId>| {
+        let mut seen = BTreeSet::new();
+        let mut stack = next(t);
+        while let Some(u) = stack.pop() {
+            if seen.insert(u) {
+                stack.extend(next(u));
+            }
+        }
+        seen
+    };
+    let mut out = BTreeSet::new();
+    for st in &base.stages {
+        let Attach::At { stage, .. } = st.attach else { continue };
+        let upstream = reach(base.stage(stage).tensor, &|t| graph.inputs_of(t));
+        let downstream = reach(st.tensor, &|t| graph.consumers_of(t));
+        out.extend(upstream.intersection(&downstream));
     }
     out
 }

@@ -80,29 +80,36 @@ impl Builder {
     }
 
     /// The statements, each knob written as `tune!(NAME: v0, v1, ..)` (`knobs`) or as
-    /// its first value, the comments as `//` lines; indented by four spaces.
+    /// its first value, the comments as `//` lines; indented by four spaces. A knob used
+    /// by several statements (one width for a row's stages) is written out once, then
+    /// referred to as `tune!(NAME)`: one knob, whose value every use takes.
     pub fn render(&self, knobs: bool) -> Vec<String> {
         let mut out = Vec::new();
+        let mut written = vec![false; self.knobs.len()];
         for l in &self.lines {
             if let Some(c) = &l.comment {
                 for w in wrap(c, 88) {
                     out.push(format!("    // {w}"));
                 }
             }
-            out.push(format!("    {};", self.resolve(&l.text, knobs)));
+            out.push(format!("    {};", self.resolve(&l.text, knobs, &mut written)));
         }
         out
     }
 
-    fn resolve(&self, text: &str, knobs: bool) -> String {
+    fn resolve(&self, text: &str, knobs: bool, written: &mut [bool]) -> String {
         let mut out = String::new();
         let mut parts = text.split(MARK);
         out.push_str(parts.next().unwrap_or_default());
         while let (Some(k), Some(rest)) = (parts.next(), parts.next()) {
-            let spec = k.parse::<usize>().ok().and_then(|k| self.knobs.get(k));
-            match spec {
-                Some(s) if knobs => out.push_str(&format!("tune!({}: {})", s.name, s.values.join(", "))),
-                Some(s) => out.push_str(&s.values[0]),
+            match k.parse::<usize>().ok().filter(|&n| n < self.knobs.len()) {
+                Some(n) if knobs && written[n] => out.push_str(&format!("tune!({})", self.knobs[n].name)),
+                Some(n) if knobs => {
+                    written[n] = true;
+                    let s = &self.knobs[n];
+                    out.push_str(&format!("tune!({}: {})", s.name, s.values.join(", ")))
+                }
+                Some(n) => out.push_str(&self.knobs[n].values[0]),
                 None => {}
             }
             out.push_str(rest);
@@ -142,14 +149,17 @@ mod tests {
         b.comment("a register tile");
         b.stmt(format!("let (io, ii) = c.split(c.i, {k})"));
         b.stmt(format!("let (jo, ji) = c.split(c.j, {one})"));
+        b.stmt(format!("let (po, pi) = c.split(po, {k})"));
         assert_eq!(
             b.render(true),
             [
                 "    // a register tile",
                 "    let (io, ii) = c.split(c.i, tune!(rows: 8, 4, 16));",
-                "    let (jo, ji) = c.split(c.j, 32);"
+                "    let (jo, ji) = c.split(c.j, 32);",
+                "    let (po, pi) = c.split(po, tune!(rows));"
             ]
         );
+        assert_eq!(b.render(true), b.render(true), "each rendering writes the knob out once");
         assert_eq!(b.render(false)[1], "    let (io, ii) = c.split(c.i, 8);");
         assert_eq!(b.fresh("c"), "c1");
     }

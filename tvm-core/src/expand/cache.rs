@@ -56,11 +56,13 @@ fn dir() -> Option<PathBuf> {
     Some(Path::new(env!("OUT_DIR")).join("expansions"))
 }
 
-/// The key of an expansion of `tokens` for `backends`.
-/// The kernel's tuning record, when there is one, is part of the key (its path and bytes).
-pub fn key(tokens: &TokenStream, backends: Backends) -> String {
+/// The key of an expansion of `tokens` (a generic kernel's `instance` for that type) for
+/// `backends`. The kernel's tuning record, when there is one, is part of the key (its path
+/// and bytes).
+pub fn key(tokens: &TokenStream, backends: Backends, instance: Option<&str>) -> String {
     let mut h = Sha256::new();
-    let record = crate::tune::kernel_name(tokens).and_then(|n| crate::tune::record_file(&n));
+    let record = crate::tune::kernel_name(tokens)
+        .and_then(|n| crate::tune::record_file(&crate::tune::record_name(&n, instance)));
     let (path, bytes) = match &record {
         Some((p, b)) => (p.to_string_lossy().into_owned(), &b[..]),
         None => (String::new(), &[][..]),

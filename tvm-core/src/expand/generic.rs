@@ -259,8 +259,10 @@ pub fn facade(ast: &KernelAst, g: &Generics) -> TokenStream {
     let list = g.types.iter().map(|t| format!("`{t}`")).collect::<Vec<_>>().join(", ");
     let elem_doc = format!("The element types `{p}` of [`{kname}`](fn@super::{kname}) may be: {list}. Sealed.");
     let mod_doc = format!("The generated code of [`{kname}`](fn@{kname}), one instance per element type, and how to run it on a chosen device.");
+    let contract = super::signature::contract_doc(&ast.sig, Some(&format!("{p}: {}::Elem", kname)));
     quote! {
         #(#attrs)*
+        #[doc = #contract]
         #vis fn #name<T: #name::Elem>(#(#tp),*) -> #result<#tret, #error> {
             T::__call(#(#idents),*)
         }

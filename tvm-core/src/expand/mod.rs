@@ -77,7 +77,7 @@ pub fn compute_for(tokens: TokenStream, backends: Backends) -> TokenStream {
     match generic::split(&tokens) {
         Err(e) => e.to_compile_error(),
         Ok(Some((g, rest))) => expand_generic(&g, rest, backends),
-        Ok(None) => match expand_one(tokens, backends) {
+        Ok(None) => match expand_one(tokens, backends, None) {
             Ok(ts) => ts,
             Err((errors, stub)) => {
                 let errors: TokenStream = errors.iter().map(|e| e.to_compile_error()).collect();
@@ -87,9 +87,14 @@ pub fn compute_for(tokens: TokenStream, backends: Backends) -> TokenStream {
     }
 }
 
-/// One kernel (without generics): its expansion, or its errors and the stub.
-fn expand_one(tokens: TokenStream, backends: Backends) -> Result<TokenStream, (Vec<syn::Error>, TokenStream)> {
-    let key = cache::key(&tokens, backends);
+/// One kernel (without generics), or the `instance` of a generic one for that type: its
+/// expansion, or its errors and the stub.
+fn expand_one(
+    tokens: TokenStream,
+    backends: Backends,
+    instance: Option<&str>,
+) -> Result<TokenStream, (Vec<syn::Error>, TokenStream)> {
+    let key = cache::key(&tokens, backends, instance);
     if let Some(text) = cache::load(&key) {
         let restored = crate::frontend::parse_syntax(tokens.clone())
             .ok()
@@ -104,7 +109,7 @@ fn expand_one(tokens: TokenStream, backends: Backends) -> Result<TokenStream, (V
             let stub = crate::frontend::parse_syntax(tokens).map(|(ast, _)| stub::stub(&ast)).unwrap_or_default();
             Err((errors, stub))
         }
-        Ok(kernel) => match expand_kernel(&kernel, &tokens, backends) {
+        Ok(kernel) => match expand_kernel(&kernel, &tokens, backends, instance) {
             Ok(ts) => {
                 // Stored as text; a hit reads these tokens back with the same spans on the
                 // signature's names (the tests compare the two). Not with a name `device`.
@@ -124,17 +129,22 @@ fn expand_one(tokens: TokenStream, backends: Backends) -> Result<TokenStream, (V
 /// accepted (a parallel loop whose iterations it cannot prove write disjoint parts); it
 /// runs here, on the macro's thread, after lowering, so a derived schedule it refuses
 /// (a compiler bug, never the user's error) is retried without the derived statements.
-fn expand_kernel(kernel: &Kernel, tokens: &TokenStream, backends: Backends) -> Result<TokenStream, Vec<syn::Error>> {
+fn expand_kernel(
+    kernel: &Kernel,
+    tokens: &TokenStream,
+    backends: Backends,
+    instance: Option<&str>,
+) -> Result<TokenStream, Vec<syn::Error>> {
     let lowered = lower_backends(kernel, backends)?;
     let derived = lowered.derived;
-    match module::expand(kernel, &with_tuned(lowered, kernel, tokens, backends)) {
+    match module::expand(kernel, &with_tuned(lowered, kernel, tokens, backends, instance)) {
         Err(errs) if derived => {
             let reason = format!(
                 "code generation refused the derived schedule: {}",
                 errs.first().map(|e| e.to_string()).unwrap_or_default()
             );
             let lowered = lower_backends_with(kernel, backends, &crate::driver::Derivation::Off { reason })?;
-            module::expand(kernel, &with_tuned(lowered, kernel, tokens, backends))
+            module::expand(kernel, &with_tuned(lowered, kernel, tokens, backends, instance))
         }
         r => r,
     }
@@ -186,7 +196,7 @@ fn expand_generic(g: &generic::Generics, rest: TokenStream, backends: Backends) 
     let mut errors: Vec<(String, syn::Error, Vec<String>)> = Vec::new();
     for ty in &g.types {
         let inst = generic::visible_to_parent(generic::instantiate(&rest, &g.param, ty));
-        let body = match expand_one(inst, backends) {
+        let body = match expand_one(inst, backends, Some(ty)) {
             Ok(ts) => ts,
             Err((errs, stub)) => {
                 for e in errs.into_iter().flatten() {
@@ -270,10 +280,18 @@ pub struct TunedFunc {
     pub winner: String,
 }
 
-/// `lowered` with the winners of the kernel's tuning record (if any) lowered next to it.
-/// A winner that no longer lowers is left out (the schedule as written runs).
-fn with_tuned(mut lowered: Lowered, kernel: &Kernel, tokens: &TokenStream, backends: Backends) -> Lowered {
-    let Some((path, bytes)) = crate::tune::record_file(&kernel.name) else { return lowered };
+/// `lowered` with the winners of the kernel's tuning record (if any; a generic kernel's
+/// `instance` has a record of its own) lowered next to it. A winner that no longer lowers
+/// is left out (the schedule as written runs).
+fn with_tuned(
+    mut lowered: Lowered,
+    kernel: &Kernel,
+    tokens: &TokenStream,
+    backends: Backends,
+    instance: Option<&str>,
+) -> Lowered {
+    let name = crate::tune::record_name(&kernel.name, instance);
+    let Some((path, bytes)) = crate::tune::record_file(&name) else { return lowered };
     lowered.tuned.record = Some(path);
     let Ok(record) = crate::tune::Record::parse(&String::from_utf8_lossy(&bytes)) else { return lowered };
     let dim_names: Vec<String> = kernel.graph.dims.iter().map(|d| d.name().to_string()).collect();

@@ -221,11 +221,13 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
         schedule_of("opencl", Some(&opencl)),
         schedule_of("webgpu", Some(&webgpu)),
     );
-    let source_cpu = cpu_fn.to_string();
+    let source_cpu = pretty_rust(&cpu_fn);
     let docs_run = format!("Runs `{kname}` on `device`, writing into existing outputs of the right shapes.");
 
+    let contract = super::signature::contract_doc(&kernel.ast.sig, None);
     Ok(quote! {
         #(#attrs)*
+        #[doc = #contract]
         #vis fn #name(#(#p_decls),*) -> #result_t<#ret_ty, #error_t> {
             #name::__call(&#rt::default_device(#cuda_built)?, #(#p_idents),*)
         }
@@ -370,4 +372,14 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
             #webgpu_items
         }
     })
+}
+
+/// Rust tokens as formatted source text (prettyplease, close to rustfmt's layout), for
+/// `source("cpu")`; tokens that do not parse as items (never the emitted function) as the
+/// token stream's text.
+pub(crate) fn pretty_rust(tokens: &TokenStream) -> String {
+    match syn::parse2::<syn::File>(tokens.clone()) {
+        Ok(file) => prettyplease::unparse(&file),
+        Err(_) => tokens.to_string(),
+    }
 }

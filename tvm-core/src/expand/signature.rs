@@ -2,7 +2,7 @@
 //! the lowered functions (CPU and host code) built from them.
 
 use super::paths;
-use crate::frontend::ast::ParamAst;
+use crate::frontend::ast::{Dim, ParamAst, Signature as SigAst, TensorType};
 use crate::frontend::Kernel;
 use crate::te::Param;
 use crate::tir::{self, Expr, PrimFunc};
@@ -161,4 +161,70 @@ fn dim_value(e: &Expr, dims: &[String]) -> TokenStream {
         }
         _ => quote!(0usize),
     }
+}
+
+/// The rustdoc the typed function gets after the user's own: the declared signature, each
+/// tensor's element type and shape (`x: f32[M, N]`, rustdoc shows only `&Tensor<f32, 2>`),
+/// where the dims come from, and what the module of the same name offers.
+pub fn contract_doc(sig: &SigAst, generic: Option<&str>) -> String {
+    let ty = |t: &TensorType| {
+        let dims: Vec<String> = t
+            .dims
+            .iter()
+            .map(|d| match d {
+                Dim::Lit { value, .. } => value.to_string(),
+                Dim::Name(n) => n.name.clone(),
+            })
+            .collect();
+        format!("{}[{}]", t.dtype.name, dims.join(", "))
+    };
+    let name = sig.name.name.trim_start_matches("r#");
+    let params: Vec<String> = sig
+        .params
+        .iter()
+        .map(|p| match p {
+            ParamAst::Tensor { name, ty: t } => format!("{}: {}", name.name, ty(t)),
+            ParamAst::Scalar { name, ty } => format!("{}: {}", name.name, ty.name),
+        })
+        .collect();
+    let outputs: Vec<String> = sig.outputs.iter().map(|o| format!("{}: {}", o.name.name, ty(&o.ty))).collect();
+    let returns = if outputs.len() == 1 { outputs[0].clone() } else { format!("({})", outputs.join(", ")) };
+    let generic = generic.map(|g| format!("<{g}>")).unwrap_or_default();
+    let mut dims: Vec<String> = Vec::new();
+    for p in &sig.params {
+        if let ParamAst::Tensor { ty, .. } = p {
+            for d in &ty.dims {
+                if let Dim::Name(n) = d {
+                    if !dims.contains(&n.name) {
+                        dims.push(n.name.clone());
+                    }
+                }
+            }
+        }
+    }
+    let mut doc = format!("\n# Shapes\n\n`{name}{generic}({}) -> {returns}`\n\n", params.join(", "));
+    for p in &params {
+        doc.push_str(&format!("- `{p}`\n"));
+    }
+    for o in &outputs {
+        doc.push_str(&format!("- returns `{o}`, a new tensor\n"));
+    }
+    if !dims.is_empty() {
+        let list: Vec<String> = dims.iter().map(|d| format!("`{d}`")).collect();
+        doc.push_str(&format!(
+            "\nThe dims {} are the inputs' sizes at the call; inputs that disagree on one are \
+             `Err(ShapeMismatch)` naming the parameter and the dimension.\n",
+            list.join(", ")
+        ));
+    }
+    doc.push_str(&format!(
+        "\n# Running\n\nThis function runs on the default device (`tvm::Device::try_default()`: `TVM_DEVICE` \
+         when set, else CUDA when a device is present and the kernel has CUDA code, else the CPU) and \
+         returns new host tensors. The module [`{name}`](mod@{name}) has the other \
+         ways: `run` (a device you choose, into outputs you allocated), `run_on` and `call_on` (device \
+         tensors, which stay on the device between calls), `profile` (a median time with the FLOPs and bytes \
+         of one run), and `source`, `lowered` and `schedule` (the generated code, the lowered TIR and the \
+         schedule, per target).\n"
+    ));
+    doc
 }

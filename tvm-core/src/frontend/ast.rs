@@ -262,6 +262,19 @@ pub enum ExprKind {
     },
     /// `reduce(e for k in .., identity, |a, b| combined)`
     CustomReduce(Box<CustomReduceAst>),
+    /// `{ let v = e; let w = f; value }`: names for values, in scope in the later lets and
+    /// in `value`.
+    Block {
+        lets: Vec<LetAst>,
+        value: Box<ExprAst>,
+    },
+}
+
+/// `let NAME = value;` inside a block.
+#[derive(Clone, Debug, PartialEq)]
+pub struct LetAst {
+    pub name: Name,
+    pub value: ExprAst,
 }
 
 /// `reduce(e for k in lo..hi, identity, |a, b| combined)`, or over several values at
@@ -313,6 +326,14 @@ impl ExprAst {
     }
 }
 
+/// `e` as the block of an `if` branch: `{ e }`, or the block itself.
+fn braced(f: &mut fmt::Formatter<'_>, e: &ExprAst) -> fmt::Result {
+    match e.kind {
+        ExprKind::Block { .. } => write!(f, "{e}"),
+        _ => write!(f, "{{ {e} }}"),
+    }
+}
+
 fn comma_list<T: fmt::Display>(f: &mut fmt::Formatter<'_>, items: &[T]) -> fmt::Result {
     for (k, it) in items.iter().enumerate() {
         if k > 0 {
@@ -349,12 +370,21 @@ impl fmt::Display for ExprAst {
             ExprKind::Binary { op, lhs, rhs, .. } => write!(f, "{lhs} {} {rhs}", op.symbol()),
             ExprKind::Cast { expr, to } => write!(f, "{expr} as {}", to.name),
             ExprKind::If { cond, then, otherwise } => {
-                write!(f, "if {cond} {{ {then} }} else ")?;
+                write!(f, "if {cond} ")?;
+                braced(f, then)?;
+                f.write_str(" else ")?;
                 if matches!(otherwise.kind, ExprKind::If { .. }) {
                     write!(f, "{otherwise}")
                 } else {
-                    write!(f, "{{ {otherwise} }}")
+                    braced(f, otherwise)
                 }
+            }
+            ExprKind::Block { lets, value } => {
+                f.write_str("{ ")?;
+                for l in lets {
+                    write!(f, "let {} = {}; ", l.name.name, l.value)?;
+                }
+                write!(f, "{value} }}")
             }
             ExprKind::Paren(e) => write!(f, "({e})"),
             ExprKind::Call { func, args } => {

@@ -193,6 +193,7 @@ const METHODS: &[(&str, &str, usize)] = &[
     ("sin", "sin", 0),
     ("cos", "cos", 0),
     ("powf", "pow", 1),
+    ("powi", "powi", 1),
     ("mul_add", "fma", 2),
     ("max", "max", 1),
     ("min", "min", 1),
@@ -217,7 +218,6 @@ fn method_call(
     let Some(&(_, func, arity)) = METHODS.iter().find(|(name, ..)| *name == m) else {
         let hint = match m {
             "log" => "; Rust's `log` takes a base: write `x.ln()` for the natural logarithm".to_string(),
-            "powi" => "; write `x.powf(y)` with a float exponent".to_string(),
             _ => String::new(),
         };
         let names: Vec<&str> = METHODS.iter().map(|(n, ..)| *n).collect();
@@ -353,7 +353,8 @@ fn parse_primary(input: ParseStream, cx: &mut Cx) -> syn::Result<ExprAst> {
         return Ok(ExprAst { kind: ExprKind::Name(name.name), loc });
     }
     if input.peek(syn::token::Brace) {
-        return Err(input.error("expected an expression; blocks are only allowed as `if` branches"));
+        let g: Group = input.parse()?;
+        return parse_group(&g, cx, |input, cx| parse_block_body(input, cx, "value of the block"));
     }
     Err(input.error("expected an expression"))
 }
@@ -720,16 +721,51 @@ fn parse_block_expr(input: ParseStream, cx: &mut Cx, what: &str) -> syn::Result<
         return Err(input.error(format!("expected `{{` and the {what}")));
     }
     let g: Group = input.parse()?;
-    parse_group(&g, cx, |input, cx| {
-        if input.is_empty() {
-            return Err(input.error(format!("expected the {what}")));
+    parse_group(&g, cx, |input, cx| parse_block_body(input, cx, what))
+}
+
+/// The inside of a block: `let NAME = expr;` statements, then the block's value (an
+/// expression without `;`). A block without `let`s is its value.
+fn parse_block_body(input: ParseStream, cx: &mut Cx, what: &str) -> syn::Result<ExprAst> {
+    let mut lets = Vec::new();
+    while input.peek(Token![let]) {
+        input.parse::<Token![let]>()?;
+        let id = ident(input, "expected a name after `let`, as in `let v = x[i] * 2.0;`")?;
+        let name = cx.name(&id);
+        if input.peek(Token![:]) {
+            return Err(input.error(format!(
+                "a `let` in an expression takes the type of its value: write `let {id} = ..;` (cast the value with `as` for another type)"
+            )));
         }
-        let e = parse_expr(input, cx)?;
-        if !input.is_empty() {
-            return Err(input.error("expected `}`: a branch is one expression"));
+        if !input.peek(Token![=]) || input.peek(Token![==]) {
+            return Err(input.error(format!("expected `=` and a value, as in `let {id} = x[i] * 2.0;`")));
         }
-        Ok(e)
-    })
+        input.parse::<Token![=]>()?;
+        let value = parse_expr(input, cx)?;
+        if !input.peek(Token![;]) {
+            return Err(input.error(format!("expected `;` after the value of `{id}`")));
+        }
+        input.parse::<Token![;]>()?;
+        lets.push(LetAst { name, value });
+    }
+    if input.is_empty() {
+        return Err(input.error(match lets.last() {
+            Some(l) => format!("expected the {what} after the `let`s, as in `{{ let {n} = ..; {n} * {n} }}`", n = l.name.name),
+            None => format!("expected the {what}"),
+        }));
+    }
+    let value = parse_expr(input, cx)?;
+    if input.peek(Token![;]) {
+        return Err(input.error("a block's value has no `;` after it: `{ let v = ..; v * v }`"));
+    }
+    if !input.is_empty() {
+        return Err(input.error("expected `}`: a block is `let`s, then one expression"));
+    }
+    if lets.is_empty() {
+        return Ok(value);
+    }
+    let loc = cx.join(lets[0].name.loc, value.loc);
+    Ok(ExprAst { kind: ExprKind::Block { lets, value: Box::new(value) }, loc })
 }
 
 fn parse_if(input: ParseStream, cx: &mut Cx) -> syn::Result<ExprAst> {

@@ -14,8 +14,9 @@
 //!   `(-x) as f64`), and comparisons do not chain.
 //! - An unsuffixed literal takes the type of the other operand, else the type the
 //!   context expects (the stage's element type; `i64` in indices and ranges), else
-//!   `i64` / `f64`. Axes, dims and integer scalars are `i64` values (`usize` and other
-//!   integer scalars are cast); tensor indices of another integer type are cast to `i64`.
+//!   `i64` / `f64`. Axes, dims and `usize` scalars are `i64` values; other scalars keep
+//!   their declared type, except inside an index and where they meet index arithmetic
+//!   (`check/mod.rs`); tensor indices of another integer type are cast to `i64`.
 //! - An axis may share a tensor's name (`out[n, c, y, x] = x[n, c, y, x]`): `x[..]` is
 //!   always the read, a bare `x` the axis. It may not shadow a dim or a scalar.
 //! - A `usize` parameter used as a dim binds it ([`Kernel::dim_bindings`]).
@@ -101,14 +102,9 @@ pub fn parse_syntax(tokens: TokenStream) -> Result<(ast::KernelAst, SourceMap), 
     parse::parse_kernel_ast(tokens)
 }
 
-/// Parses and checks the tokens inside `compute! { ... }`: the kernel and its schedule
-/// blocks. Syntax errors of a schedule statement are not reported here but by
-/// [`check_schedules`] and [`schedule_apply`], with the other schedule errors.
-pub fn parse_kernel(tokens: TokenStream) -> Result<Kernel, Vec<FrontendError>> {
-    let (ast, source_map) = parse::parse_kernel_ast(tokens)?;
-    let checked = check::check_kernel(&ast, &source_map)?;
-    let docs = ast
-        .attrs
+/// The text of the `///` lines (`#[doc = ".."]` attributes) among `attrs`, in order.
+pub fn doc_lines(attrs: &[syn::Attribute]) -> Vec<String> {
+    attrs
         .iter()
         .filter_map(|a| match &a.meta {
             syn::Meta::NameValue(nv) if nv.path.is_ident("doc") => match &nv.value {
@@ -117,7 +113,16 @@ pub fn parse_kernel(tokens: TokenStream) -> Result<Kernel, Vec<FrontendError>> {
             },
             _ => None,
         })
-        .collect();
+        .collect()
+}
+
+/// Parses and checks the tokens inside `compute! { ... }`: the kernel and its schedule
+/// blocks. Syntax errors of a schedule statement are not reported here but by
+/// [`check_schedules`] and [`schedule_apply`], with the other schedule errors.
+pub fn parse_kernel(tokens: TokenStream) -> Result<Kernel, Vec<FrontendError>> {
+    let (ast, source_map) = parse::parse_kernel_ast(tokens)?;
+    let checked = check::check_kernel(&ast, &source_map)?;
+    let docs = doc_lines(&ast.attrs);
     Ok(Kernel {
         name: ast.sig.name.name.clone(),
         attrs: ast.attrs.clone(),

@@ -207,8 +207,16 @@ fn parse_view(input: ParseStream, cx: &mut Cx, name: Name) -> syn::Result<ViewAs
         name.name,
         name.name
     );
-    if !input.peek(syn::Ident) {
-        return Err(input.error(expected));
+    // `let v = x[i] + 1.0;`: a value, not a view.
+    let value = format!(
+        "expected a boundary condition, as in `let {n} = repeat_edge(x);`: among the stages, `let {n} = ..` declares a \
+         boundary view; a value inside a stage's expression is a `let` in a block there \
+         (`y[i] = {{ let {n} = x[i] + 1.0; {n} * {n} }};`), and a tensor of its own is a stage \
+         (`let {n}[i]: f32[n] = ..;`)",
+        n = name.name,
+    );
+    if !input.peek(syn::Ident) || !input.peek2(syn::token::Paren) {
+        return Err(input.error(value));
     }
     let f: syn::Ident = input.parse()?;
     let Some(boundary) = Boundary::from_name(&f.to_string()) else {

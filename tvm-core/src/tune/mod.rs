@@ -16,7 +16,7 @@
 pub mod record;
 pub mod space;
 
-pub use record::{Key, Measured, Record, Space, Status, TargetRecord};
+pub use record::{Key, Measured, Record, Search, Space, Status, TargetRecord};
 pub use space::{check, knobs, resolve, Knob, MAX_CANDIDATES};
 
 use crate::frontend::ast::ScheduleBlock;
@@ -46,6 +46,17 @@ pub fn record_file(name: &str) -> Option<(PathBuf, Vec<u8>)> {
     let path = record::path(std::path::Path::new(&dir), name);
     let bytes = std::fs::read(&path).ok()?;
     Some((path, bytes))
+}
+
+/// The name of a kernel's record (`tvm-tuning/NAME.json`): the kernel's, or for the
+/// instance of a generic kernel for type `instance`, `NAME_TYPE` (`roll_f32`, as the
+/// instance's hidden module `__roll_f32`), one record per instance.
+pub fn record_name(kernel: &str, instance: Option<&str>) -> String {
+    let kernel = kernel.trim_start_matches("r#");
+    match instance {
+        Some(ty) => format!("{kernel}_{ty}"),
+        None => kernel.to_string(),
+    }
 }
 
 /// The kernel's name from the macro's input tokens (the identifier after the first

@@ -51,6 +51,24 @@ pub struct TargetRecord {
     /// block for the target) the one the compiler derives (`space::default_space`).
     #[serde(default)]
     pub space: Space,
+    /// How the candidates were chosen: `None`, every candidate of the space was measured;
+    /// else a search measured some of them (`tvm-tune --auto`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub search: Option<Search>,
+}
+
+/// A search of a space (`tvm-tune --auto`): an evolutionary search guided by a cost model
+/// learned from the measurements.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Search {
+    /// The seed of its random choices.
+    pub seed: u64,
+    /// Its time budget, in seconds.
+    pub budget_s: f64,
+    /// Rounds of candidates built and measured.
+    pub rounds: usize,
+    /// How many candidates the space has (saturated at `u64::MAX`).
+    pub space_size: u64,
 }
 
 /// The space a record's candidates come from.

@@ -113,6 +113,10 @@ pub fn scalar_f32(v: f32) -> ArgValue {
     ArgValue::Scalar(ScalarValue::F32(v))
 }
 
+pub fn scalar_i32(v: i32) -> ArgValue {
+    ArgValue::Scalar(ScalarValue::I32(v))
+}
+
 #[macro_use]
 #[path = "../support/registry.rs"]
 pub mod registry;

@@ -14,6 +14,17 @@ use crate::arith::Analyzer;
 use crate::tir::mutate::{super_expr, Mutator};
 use crate::tir::printer::print_expr;
 
+/// A read of another tensor written through a `repeat_edge` view of it, which reads the
+/// nearest element outside the tensor: the help of a read out of bounds near an edge.
+#[derive(Clone, Debug)]
+pub(super) struct EdgeRead {
+    /// The view's name: a name the kernel does not use.
+    pub view: String,
+    pub tensor: String,
+    /// The read with the view for the tensor: `xe[i, j - 1]`.
+    pub read: String,
+}
+
 /// A check proved to fail: the site and the reason (message, help).
 pub(super) struct Failure {
     pub site: u32,
@@ -30,6 +41,7 @@ struct Discharge<'a> {
     /// How many of them are proved false (the expression never runs).
     dead: usize,
     sites: &'a [(CheckSite, Loc)],
+    edge_reads: &'a HashMap<u32, EdgeRead>,
     failures: Vec<Failure>,
 }
 
@@ -40,6 +52,7 @@ pub(super) fn discharge(
     axes: &[IterVar],
     dims: &[Var],
     sites: &[(CheckSite, Loc)],
+    edge_reads: &HashMap<u32, EdgeRead>,
 ) -> (Expr, Vec<Failure>) {
     let mut az = Analyzer::new();
     for d in dims {
@@ -54,6 +67,7 @@ pub(super) fn discharge(
         guarded: 0,
         dead: 0,
         sites,
+        edge_reads,
         failures: Vec::new(),
     };
     let body = d.mutate_expr(body);
@@ -118,21 +132,47 @@ impl Discharge<'_> {
         let (lo, hi) = self.az.try_symbolic_bounds(value, &self.axes);
         let (CheckSite::Index { tensor, dim, index }, _) = &self.sites[site as usize] else { return None };
         let n = print_expr(extent);
-        let help = format!(
-            "an index must stay in `0..{n}` wherever the read happens: shrink the axis' range, or guard the read \
-             with `if`"
-        );
+        // A window no wider than the tensor and not wholly outside it, shifted past an
+        // edge by a constant (a stencil's `j - 1`, `j + 2`): a `repeat_edge` view reads
+        // the nearest element there. Not for a read that spreads wider (`x[2 * i]`), lies
+        // wholly outside (`x[i + 8]` of 8 elements) or drifts with the shape
+        // (`x[i + N]`), where the nearest element is not what the kernel means.
+        let fits = match (&lo, &hi) {
+            (Some(lo), Some(hi)) => {
+                self.az.can_prove(&Expr::le(hi.clone() - lo.clone(), extent.clone() - Expr::int(1)))
+                    && !self.az.can_prove(&Expr::ge(lo.clone(), extent.clone()))
+                    && !self.az.can_prove(&Expr::lt(hi.clone(), Expr::int(0)))
+            }
+            _ => false,
+        };
+        let near_edge = |over: Expr| fits && matches!(self.az.simplify(&over), Expr::Int { .. });
+        let help = |edge: bool| match self.edge_reads.get(&site).filter(|_| edge) {
+            Some(e) => format!(
+                "an index must stay in `0..{n}` wherever the read happens: read `{t}` through a boundary view, \
+                 `let {v} = repeat_edge({t});` before this stage and `{r}` here (outside `{t}` it reads the nearest \
+                 element), shrink the axis' range, or guard the read with `if`",
+                t = e.tensor,
+                v = e.view,
+                r = e.read
+            ),
+            None => format!(
+                "an index must stay in `0..{n}` wherever the read happens: shrink the axis' range, or guard the \
+                 read with `if`"
+            ),
+        };
         if let Some(hi) = hi.filter(|hi| self.az.can_prove(&Expr::ge(hi.clone(), extent.clone()))) {
             let message = format!(
                 "index `{index}` of `{tensor}` is out of bounds: it reaches {}, but dimension {dim} of `{tensor}` \
                  has size {n}",
                 print_expr(&hi)
             );
+            let help = help(near_edge(hi - extent.clone()));
             return Some(Failure { site, message, help });
         }
         if let Some(lo) = lo.filter(|lo| self.az.can_prove(&Expr::lt(lo.clone(), Expr::int(0)))) {
             let message =
                 format!("index `{index}` of `{tensor}` is out of bounds: it goes down to {}, below 0", print_expr(&lo));
+            let help = help(near_edge(lo));
             return Some(Failure { site, message, help });
         }
         None
@@ -171,6 +211,16 @@ impl Mutator for Discharge<'_> {
                 self.az.restore(snap);
                 Expr::Reduce(Box::new(r))
             }
+            // A read whose index wraps around its dim once (`wrap`): the range without
+            // the remainder, tested, then the read as written.
+            e @ Expr::ProducerLoad { .. } => match super::wrap::unwrapped(&self.az, &self.axes, &e) {
+                Some((cond, inside)) => {
+                    let then = self.guarded(&cond, |d| d.mutate_expr(inside));
+                    let otherwise = self.guarded(&Expr::not(cond.clone()), |d| super_expr(d, e));
+                    Expr::select(cond, then, otherwise)
+                }
+                None => super_expr(self, e),
+            },
             Expr::Check { value, kind, site } => {
                 let value = self.mutate_expr(*value);
                 let kind = match kind {

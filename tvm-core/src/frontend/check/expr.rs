@@ -13,9 +13,12 @@ impl Checker<'_> {
     }
 
     /// An integer value for an index or a range bound: `i64` (other integer types are
-    /// cast to it).
+    /// cast to it; integer scalars are `i64` values inside it).
     pub(super) fn index_value(&mut self, e: &ExprAst, what: &str) -> R<Expr> {
-        let x = self.expr(e, Some(DType::I64))?;
+        let outer = std::mem::replace(&mut self.in_index, true);
+        let x = self.expr(e, Some(DType::I64));
+        self.in_index = outer;
+        let x = x?;
         let t = x.dtype();
         if t == DType::I64 {
             Ok(x)
@@ -148,18 +151,25 @@ impl Checker<'_> {
                     self.free_indices(x, out, ok);
                 }
             }
+            ExprKind::Block { lets, value } => {
+                for l in lets {
+                    self.free_indices(&l.value, out, ok);
+                }
+                self.free_indices(value, out, ok);
+            }
             _ => {}
         }
     }
 
     fn mismatch(&mut self, a: &ExprAst, ta: DType, b: &ExprAst, tb: DType) {
-        // An integer scalar declared narrower than `i64` is an `i64` value in expressions
-        // (as axes and dims are): say so, since the declaration says otherwise.
+        // Inside an index an integer scalar is an `i64` value (as axes and dims are),
+        // whatever its declaration says: say so.
         let widened = [a, b].into_iter().find_map(|e| match &e.strip_parens().kind {
-            ExprKind::Name(n) => match self.syms.get(n) {
-                Some(Sym::Scalar(v)) if v.dtype().is_integer() && v.dtype() != DType::I64 => {
-                    Some(format!(" (`{n}` is declared `{}`; an integer scalar is an `i64` value in expressions, as axes and dims are)", v.dtype()))
-                }
+            ExprKind::Name(n) if self.in_index => match self.syms.get(n) {
+                Some(Sym::Scalar(v)) if v.dtype().is_integer() && v.dtype() != DType::I64 => Some(format!(
+                    " (`{n}` is declared `{}`, but inside an index an integer scalar is an `i64` value, as axes and dims are)",
+                    v.dtype()
+                )),
                 _ => None,
             },
             _ => None,
@@ -176,7 +186,7 @@ impl Checker<'_> {
             ExprKind::Int { value, suffix } => self.int_lit(*value, suffix.as_ref(), expect, e),
             ExprKind::Float { value, suffix, .. } => self.float_lit(*value, suffix.as_ref(), expect, e),
             ExprKind::Bool(b) => Ok(Expr::Bool(*b)),
-            ExprKind::Name(n) => self.name_value(n, e.loc),
+            ExprKind::Name(n) => self.name_value(n, e.loc, expect),
             ExprKind::Index { tensor, indices } => self.read(tensor, indices, e.loc),
             ExprKind::Unary { op: UnOp::Neg, expr } => {
                 match &expr.strip_parens().kind {
@@ -252,6 +262,7 @@ impl Checker<'_> {
                 Ok(Expr::select(c, t, o))
             }
             ExprKind::Paren(x) => self.expr(x, expect),
+            ExprKind::Block { lets, value } => self.block(lets, value, expect),
             ExprKind::Call { func, args } => self.call(func, args, expect),
             ExprKind::CustomReduce(c) => {
                 self.error_help(
@@ -293,6 +304,48 @@ impl Checker<'_> {
                 Err(Poisoned)
             }
         }
+    }
+
+    /// `{ let v = e; .. value }`: each `let` checked once, in order, its name in scope in
+    /// the later `let`s and in the value, which is the block's.
+    fn block(&mut self, lets: &[LetAst], value: &ExprAst, expect: Option<DType>) -> R<Expr> {
+        let depth = self.locals.len();
+        let mut ok = true;
+        for l in lets {
+            let n = &l.name;
+            let what = if self.syms.contains_key(&n.name) {
+                Some(self.what_is(&n.name).to_string())
+            } else if self.stage_axes.iter().chain(&self.reduce_axes).any(|(m, _)| *m == n.name) {
+                Some("an axis".to_string())
+            } else if self.combiner.as_ref().is_some_and(|ps| ps.iter().any(|(m, _)| *m == n.name)) {
+                Some("a parameter of the combiner".to_string())
+            } else {
+                None
+            };
+            if let Some(what) = what {
+                self.error_help(
+                    n.loc,
+                    format!("`let {}`: `{}` is already the name of {what}", n.name, n.name),
+                    "give the `let` a name of its own",
+                );
+                ok = false;
+            }
+            let local = if l.value.is_flexible_literal() {
+                Local::Literal(l.value.clone())
+            } else {
+                match self.expr(&l.value, None) {
+                    Ok(x) => Local::Value(x),
+                    Err(_) => Local::Poisoned,
+                }
+            };
+            self.locals.push((n.name.clone(), local));
+        }
+        let v = self.expr(value, expect);
+        self.locals.truncate(depth);
+        if !ok {
+            return Err(Poisoned);
+        }
+        v
     }
 
     fn int_lit(&mut self, value: i128, suffix: Option<&Name>, expect: Option<DType>, e: &ExprAst) -> R<Expr> {
@@ -356,7 +409,7 @@ impl Checker<'_> {
         Ok(Expr::float(value, ty))
     }
 
-    fn name_value(&mut self, n: &str, loc: Loc) -> R<Expr> {
+    fn name_value(&mut self, n: &str, loc: Loc, expect: Option<DType>) -> R<Expr> {
         if let Some(params) = &self.combiner {
             if let Some((_, v)) = params.iter().find(|(m, _)| m == n) {
                 return Ok(Expr::var(v));
@@ -370,6 +423,13 @@ impl Checker<'_> {
                 );
                 return Err(Poisoned);
             }
+        }
+        if let Some((_, local)) = self.locals.iter().rev().find(|(m, _)| m == n) {
+            return match local.clone() {
+                Local::Value(x) => Ok(x),
+                Local::Literal(x) => self.expr(&x, expect),
+                Local::Poisoned => Err(Poisoned),
+            };
         }
         if let Some((_, v)) = self.reduce_axes.iter().find(|(m, _)| m == n) {
             return Ok(Expr::var(v));
@@ -388,8 +448,11 @@ impl Checker<'_> {
         }
         match self.syms.get(n).cloned() {
             Some(Sym::Scalar(v)) => {
+                // Its declared type, except where index arithmetic needs an `i64`: a
+                // `usize` (a size, as dims are) anywhere, any integer inside an index.
                 let t = v.dtype();
-                if t.is_integer() && t != DType::I64 {
+                let index = self.usize_scalars.contains(n) || (self.in_index && t.is_integer());
+                if index && t != DType::I64 {
                     Ok(Expr::cast(DType::I64, Expr::var(&v)))
                 } else {
                     Ok(Expr::var(&v))
@@ -620,6 +683,16 @@ impl Checker<'_> {
         idx: Vec<Expr>,
         indices: &[ExprAst],
     ) -> Expr {
+        // The read through a `repeat_edge` view, for the help of a read out of bounds (not
+        // of the stage's own tensor: a recurrence has no view of itself).
+        let edge = (name != self.stage).then(|| {
+            let view = [format!("{name}e"), format!("{name}_edge")]
+                .into_iter()
+                .find(|v| !self.syms.contains_key(v))
+                .unwrap_or_else(|| format!("{name}_edge"));
+            let written: Vec<String> = indices.iter().map(|x| x.to_string()).collect();
+            bounds::EdgeRead { view: view.clone(), tensor: name.to_string(), read: format!("{view}[{}]", written.join(", ")) }
+        });
         let idx = idx
             .into_iter()
             .zip(indices)
@@ -627,7 +700,11 @@ impl Checker<'_> {
             .map(|(dim, (x, ast))| {
                 let site = CheckSite::Index { tensor: name.to_string(), dim, index: ast.to_string() };
                 let extent = Box::new(shape[dim].clone());
-                self.check(x, CheckKind::Index { extent }, site, ast.loc)
+                let checked = self.check(x, CheckKind::Index { extent }, site, ast.loc);
+                if let (Some(e), Expr::Check { site, .. }) = (&edge, &checked) {
+                    self.edge_reads.insert(*site, e.clone());
+                }
+                checked
             })
             .collect();
         Expr::ProducerLoad { tensor, indices: idx, dtype }
@@ -732,6 +809,7 @@ impl Checker<'_> {
         let operand_expect = if op.is_comparison() { None } else { expect };
         let mut v = self.unify(&[lhs, rhs], operand_expect).into_iter();
         let (l, r) = (v.next().unwrap_or(Err(Poisoned))?, v.next().unwrap_or(Err(Poisoned))?);
+        let (l, r) = widen_to_index(l, r);
         let (tl, tr) = (l.dtype(), r.dtype());
         if tl != tr {
             self.mismatch(lhs, tl, rhs, tr);
@@ -845,7 +923,10 @@ impl Checker<'_> {
                     );
                     return Err(Poisoned);
                 }
-                let vals = self.unify(&refs, expect);
+                let mut vals = self.unify(&refs, expect);
+                if let [Ok(a), Ok(b)] = &mut vals[..] {
+                    (*a, *b) = widen_to_index(a.clone(), b.clone());
+                }
                 let vals = self.same_type(&refs, vals)?;
                 let t = vals[0].dtype();
                 if t.is_bool() {
@@ -856,6 +937,7 @@ impl Checker<'_> {
                 let (a, b) = (it.next().ok_or(Poisoned)?, it.next().ok_or(Poisoned)?);
                 Ok(Expr::binary(if f == "max" { BinOp::Max } else { BinOp::Min }, a, b))
             }
+            "powi" => self.powi(func, args, expect),
             "sum" | "prod" => {
                 self.error_help(
                     func.loc,
@@ -918,6 +1000,82 @@ impl Checker<'_> {
         }
     }
 
+    /// `x.powi(n)`: `x` to an integer power, as Rust's `f32::powi` with a constant
+    /// exponent compiles (LLVM's expansion of `powi`, in the order of compiler-rt's
+    /// `__powisf2`): the product of the squares `x`, `x²`, `x⁴`, .. that the bits of `|n|`
+    /// select, lowest first; `1 / product` for a negative `n`; `1` for `n = 0`.
+    fn powi(&mut self, func: &Name, args: &[ExprAst], expect: Option<DType>) -> R<Expr> {
+        /// The largest `|n|`: the product has `|n|` copies of `x` in the expression tree
+        /// (the generated code's compilers share them).
+        const MAX_EXPONENT: i64 = 64;
+        let [base, exponent] = args else {
+            self.error_help(
+                func.loc,
+                format!("`powi` takes 2 arguments, but {} given", given(args.len())),
+                "write `x.powi(3)`",
+            );
+            return Err(Poisoned);
+        };
+        let x = self.expr(base, expect);
+        let n = self.expr(exponent, Some(DType::I32));
+        let (x, n) = (x?, n?);
+        let t = x.dtype();
+        if !t.is_float() {
+            self.error_help(
+                base.loc,
+                format!("`powi` needs a float, but `{base}` is `{t}`"),
+                format!("cast it: `({} as f32).powi({exponent})`, or multiply: `{b} * {b}`", castable(base), b = castable(base)),
+            );
+            return Err(Poisoned);
+        }
+        if n.dtype() != DType::I32 {
+            self.error_help(
+                exponent.loc,
+                format!("the exponent of `powi` is an `i32`, but `{exponent}` is `{}`", n.dtype()),
+                "write an integer literal: `x.powi(3)`",
+            );
+            return Err(Poisoned);
+        }
+        let k = match crate::arith::Analyzer::new().simplify(&n) {
+            Expr::Int { value, .. } if value.abs() <= MAX_EXPONENT => value,
+            Expr::Int { value, .. } => {
+                self.error_help(
+                    exponent.loc,
+                    format!("the exponent of `powi` is at most {MAX_EXPONENT} in magnitude, but it is {value}"),
+                    format!("`powi` becomes multiplications; for a large power write `{}.powf({value}.0)`", castable(base)),
+                );
+                return Err(Poisoned);
+            }
+            _ => {
+                self.error_help(
+                    exponent.loc,
+                    format!("the exponent of `powi` must be a constant, but `{exponent}` is not"),
+                    format!("`powi` becomes multiplications; for a computed power write `{}.powf({} as {t})`", castable(base), castable(exponent)),
+                );
+                return Err(Poisoned);
+            }
+        };
+        let one = Expr::float(1.0, t);
+        let (mut product, mut square, mut bits) = (None::<Expr>, x, k.unsigned_abs());
+        while bits > 0 {
+            if bits & 1 == 1 {
+                product = Some(match product {
+                    Some(p) => Expr::binary(BinOp::Mul, p, square.clone()),
+                    None => square.clone(),
+                });
+            }
+            bits >>= 1;
+            if bits > 0 {
+                square = Expr::binary(BinOp::Mul, square.clone(), square);
+            }
+        }
+        Ok(match product {
+            None => one,
+            Some(p) if k < 0 => Expr::binary(BinOp::Div, one, p),
+            Some(p) => p,
+        })
+    }
+
     /// All `vals` checked and of one type (the first mismatch is reported).
     fn same_type(&mut self, args: &[&ExprAst], vals: Vec<R<Expr>>) -> R<Vec<Expr>> {
         let vals: Vec<Expr> = vals.into_iter().collect::<R<Vec<_>>>()?;
@@ -935,6 +1093,29 @@ impl Checker<'_> {
         }
         Ok(vals)
     }
+}
+
+/// `(a, b)` with an integer operand widened to `i64` where it meets index arithmetic: the
+/// other operand is an `i64` that reads no tensor (an axis, a dim, `i + 1`), and it reads
+/// none either (a scalar, a `let` of scalars). So `i < lo` with `lo: i32` compares in
+/// `i64`, while `x[i] + lo` with `x: i64[n]` stays a mismatch, as in Rust.
+fn widen_to_index(a: Expr, b: Expr) -> (Expr, Expr) {
+    let (ta, tb) = (a.dtype(), b.dtype());
+    if ta == tb || !ta.is_integer() || !tb.is_integer() || reads_tensor(&a) || reads_tensor(&b) {
+        return (a, b);
+    }
+    match (ta == DType::I64, tb == DType::I64) {
+        (true, false) => (a, Expr::cast(DType::I64, b)),
+        (false, true) => (Expr::cast(DType::I64, a), b),
+        _ => (a, b),
+    }
+}
+
+/// Whether `e` reads a tensor (or reduces over one).
+fn reads_tensor(e: &Expr) -> bool {
+    let mut found = false;
+    crate::tir::visit::for_each_expr(e, &mut |x| found |= matches!(x, Expr::ProducerLoad { .. } | Expr::Reduce(_)));
+    found
 }
 
 fn given(n: usize) -> String {

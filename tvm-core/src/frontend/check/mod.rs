@@ -3,11 +3,14 @@
 //! and checking goes on: a failed subexpression is "poisoned" (`Err(Poisoned)`) and
 //! its parents report nothing more about it, so each mistake is reported once.
 //!
-//! Index arithmetic is `i64`: axes, dims and integer scalars are `i64` values wherever
-//! they are used (a `usize` or `i32` scalar is cast to `i64`). Unsuffixed literals
-//! take the type of the other operand, or the type the context expects (the stage's
-//! element type, `i64` for indices); with neither, an integer literal is `i64` and a
-//! float literal `f64`.
+//! Scalars keep their declared type, as in Rust: `lo: i32` is an `i32` value, `lo: T` a
+//! `T`. Index arithmetic is `i64`: axes and dims are `i64` values, so are `usize`
+//! scalars (they are sizes, like dims), and so is every integer scalar inside a tensor
+//! index or a reduction range; elsewhere an integer scalar meeting index arithmetic (an
+//! `i64` operand that reads no tensor, such as `i + 1`) is widened to `i64` (`i < lo`
+//! compares in `i64`). Unsuffixed literals take the type of the other operand, or the
+//! type the context expects (the stage's element type, `i64` for indices); with neither,
+//! an integer literal is `i64` and a float literal `f64`.
 
 use super::ast::*;
 use super::error::FrontendError;
@@ -21,6 +24,7 @@ use std::collections::{HashMap, HashSet};
 
 mod bounds;
 mod expr;
+mod wrap;
 
 /// A dim whose value is given by a `usize` scalar parameter of the same name
 /// (`fn f(a: f32[n], n: usize)` or `fn f(n: usize) -> c: f32[n]`): when the kernel is
@@ -120,6 +124,27 @@ struct Checker<'a> {
     combiner: Option<Vec<(String, Var)>>,
     /// Every check site made so far, by number, with its place in the source.
     sites: Vec<(CheckSite, Loc)>,
+    /// For the index sites of a read of another tensor (`x[i, j - 1]`), the same read
+    /// through a `repeat_edge` view, for the help of a read out of bounds.
+    edge_reads: HashMap<u32, bounds::EdgeRead>,
+    /// Checking a tensor index or the bounds of a reduction range: integer scalars are
+    /// `i64` values there.
+    in_index: bool,
+    /// The `let`s of the blocks being checked, innermost last.
+    locals: Vec<(String, Local)>,
+}
+
+/// The value a block's `let` names.
+#[derive(Clone, Debug)]
+enum Local {
+    /// Checked once; each use is a copy (expressions are pure, so a use computes what
+    /// the `let` would have: the generated code's compilers share the copies).
+    Value(Expr),
+    /// An unsuffixed literal (`let c = 0.5;`), checked at each use so that it takes the
+    /// type around it there, as Rust infers it.
+    Literal(ExprAst),
+    /// Its value had an error (reported): uses report nothing more.
+    Poisoned,
 }
 
 /// Checks a parsed kernel and builds its graph.
@@ -147,6 +172,9 @@ pub(crate) fn check_kernel(ast: &KernelAst, sm: &SourceMap) -> Result<Checked, V
         in_bounds: false,
         combiner: None,
         sites: Vec::new(),
+        edge_reads: HashMap::new(),
+        in_index: false,
+        locals: Vec::new(),
     };
     for st in &ast.stages {
         collect_reduce_axes(&st.body, &mut c.all_reduce_axes);
@@ -223,6 +251,10 @@ fn visit_ast<'a>(e: &'a ExprAst, f: &mut impl FnMut(&'a ExprAst)) {
         ExprKind::Call { args, .. } => args.iter().for_each(|a| visit_ast(a, f)),
         ExprKind::Reduce { source, .. } => visit_ast(source, f),
         ExprKind::CustomReduce(c) => c.sources.iter().for_each(|x| visit_ast(x, f)),
+        ExprKind::Block { lets, value } => {
+            lets.iter().for_each(|l| visit_ast(&l.value, f));
+            visit_ast(value, f)
+        }
         ExprKind::Int { .. } | ExprKind::Float { .. } | ExprKind::Bool(_) | ExprKind::Name(_) => {}
     }
 }
@@ -233,6 +265,7 @@ fn castable(e: &ExprAst) -> String {
         ExprKind::Binary { .. } | ExprKind::Cast { .. } | ExprKind::If { .. } | ExprKind::Unary { .. } => {
             format!("({e})")
         }
+        ExprKind::Block { .. } => format!("({e})"),
         _ => e.to_string(),
     }
 }
@@ -744,7 +777,10 @@ impl<'a> Checker<'a> {
     fn discharged(&mut self, body: R<Expr>, ok: bool, axes: &[IterVar]) -> Expr {
         match (body, ok) {
             (Ok(b), true) => {
-                let (b, failures) = bounds::discharge(b, axes, &self.graph.dims, &self.sites);
+                let (b, mut failures) = bounds::discharge(b, axes, &self.graph.dims, &self.sites, &self.edge_reads);
+                // A read under a `let` used twice is checked twice: reported once.
+                let mut seen = HashSet::new();
+                failures.retain(|f| seen.insert(f.site));
                 for f in failures {
                     let loc = self.sites[f.site as usize].1;
                     self.error_help(loc, f.message, f.help);

