@@ -101,6 +101,42 @@ fn dims_are_bounded_where_32_bits_are_exact() {
     }
 }
 
+/// The derived schedule of a conv2d without one fuses every output axis over a 1-D grid
+/// and recovers `n` as a quotient of the fused index: its bound is that of `n` (the grid
+/// bounds the fused index by `N*F*H*W + 254`), not the fused index's, so the dims reach
+/// 2^7 (the output's `((n*F + f)*H + y)*W + x`), not 16 as with intervals alone.
+#[test]
+fn a_fused_index_decomposed_by_division_keeps_its_bound() {
+    use tvm_core::codegen::wgsl::narrow::scalar_limit;
+    let src = include_str!("corpus/conv2d.rs");
+    let k = parse_kernel(unwrap_invocation(src.parse().unwrap())).unwrap();
+    let t = Target::webgpu();
+    let f = tvm_core::driver::lower(&lowered::derived_schedule(&k, &t)).unwrap();
+    let limit = f.kernels.iter().map(|kern| scalar_limit(&f, kern).unwrap()).min().unwrap();
+    assert!(limit >= 1 << 7, "{limit}\n{}", emit_wgsl(&f).unwrap());
+}
+
+/// A 1-D grid that may exceed WebGPU's 65535 workgroups a dimension is printed to be
+/// dispatched folded: the entry point takes the dispatch's size, recovers the linear
+/// workgroup id and returns past the grid before anything else; a constant grid within
+/// the limit is not.
+#[test]
+fn a_large_1d_grid_is_folded() {
+    let parse = |src: &str| parse_kernel(src.parse().unwrap()).unwrap();
+    let k = parse("pub fn double(x: f32[n]) -> y: f32[n] { y[i] = x[i] * 2.0; }");
+    let text = emit_wgsl(&lower_for(&k, &Target::webgpu()).unwrap()).unwrap();
+    naga_check::validate(&text).unwrap();
+    let body = &text[text.find("fn double_kernel0").unwrap()..];
+    assert!(body.contains("@builtin(num_workgroups) tvm_groups: vec3<u32>"), "{text}");
+    let linear = body.find("tvm_block.x + tvm_groups.x * (tvm_block.y + tvm_groups.y * tvm_block.z)").unwrap();
+    let guard = body.find("if (tvm_block_x >= u32(").unwrap();
+    let store = body.find("y[").unwrap();
+    assert!(linear < guard && guard < store && body[guard..store].contains("return;"), "{text}");
+    let k = parse("pub fn double(x: f32[1024]) -> y: f32[1024] { y[i] = x[i] * 2.0; }");
+    let text = emit_wgsl(&lower_for(&k, &Target::webgpu()).unwrap()).unwrap();
+    assert!(!text.contains("num_workgroups"), "{text}");
+}
+
 /// A checked read under a condition: WGSL's `select` evaluates both sides, so the branch
 /// with the check becomes an `if` (the check must not report a fault TIR never evaluates).
 #[test]
@@ -132,9 +168,13 @@ fn golden_vector_add() {
         @group(0) @binding(3) var<uniform> tvm_args_k0: tvm_Args_k0;
         // Indices in 32 bits: exact while every 64-bit scalar (the dims) is at most 1073741824 (checked by the host).
         @compute @workgroup_size(256, 1, 1)
-        fn vector_add_kernel0(@builtin(workgroup_id) tvm_block: vec3<u32>, @builtin(local_invocation_id) tvm_thread: vec3<u32>) {
+        fn vector_add_kernel0(@builtin(workgroup_id) tvm_block: vec3<u32>, @builtin(num_workgroups) tvm_groups: vec3<u32>, @builtin(local_invocation_id) tvm_thread: vec3<u32>) {
           let n: i32 = tvm_args_k0.n;
-          let blockIdx_x: i32 = i32(tvm_block.x);
+          let tvm_block_x: u32 = tvm_block.x + tvm_groups.x * (tvm_block.y + tvm_groups.y * tvm_block.z);
+          if (tvm_block_x >= u32(((n + 255i) / 256i))) {
+            return;
+          }
+          let blockIdx_x: i32 = i32(tvm_block_x);
           let threadIdx_x: i32 = i32(tvm_thread.x);
           if ((((blockIdx_x * 256i) + threadIdx_x) < n)) {
             c[((blockIdx_x * 256i) + threadIdx_x)] = (a[((blockIdx_x * 256i) + threadIdx_x)] + b[((blockIdx_x * 256i) + threadIdx_x)]);
@@ -158,11 +198,16 @@ fn golden_vector_add() {
         struct tvm_Args_k0_ {
             int n;
         };
+        int naga_div(int lhs, int rhs) {
+            return lhs / metal::select(rhs, 1, (lhs == (-2147483647 - 1) & rhs == -1) | (rhs == 0));
+        }
+
 
         struct vector_add_kernel0_Input {
         };
         kernel void vector_add_kernel0_(
           metal::uint3 tvm_block [[threadgroup_position_in_grid]]
+        , metal::uint3 tvm_groups [[threadgroups_per_grid]]
         , metal::uint3 tvm_thread [[thread_position_in_threadgroup]]
         , device type_1& c [[buffer(0)]]
         , device type_1 const& a [[buffer(1)]]
@@ -171,12 +216,16 @@ fn golden_vector_add() {
         , constant _mslBufferSizes& _buffer_sizes [[buffer(4)]]
         ) {
             int n = tvm_args_k0_.n;
-            int blockIdx_x = static_cast<int>(tvm_block.x);
+            uint tvm_block_x = tvm_block.x + (tvm_groups.x * (tvm_block.y + (tvm_groups.y * tvm_block.z)));
+            if (tvm_block_x >= static_cast<uint>(naga_div(as_type<int>(as_type<uint>(n) + as_type<uint>(255)), 256))) {
+                return;
+            }
+            int blockIdx_x = static_cast<int>(tvm_block_x);
             int threadIdx_x = static_cast<int>(tvm_thread.x);
             if (as_type<int>(as_type<uint>(as_type<int>(as_type<uint>(blockIdx_x) * as_type<uint>(256))) + as_type<uint>(threadIdx_x)) < n) {
-                float _e23 = a[metal::min(unsigned(as_type<int>(as_type<uint>(as_type<int>(as_type<uint>(blockIdx_x) * as_type<uint>(256))) + as_type<uint>(threadIdx_x))), (_buffer_sizes.size1 - 0 - 4) / 4)];
-                float _e29 = b[metal::min(unsigned(as_type<int>(as_type<uint>(as_type<int>(as_type<uint>(blockIdx_x) * as_type<uint>(256))) + as_type<uint>(threadIdx_x))), (_buffer_sizes.size2 - 0 - 4) / 4)];
-                c[metal::min(unsigned(as_type<int>(as_type<uint>(as_type<int>(as_type<uint>(blockIdx_x) * as_type<uint>(256))) + as_type<uint>(threadIdx_x))), (_buffer_sizes.size0 - 0 - 4) / 4)] = _e23 + _e29;
+                float _e38 = a[metal::min(unsigned(as_type<int>(as_type<uint>(as_type<int>(as_type<uint>(blockIdx_x) * as_type<uint>(256))) + as_type<uint>(threadIdx_x))), (_buffer_sizes.size1 - 0 - 4) / 4)];
+                float _e44 = b[metal::min(unsigned(as_type<int>(as_type<uint>(as_type<int>(as_type<uint>(blockIdx_x) * as_type<uint>(256))) + as_type<uint>(threadIdx_x))), (_buffer_sizes.size2 - 0 - 4) / 4)];
+                c[metal::min(unsigned(as_type<int>(as_type<uint>(as_type<int>(as_type<uint>(blockIdx_x) * as_type<uint>(256))) + as_type<uint>(threadIdx_x))), (_buffer_sizes.size0 - 0 - 4) / 4)] = _e38 + _e44;
                 return;
             } else {
                 return;

@@ -184,6 +184,61 @@ fn limits_are_errors() {
     assert!(matches!(&e, Error::LaunchFailed { reason, .. } if reason.contains("workgroups")), "{e}");
 }
 
+/// `y[b] = b` for each of `n` workgroups of one invocation, in the generator's form of a
+/// kernel whose 1-D grid may be folded: it takes `@builtin(num_workgroups)`, recovers its
+/// linear workgroup id and returns past the grid (`n`, its scalar).
+const IOTA_SRC: &str = "
+@group(0) @binding(0) var<storage, read_write> y: array<i32>;
+struct Args { n: i32 }
+@group(0) @binding(1) var<uniform> args: Args;
+@compute @workgroup_size(1, 1, 1)
+fn iota(@builtin(workgroup_id) tvm_block: vec3<u32>, @builtin(num_workgroups) tvm_groups: vec3<u32>) {
+  let b: u32 = tvm_block.x + tvm_groups.x * (tvm_block.y + tvm_groups.y * tvm_block.z);
+  if (b >= u32(args.n)) {
+    return;
+  }
+  y[b] = i32(b);
+}
+";
+
+static IOTA: Program = Program {
+    backend: Backend::WebGpu,
+    function: "iota",
+    source: IOTA_SRC,
+    kernels: &[KernelDesc {
+        name: "iota",
+        params: &[ParamKind::Buffer(DType::I32), ParamKind::Scalar(DType::I32)],
+        shared_bytes: 0,
+        block: Some([1, 1, 1]),
+    }],
+    binaries: &[],
+};
+
+/// A 1-D grid over the device's workgroups per dimension runs folded: every workgroup of
+/// the grid runs once (each element written, none past the grid); one too large even
+/// folded is `LaunchFailed`.
+#[test]
+fn a_large_1d_grid_is_folded() {
+    if !device_or_skip("a_large_1d_grid_is_folded") {
+        return;
+    }
+    let m = gpu::load(&DEV, &IOTA).unwrap();
+    let n = 65535 * 3 + 17;
+    let y = Tensor::full([n + 64], -1i32).to_device(&DEV).unwrap();
+    let args =
+        [KernelArg::Buffer(y.buffer_for(&DEV, "iota", "y").unwrap()), KernelArg::Scalar(Scalar::I32(n as i32))];
+    // SAFETY: `IOTA_SRC` is the kernel `IOTA` describes; it writes elements `0..n` of
+    // `y`, which holds `n + 64`.
+    unsafe { m.launch(0, [n as i64, 1, 1], [1, 1, 1], &args) }.unwrap();
+    let got = y.to_host().unwrap();
+    for (i, &v) in got.as_slice().iter().enumerate() {
+        assert_eq!(v, if i < n { i as i32 } else { -1 }, "element {i}");
+    }
+    // More workgroups than x, y and z can hold together: refused before anything runs.
+    let e = unsafe { m.launch(0, [1 << 50, 1, 1], [1, 1, 1], &args) }.unwrap_err();
+    assert!(matches!(&e, Error::LaunchFailed { reason, .. } if reason.contains("folded")), "{e}");
+}
+
 /// With timestamp queries, a profile's launches are timed on the device.
 #[test]
 fn launches_are_timed_on_the_device() {

@@ -276,6 +276,13 @@ impl DeviceState {
             self.check_kernel(k)?;
         }
         let failed = |log: String| Error::CompilationFailed { target: "webgpu".to_string(), log };
+        // Which kernels recover a linear workgroup id from a folded dispatch: those whose
+        // entry point takes `@builtin(num_workgroups)` (the WGSL generator's ABI). A source
+        // naga cannot parse folds nothing, and wgpu reports why below.
+        let folds: Vec<bool> = match wgpu::naga::front::wgsl::parse_str(program.source) {
+            Ok(m) => program.kernels.iter().map(|k| takes_num_workgroups(&m, k.name)).collect(),
+            Err(_) => vec![false; program.kernels.len()],
+        };
         let built = self.scoped(|| {
             let module = self.device.create_shader_module(wgpu::ShaderModuleDescriptor {
                 label: Some(program.function),
@@ -294,11 +301,14 @@ impl DeviceState {
                         cache: None,
                     });
                     let layout = (!k.params.is_empty()).then(|| pipeline.get_bind_group_layout(0));
-                    LoadedKernel { pipeline, layout }
+                    LoadedKernel { pipeline, layout, folds: false }
                 })
                 .collect::<Vec<_>>()
         });
-        let kernels = built.map_err(failed)?;
+        let mut kernels = built.map_err(failed)?;
+        for (k, f) in kernels.iter_mut().zip(folds) {
+            k.folds = f;
+        }
         Ok(Module { kernels })
     }
 
@@ -361,11 +371,12 @@ impl DeviceState {
         args: &[KernelArg<'_>],
     ) -> Result<(), Error> {
         let fail = |reason: String| Error::LaunchFailed { kernel: k.name.to_string(), reason };
-        let max = self.limits.max_compute_workgroups_per_dimension as usize;
-        if grid.iter().any(|&g| g > max) {
-            return Err(fail(format!("grid {grid:?} has more workgroups than the device's {max} per dimension")));
-        }
         let loaded = &module.kernels[index];
+        let max = self.limits.max_compute_workgroups_per_dimension as usize;
+        let dispatch = dispatch_shape(grid, max, loaded.folds).ok_or_else(|| {
+            let folded = if loaded.folds { " (folded into x, y and z)" } else { "" };
+            fail(format!("grid {grid:?} has more workgroups than the device's {max} per dimension{folded}"))
+        })?;
         // The scalars, packed as the kernel's uniform struct.
         let mut uniform = Vec::new();
         let mut uniform_binding = None;
@@ -423,7 +434,7 @@ impl DeviceState {
                 if let Some(g) = &group {
                     pass.set_bind_group(0, g, &[]);
                 }
-                pass.dispatch_workgroups(grid[0] as u32, grid[1] as u32, grid[2] as u32);
+                pass.dispatch_workgroups(dispatch[0], dispatch[1], dispatch[2]);
             }
             if let Some(t) = &timing {
                 encoder.resolve_query_set(&t.queries, 0..2, &t.resolved, 0);
@@ -495,6 +506,38 @@ struct LoadedKernel {
     pipeline: wgpu::ComputePipeline,
     /// The layout of group 0 (none for a kernel without parameters).
     layout: Option<wgpu::BindGroupLayout>,
+    /// Whether its 1-D grid may be dispatched folded ([`dispatch_shape`]).
+    folds: bool,
+}
+
+/// Whether entry point `name` of `m` takes `@builtin(num_workgroups)`: the WGSL
+/// generator's mark of a kernel that recovers its linear workgroup id as `x + X * (y + Y
+/// * z)` and returns past its grid.
+fn takes_num_workgroups(m: &wgpu::naga::Module, name: &str) -> bool {
+    use wgpu::naga::{Binding, BuiltIn};
+    m.entry_points.iter().find(|e| e.name == name).is_some_and(|e| {
+        e.function.arguments.iter().any(|a| matches!(a.binding, Some(Binding::BuiltIn(BuiltIn::NumWorkGroups))))
+    })
+}
+
+/// The workgroups to dispatch for `grid` on a device with `max` per dimension: the grid
+/// itself when it fits; for a kernel that `folds`, a 1-D grid over `max` spread over x, y
+/// and z (the fewest rows of x, and x no longer than they need, so fewer than `y * z`
+/// workgroups pass the grid); `None` when it cannot fit.
+pub(crate) fn dispatch_shape(grid: [usize; 3], max: usize, folds: bool) -> Option<[u32; 3]> {
+    let fits = |g: [usize; 3]| g.iter().all(|&d| d <= max).then(|| g.map(|d| d as u32));
+    if let Some(d) = fits(grid) {
+        return Some(d);
+    }
+    if !folds || grid[1] != 1 || grid[2] != 1 || max == 0 {
+        return None;
+    }
+    let n = grid[0];
+    let rows = n.div_ceil(max);
+    let z = rows.div_ceil(max);
+    let y = rows.div_ceil(z);
+    let x = n.div_ceil(y * z);
+    fits([x, y, z])
 }
 
 /// Device memory on one WebGPU device; back to the device's pool on drop.
@@ -589,5 +632,34 @@ impl Drop for Buffer {
         while pool.len() > POOL_BUFFERS || pool.iter().map(|(n, _)| n).sum::<u64>() > POOL_BYTES {
             pool.remove(0);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::dispatch_shape;
+
+    /// Every folded shape fits the limit and covers the grid with fewer than `y * z`
+    /// workgroups to spare.
+    #[test]
+    fn a_folded_dispatch_covers_the_grid_within_the_limit() {
+        let cases = [(65536, 65535), (262144, 65535), (65535 * 65535 + 1, 65535), (300, 7), (50, 7), (343, 7), (8, 7)];
+        for (n, max) in cases {
+            let [x, y, z] = dispatch_shape([n, 1, 1], max, true).unwrap();
+            assert!([x, y, z].iter().all(|&d| d as usize <= max), "{n} on {max}: {x} {y} {z}");
+            let (total, rows) = (x as usize * y as usize * z as usize, y as usize * z as usize);
+            assert!(total >= n && total - n < rows, "{n} on {max}: {x} {y} {z}");
+        }
+    }
+
+    #[test]
+    fn grids_that_fit_are_dispatched_as_they_are_and_others_are_refused() {
+        assert_eq!(dispatch_shape([65535, 3, 2], 65535, false), Some([65535, 3, 2]));
+        assert_eq!(dispatch_shape([65536, 1, 1], 65535, false), None);
+        // Only a 1-D grid folds.
+        assert_eq!(dispatch_shape([65536, 2, 1], 65535, true), None);
+        // More than max³ workgroups cannot fit.
+        assert_eq!(dispatch_shape([7 * 7 * 7 + 1, 1, 1], 7, true), None);
+        assert_eq!(dispatch_shape([7 * 7 * 7, 1, 1], 7, true), Some([7, 7, 7]));
     }
 }

@@ -34,6 +34,7 @@
 #[cfg(feature = "naga")]
 pub mod naga_check;
 pub mod narrow;
+mod sym;
 mod prelude;
 
 use self::prelude::{BOOL_BYTE, ERF, F32_BITS, F32_TO_INT, POW, RESERVED};
@@ -117,6 +118,45 @@ pub fn kernel_scalar_limit(f: &PrimFunc, k: &Kernel) -> R<i64> {
             k.name
         ))
     })
+}
+
+/// WebGPU's guaranteed number of workgroups in each dimension of a dispatch
+/// (`max_compute_workgroups_per_dimension`'s default).
+const WORKGROUPS_PER_DIMENSION: i64 = 65535;
+
+/// Whether kernel `k`'s grid is printed to be dispatched folded: a 1-D grid (only
+/// `block.x` bound; its y and z extents 1) whose extent is not a constant within
+/// [`WORKGROUPS_PER_DIMENSION`], and is computed from the kernel's own scalars, so the
+/// kernel can tell the workgroups past it. Its entry point then takes
+/// `@builtin(num_workgroups)`, recovers its linear workgroup id from the x, y and z of a
+/// dispatch the runtime may fold (x fastest), and returns at once past the grid; the
+/// runtime folds a grid over the device's limit only for such kernels (it reads the
+/// entry point's arguments).
+fn folds_grid(k: &Kernel) -> bool {
+    let one = |e: &Expr| e.as_int() == Some(1);
+    let scalars: HashSet<VarId> = k.scalar_args.iter().map(|v| v.id()).collect();
+    let mut vars = Vec::new();
+    collect_vars(&k.grid[0], &mut vars);
+    k.thread_vars.iter().any(|(t, _)| t.is_block() && t.dim() == 0)
+        && !k.thread_vars.iter().any(|(t, _)| t.is_block() && t.dim() > 0)
+        && one(&k.grid[1])
+        && one(&k.grid[2])
+        && k.grid[0].as_int().is_none_or(|g| g > WORKGROUPS_PER_DIMENSION)
+        && vars.iter().all(|v| scalars.contains(v))
+}
+
+/// The variables `e` reads.
+fn collect_vars(e: &Expr, out: &mut Vec<VarId>) {
+    struct Vars<'a>(&'a mut Vec<VarId>);
+    impl Visitor for Vars<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let Expr::Var(v) = e {
+                self.0.push(v.id());
+            }
+            walk_expr(self, e);
+        }
+    }
+    Vars(out).visit_expr(e);
 }
 
 /// Whether `s` is an identifier WGSL accepts (ASCII here: letters, digits, `_`; not a
@@ -399,8 +439,12 @@ impl<'f> Printer<'f> {
             ));
         }
         let mut params = Vec::new();
+        let folds = folds_grid(k);
         if k.thread_vars.iter().any(|(t, _)| t.is_block()) {
             params.push("@builtin(workgroup_id) tvm_block: vec3<u32>");
+        }
+        if folds {
+            params.push("@builtin(num_workgroups) tvm_groups: vec3<u32>");
         }
         if k.thread_vars.iter().any(|(t, _)| !t.is_block()) {
             params.push("@builtin(local_invocation_id) tvm_thread: vec3<u32>");
@@ -411,10 +455,26 @@ impl<'f> Printer<'f> {
         for l in scalar_lets {
             self.line(&l);
         }
+        if folds {
+            // The linear workgroup id of a folded dispatch; the workgroups past the grid
+            // return at once (the same for the whole workgroup, so barriers stay uniform).
+            let grid = self.expr(&k.grid[0], 0)?;
+            self.line("let tvm_block_x: u32 = tvm_block.x + tvm_groups.x * (tvm_block.y + tvm_groups.y * tvm_block.z);");
+            self.line(&format!("if (tvm_block_x >= u32({grid})) {{"));
+            self.indent += 1;
+            self.line("return;");
+            self.indent -= 1;
+            self.line("}");
+        }
         for (tag, v) in &k.thread_vars {
             let t = self.scalar_type(v.dtype())?;
             let n = self.names.bind_var(v);
             let (builtin, c) = (if tag.is_block() { "tvm_block" } else { "tvm_thread" }, ["x", "y", "z"][tag.dim()]);
+            if folds && tag.is_block() {
+                self.spans.push(LineSpan { node: NodeRef::Bind(*tag), first: self.line_no, last: self.line_no });
+                self.line(&format!("let {n}: {t} = {t}(tvm_block_x);"));
+                continue;
+            }
             self.spans.push(LineSpan { node: NodeRef::Bind(*tag), first: self.line_no, last: self.line_no });
             self.line(&format!("let {n}: {t} = {t}({builtin}.{c});"));
         }

@@ -13,9 +13,12 @@
 //! 64-bit scalar against it before a launch and passes it as an `i32`, so a larger shape
 //! is an error, never a wrapped index.
 //!
-//! The same rule as [`crate::codegen::c_like::index_fits_i32`] (CUDA's narrowing), with
-//! the scalars bounded instead of absent and the grid's extents computed from them.
+//! The same rule as [`crate::arith::index_fits_i32`] (CUDA's narrowing), with
+//! the scalars bounded instead of absent and the grid's extents computed from them, and
+//! quotients bounded symbolically as well (`wgsl::sym`: a fused index decomposed by
+//! divisions keeps the range of its outer part, not the whole range of the fused index).
 
+use super::sym::Sym;
 use crate::codegen::dim_vars;
 use crate::dtype::DType;
 use crate::tir::visit::{walk_expr, walk_stmt, Visitor};
@@ -100,12 +103,17 @@ fn type_range(d: DType) -> Option<Iv> {
 /// Whether every 64-bit integer value of `k` lies in `i32` (and is not negative where
 /// its type is unsigned) with the scalars in `scalars`: see the module docs.
 fn fits_i32(k: &Kernel, scalars: HashMap<VarId, Iv>) -> bool {
-    let mut c = Check { vars: scalars, ok: true };
+    // The scalars are their own symbolic bounds where they are not negative.
+    let sym = scalars.iter().filter(|(_, r)| r.0 >= 0).map(|(&id, _)| (id, Sym::var(id))).collect();
+    let mut c = Check { vars: scalars, sym, ok: true };
     for (tag, v) in &k.thread_vars {
         let ext = if tag.is_block() { &k.grid[tag.dim()] } else { &k.block[tag.dim()] };
         match c.iv(ext) {
             Some((_, hi)) if hi <= HI + 1 => {
                 c.vars.insert(v.id(), (0, (hi - 1).max(0)));
+                if let Some(s) = c.sym(ext) {
+                    c.sym.insert(v.id(), s.add_const(-1));
+                }
             }
             _ => return false,
         }
@@ -119,10 +127,94 @@ fn fits_i32(k: &Kernel, scalars: HashMap<VarId, Iv>) -> bool {
 
 struct Check {
     vars: HashMap<VarId, Iv>,
+    /// Symbolic upper bounds of variables that are not negative ([`Check::sym`]).
+    sym: HashMap<VarId, Sym>,
     ok: bool,
 }
 
 impl Check {
+    /// A symbolic upper bound of integer expression `e` when `e >= 0` (see
+    /// [`super::sym`]), `None` when there is none.
+    fn sym(&mut self, e: &Expr) -> Option<Sym> {
+        if !e.dtype().is_integer() || self.iv(e).is_none_or(|r| r.0 < 0) {
+            return None;
+        }
+        match e {
+            Expr::Int { value, .. } => Some(Sym::constant(*value as i128)),
+            Expr::Var(v) => self.sym.get(&v.id()).cloned(),
+            Expr::Binary { op, a, b } => match op {
+                BinOp::Add => Some(self.sym(a)?.add(&self.sym(b)?)),
+                // `a - b <= a` for `b >= 0`; a constant is subtracted exactly.
+                BinOp::Sub => match b.as_int() {
+                    Some(k) => Some(self.sym(a)?.add_const(-(k as i128))),
+                    None if self.iv(b).is_some_and(|r| r.0 >= 0) => self.sym(a),
+                    None => None,
+                },
+                BinOp::Mul => match (a.as_int(), b.as_int()) {
+                    (Some(k), _) if k >= 0 => Some(self.sym(b)?.scale(k as i128)),
+                    (_, Some(k)) if k >= 0 => Some(self.sym(a)?.scale(k as i128)),
+                    _ => self.sym(a)?.mul(&self.sym(b)?),
+                },
+                BinOp::Div => self.sym_div(a, b),
+                // `a % b` lies in `0..b` (`0` for `b = 0`) for `a >= 0`.
+                BinOp::Mod => self.sym(b),
+                BinOp::Min => {
+                    let top = |c: &Check, s: &Sym| s.largest(&|v| c.vars.get(&v).map(|r| r.1)).unwrap_or(i128::MAX);
+                    match (self.sym(a), self.sym(b)) {
+                        (Some(x), Some(y)) => Some(if top(self, &x) <= top(self, &y) { x } else { y }),
+                        (x, y) => x.or(y),
+                    }
+                }
+                BinOp::Max => Some(self.sym(a)?.add(&self.sym(b)?)),
+            },
+            // An integer cast that does not wrap (`iv` gave a range) keeps the value.
+            Expr::Cast { value, .. } if value.dtype().is_integer() => self.sym(value),
+            Expr::Check { kind: CheckKind::Index { extent }, .. } => self.sym(extent),
+            _ => None,
+        }
+    }
+
+    /// A symbolic upper bound of `a / b` for `a >= 0` and `b >= 0`: `a / c` for a
+    /// constant, [`Sym::div_exact`] for a divisor that is exactly a product of scalars,
+    /// else `a` itself (a quotient is never above its dividend).
+    fn sym_div(&mut self, a: &Expr, b: &Expr) -> Option<Sym> {
+        if self.iv(b).is_none_or(|r| r.0 < 0) {
+            return None;
+        }
+        let sa = self.sym(a)?;
+        if let Some(c) = b.as_int().filter(|&c| c > 0) {
+            return Some(sa.div_const(c as i128));
+        }
+        match self.exact(b) {
+            Some(d) if d.is_monomial() => Some(sa.div_exact(&d).unwrap_or(sa)),
+            _ => Some(sa),
+        }
+    }
+
+    /// `e` exactly, when it is built from scalars that are not negative and positive
+    /// constants by `+`, `*` and division by a positive constant.
+    fn exact(&self, e: &Expr) -> Option<Sym> {
+        match e {
+            Expr::Int { value, .. } if *value > 0 => Some(Sym::constant(*value as i128)),
+            Expr::Var(v) => match self.sym.get(&v.id()) {
+                Some(s) if *s == Sym::var(v.id()) => Some(s.clone()),
+                _ => None,
+            },
+            Expr::Binary { op: BinOp::Add, a, b } => Some(self.exact(a)?.add(&self.exact(b)?)),
+            Expr::Binary { op: BinOp::Mul, a, b } => self.exact(a)?.mul(&self.exact(b)?),
+            Expr::Binary { op: BinOp::Div, a, b } => match b.as_int() {
+                Some(c) if c > 0 => Some(self.exact(a)?.div_const(c as i128)),
+                _ => None,
+            },
+            Expr::Cast { value, dtype } if value.dtype().is_integer() && dtype.is_integer() => {
+                let (from, to) = (value.dtype().element(), dtype.element());
+                // A cast to a type at least as wide, of a value that is not negative.
+                (to.bits >= from.bits).then(|| self.exact(value)).flatten()
+            }
+            _ => None,
+        }
+    }
+
     /// The range of integer expression `e` (`None`: unknown), every 64-bit
     /// sub-expression checked to stay in `i32`.
     fn iv(&mut self, e: &Expr) -> Option<Iv> {
@@ -144,11 +236,11 @@ impl Check {
                         // Truncating division and remainder by a positive divisor.
                         BinOp::Div if b0 > 0 => {
                             let p = [a0 / b0, a0 / b1, a1 / b0, a1 / b1];
-                            Some((*p.iter().min().unwrap(), *p.iter().max().unwrap()))
+                            Some((*p.iter().min().unwrap(), self.sym_quotient(a, b, a0, p.into_iter().max().unwrap())))
                         }
                         // A divisor that may be 0 (a dim): WGSL's `x / 0` is `x`, and a
                         // quotient is never further from 0 than its dividend.
-                        BinOp::Div if b0 == 0 => Some((a0.min(0), a1.max(0))),
+                        BinOp::Div if b0 == 0 => Some((a0.min(0), self.sym_quotient(a, b, a0, a1.max(0)))),
                         // The remainder is 0 by 0 (WGSL), else smaller than the divisor, with
                         // the sign of the dividend.
                         BinOp::Mod if b0 >= 0 => {
@@ -238,6 +330,19 @@ impl Check {
     fn visit(&mut self, e: &Expr) {
         self.iv(e);
     }
+
+    /// The upper end `hi` of a quotient `a / b` (`b >= 0`), lowered to its symbolic bound's
+    /// largest value where the dividend is not negative (`a0 >= 0`).
+    fn sym_quotient(&mut self, a: &Expr, b: &Expr, a0: i128, hi: i128) -> i128 {
+        if a0 < 0 || !a.dtype().is_integer() {
+            return hi;
+        }
+        let top = self.sym_div(a, b).and_then(|s| {
+            let vars = &self.vars;
+            s.largest(&|v| vars.get(&v).filter(|r| r.0 >= 0).map(|r| r.1))
+        });
+        top.map_or(hi, |t| hi.min(t))
+    }
 }
 
 impl Visitor for Check {
@@ -256,6 +361,11 @@ impl Visitor for Check {
                     // The printed bound `min + extent` must fit too.
                     (Some(m), Some(e)) if m.1.saturating_add(e.1) <= HI && m.0.saturating_add(e.0) >= LO => {
                         self.vars.insert(var.id(), (m.0, m.1 + e.1.max(1) - 1));
+                        if m.0 >= 0 {
+                            if let (Some(sm), Some(se)) = (self.sym(min), self.sym(extent)) {
+                                self.sym.insert(var.id(), sm.add(&se).add_const(-1));
+                            }
+                        }
                     }
                     _ if !wide(var.dtype()) => {}
                     _ => self.ok = false,
@@ -266,6 +376,9 @@ impl Visitor for Check {
                 match self.iv(value) {
                     Some(r) => {
                         self.vars.insert(var.id(), r);
+                        if let Some(s) = self.sym(value) {
+                            self.sym.insert(var.id(), s);
+                        }
                     }
                     None if wide(var.dtype()) => self.ok = false,
                     None => {}
