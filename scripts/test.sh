@@ -2,10 +2,12 @@
 # Installs what the tests need and runs them all. Safe to run again.
 #
 # Needs: the Rust toolchain (with rustfmt); for the OpenCL tests, Debian's pocl-opencl-icd
-# (OpenCL on the CPU) and ocl-icd-opencl-dev (the ICD loader libOpenCL); for the pipeline
-# explorer's browser test, Debian's chromium (headless); all installed here when missing
-# and run as root. Nothing links against libOpenCL: the runtime loads it
-# when first used, so everything builds without it and the OpenCL tests then skip.
+# (OpenCL on the CPU) and ocl-icd-opencl-dev (the ICD loader libOpenCL); for the WebGPU
+# tests (feature `webgpu`, on with --all-features), Debian's mesa-vulkan-drivers (lavapipe,
+# Vulkan on the CPU, and the Vulkan loader); for the pipeline explorer's browser test,
+# Debian's chromium (headless); all installed here when missing and run as root. Nothing
+# links against libOpenCL or libvulkan: the runtime loads them when first used, so
+# everything builds without them and those tests then skip.
 # `TVM_REQUIRE_TOOLS=1` (set by CI) turns every test skip for a missing tool into a
 # failure.
 set -euo pipefail
@@ -18,13 +20,22 @@ took() { echo "== $1: $((SECONDS - step_t0)) s (total $SECONDS s)"; step_t0=$SEC
 free_kb=$(df -Pk . | awk 'NR == 2 { print $4 }')
 echo "disk: $((free_kb / 1024)) MB free here; target/ holds $(du -sm target 2>/dev/null | cut -f1 || echo 0) MB"
 
-if ! dpkg -s pocl-opencl-icd ocl-icd-opencl-dev chromium >/dev/null 2>&1; then
+if ! dpkg -s pocl-opencl-icd ocl-icd-opencl-dev chromium mesa-vulkan-drivers >/dev/null 2>&1; then
   if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
     apt-get update -qq
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pocl-opencl-icd ocl-icd-opencl-dev clinfo chromium >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq pocl-opencl-icd ocl-icd-opencl-dev clinfo chromium \
+      mesa-vulkan-drivers >/dev/null
   else
-    echo "note: pocl-opencl-icd, ocl-icd-opencl-dev or chromium is missing (run as root to install them)" >&2
+    echo "note: pocl-opencl-icd, ocl-icd-opencl-dev, chromium or mesa-vulkan-drivers is missing (run as root to" \
+      "install them)" >&2
   fi
+fi
+# The WebGPU tests run on lavapipe alone: the Vulkan loader is pointed at its driver, so
+# the other drivers of the package (Intel, AMD) are not probed for hardware that is not
+# there.
+lvp=/usr/share/vulkan/icd.d/lvp_icd.$(uname -m).json
+if [ -e "$lvp" ]; then
+  export VK_DRIVER_FILES="$lvp"
 fi
 
 # The CUDA toolchain, from PyPI wheels into a venv under target/ (no GPU needed): NVRTC
@@ -54,7 +65,9 @@ export PATH="$nv/cuda_nvcc/bin:$PATH:$nv/cu13/bin"
 bash scripts/face-venv.sh 2>&1 || echo "note: the face detector's Python reference could not be installed" >&2
 took "setup"
 
-# Every crate, every test, every feature (ndarray, compiler; opencl and cuda are defaults).
+# Every crate, every test, every feature (ndarray, compiler, webgpu; opencl and cuda are
+# defaults): the backend suite, the device-tensor chain and the reliability tests run on
+# PoCL and on lavapipe.
 cargo test --workspace --all-targets --all-features 2>&1
 took "workspace tests"
 # The backend suite once more with every written `schedule!` block ignored

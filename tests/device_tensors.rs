@@ -2,12 +2,15 @@
 //! three kernels does one upload per input and one download, counted by the runtime; the
 //! results equal the host path's and a plain reference; a tensor on the wrong device or
 //! of the wrong shape is an `Err`. Runs on every device present (the CPU, each OpenCL
-//! device; OpenCL is required under `TVM_REQUIRE_TOOLS=1`).
+//! device, each WebGPU adapter with the `webgpu` feature; OpenCL, and WebGPU with its
+//! feature, are required under `TVM_REQUIRE_TOOLS=1`).
 
 #[path = "../tvm-runtime/tests/support/opencl_devices.rs"]
 mod opencl_devices;
 #[path = "../tvm-core/tests/support/reference.rs"]
 mod reference;
+#[path = "../tvm-runtime/tests/support/webgpu_devices.rs"]
+mod webgpu_devices;
 
 use tvm::{compute, device_stats, Device, DeviceTensor, Error, Tensor};
 
@@ -67,11 +70,12 @@ compute! {
     }
 }
 
-/// The CPU, every usable OpenCL device, and every usable CUDA device (none here: the
-/// GPU check runs this on a machine with one).
+/// The CPU, every usable OpenCL device and WebGPU adapter, and every usable CUDA device
+/// (none here: the GPU check runs this on a machine with one).
 fn devices() -> Vec<Device> {
     let mut v = vec![Device::Cpu];
     v.extend(opencl_devices::devices().map(Device::OpenCl));
+    v.extend(webgpu_devices::devices().map(Device::WebGpu));
     v.extend((0..Device::cuda_device_count()).map(Device::Cuda).filter(|d| d.is_available()));
     v
 }

@@ -28,7 +28,9 @@ fn checks(reason: &str) {
         matches!(&e, Error::DeviceUnavailable { device, reason: r } if device == "opencl:0" && r.contains(reason)),
         "{e:?}"
     );
-    assert_eq!(Device::all(), vec![Device::Cpu]);
+    // The CPU, and in a build with the `webgpu` feature any WebGPU adapter: no OpenCL.
+    let all = Device::all();
+    assert!(all[0] == Device::Cpu && all[1..].iter().all(|d| matches!(d, Device::WebGpu(_))), "{all:?}");
     assert_eq!(Device::try_default(), Ok(Device::Cpu));
     assert_eq!(Device::default(), Device::Cpu);
     let a = Tensor::from_vec(vec![1.0f32, 2.0, 3.0], [3]).unwrap();

@@ -42,3 +42,13 @@ fn the_compiler_feature_brings_the_compiler() {
         assert!(crates.iter().any(|c| c == wanted), "`{wanted}` missing: {crates:?}");
     }
 }
+
+#[test]
+fn webgpu_is_opt_in_and_links_no_compiler() {
+    assert!(!linked_crates(&[]).iter().any(|c| c == "wgpu"), "wgpu is in the default build");
+    let crates = linked_crates(&["webgpu"]);
+    assert!(crates.iter().any(|c| c == "wgpu"), "the feature brings wgpu: {crates:?}");
+    for banned in COMPILER_CRATES {
+        assert!(!crates.iter().any(|c| c == banned), "a program using WebGPU links `{banned}`: {crates:?}");
+    }
+}

@@ -1,8 +1,8 @@
 //! Matmul 1024³ f32 with a TVM-tutorial CPU schedule (packed B, blocks of rows, an 8 x 32
-//! register tile)
-//! and a GPU schedule (128 x 128 tiles per block of 256 threads, 8 x 8 per thread in
-//! registers, both operands staged through shared memory with float4 loads). Shared by
-//! the example of the same name, by `benches/cpu.rs` and by the backend suite
+//! register tile), a GPU schedule (128 x 128 tiles per block of 256 threads, 8 x 8 per
+//! thread in registers, both operands staged through shared memory with float4 loads) and
+//! a WebGPU one (64 x 64 tiles, 4 x 4 per invocation, within WebGPU's default limits).
+//! Shared by the example of the same name, by `benches/cpu.rs` and by the backend suite
 //! (`tests/backends/`).
 
 use tvm::compute;
@@ -72,6 +72,52 @@ compute! {
         cl.unroll(cj);
         // The 128 x 8 slice of a and the 8 x 128 slice of b (as packed panels), 4 floats
         // per thread.
+        let a_s = a.cache_read(shared, [cl]);
+        let b_s = bp.cache_read(shared, [cl]);
+        a_s.compute_at(cl, ko);
+        b_s.compute_at(cl, ko);
+        let [ay, ax] = a_s.axes();
+        let af = a_s.fuse(ay, ax);
+        let (at, av) = a_s.split(af, 4);
+        let (aty, atx) = a_s.split(at, 16);
+        a_s.bind(aty, thread.y);
+        a_s.bind(atx, thread.x);
+        a_s.vectorize(av);
+        let [bx, bk, by] = b_s.axes();
+        let bf0 = b_s.fuse(bx, bk);
+        let bf = b_s.fuse(bf0, by);
+        let (bt, bv) = b_s.split(bf, 4);
+        let (bty, btx) = b_s.split(bt, 16);
+        b_s.bind(bty, thread.y);
+        b_s.bind(btx, thread.x);
+        b_s.vectorize(bv);
+    }
+
+    schedule!(webgpu) {
+        // Within WebGPU's default limits (256 invocations, 16 KiB of workgroup memory):
+        // a workgroup of 16 x 16 invocations computes a 64 x 64 tile of c, each
+        // invocation a 4 x 4 register tile stored as one vec4 a row. Per 16-wide slice of
+        // k, both operands are staged through workgroup memory (4 KiB each), one vec4 per
+        // invocation, and the 256 multiply-adds of the slice are unrolled.
+        bp.compute_inline();
+        let cl = c.cache_write(local);
+        let (bi, bj, ii, jj) = c.tile(c.i, c.j, 64, 64);
+        let (ty, yi) = c.split(ii, 4);
+        let (tx, xi) = c.split(jj, 4);
+        c.reorder(bi, bj, ty, tx, yi, xi);
+        c.bind(bi, block.y);
+        c.bind(bj, block.x);
+        c.bind(ty, thread.y);
+        c.bind(tx, thread.x);
+        c.vectorize(xi);
+        cl.compute_at(c, tx);
+        let [ci, cj] = cl.axes();
+        let (ko, ki) = cl.split(cl.k, 16);
+        cl.reorder(ko, ki, ci, cj);
+        cl.unroll(ki);
+        cl.unroll(ci);
+        cl.unroll(cj);
+        // The 64 x 16 slice of a and the 16 x 64 slice of b (two packed panels).
         let a_s = a.cache_read(shared, [cl]);
         let b_s = bp.cache_read(shared, [cl]);
         a_s.compute_at(cl, ko);

@@ -4,9 +4,12 @@
 //!
 //! The backends are every device of [`Device::all`] that is available: the CPU always,
 //! each OpenCL device (PoCL in CI; `tvm`'s `opencl` feature), each CUDA device (`cuda`
-//! feature; a driver and a GPU). A backend that is missing is skipped with a printed
-//! reason, except that `TVM_REQUIRE_TOOLS=1` (CI) requires an OpenCL device and
-//! `TVM_REQUIRE_CUDA=1` (`scripts/gpu-check.sh`) a CUDA device.
+//! feature; a driver and a GPU), each WebGPU adapter (`webgpu` feature; Mesa's lavapipe
+//! in CI). A backend that is missing is skipped with a printed reason, except that
+//! `TVM_REQUIRE_TOOLS=1` (CI) requires an OpenCL device and, with the `webgpu` feature, a
+//! WebGPU adapter, and `TVM_REQUIRE_CUDA=1` (`scripts/gpu-check.sh`) a CUDA device. A
+//! kernel WGSL cannot express (f64, 64-bit integer tensors; [`NOT_ON_WEBGPU`]) must fail
+//! on a WebGPU device with the documented error ([`ran`]).
 //!
 //! The kernels are those of the registry (`tvm-core/tests/support/registry.rs`: the corpus
 //! of the compiler's tests and the example kernels), each file compiled by `compute!` in a
@@ -164,6 +167,13 @@ fn backends() -> &'static [Device] {
             }
             eprintln!("backend suite: OpenCL is skipped: {why}");
         }
+        if cfg!(feature = "webgpu") && !found.iter().any(|d| matches!(d, Device::WebGpu(_))) {
+            let why = Device::WebGpu(0).check_available().err().map(|e| e.to_string()).unwrap_or_default();
+            if std::env::var("TVM_REQUIRE_TOOLS").as_deref() == Ok("1") {
+                panic!("TVM_REQUIRE_TOOLS=1 but the WebGPU backend cannot run: {why}");
+            }
+            eprintln!("backend suite: WebGPU is skipped: {why}");
+        }
         let names: Vec<String> = found.iter().map(|d| d.to_string()).collect();
         eprintln!("backend suite runs on: {}", names.join(", "));
         found
@@ -186,6 +196,27 @@ fn on_every_backend<const R: usize>(
     }
 }
 
+/// Whether run `r` on `d` of a kernel that holds `lacks` (a type WGSL does not have, or
+/// `None`) ran: on a WebGPU device such a kernel must fail with the documented error
+/// (`CompilationFailed` for `webgpu`, naming the type), and there is nothing to compare;
+/// elsewhere, and for other kernels, it must succeed.
+fn ran(d: &Device, what: &str, lacks: Option<&str>, r: Result<(), tvm::Error>) -> bool {
+    match (d, lacks) {
+        (Device::WebGpu(_), Some(ty)) => match r {
+            Err(tvm::Error::CompilationFailed { target, log })
+                if target == "webgpu" && log.contains(&format!("{ty} ")) && log.contains("WGSL has no") =>
+            {
+                false
+            }
+            other => panic!("{what} on {d}: expected the error naming {ty}, got {other:?}"),
+        },
+        _ => {
+            r.unwrap_or_else(|e| panic!("{what} on {d}: {e}"));
+            true
+        }
+    }
+}
+
 fn tensor<const R: usize>(data: &[f32], shape: [usize; R]) -> Tensor<f32, R> {
     Tensor::from_vec(data.to_vec(), shape).expect("the data fits the shape")
 }
@@ -204,7 +235,9 @@ fn row_dot_f64() {
         let ty = Tensor::from_vec(y, [m, n]).unwrap();
         for d in backends() {
             let mut out = Tensor::full([m], f64::NAN);
-            own::row_dot_f64::run(d, &tx, &ty, 0.5, &mut out).unwrap_or_else(|e| panic!("row_dot_f64 on {d}: {e}"));
+            if !ran(d, "row_dot_f64", Some("f64"), own::row_dot_f64::run(d, &tx, &ty, 0.5, &mut out)) {
+                continue;
+            }
             for (i, (g, w)) in out.as_slice().iter().zip(&want).enumerate() {
                 assert!((g - w).abs() <= 1e-12 * w.abs().max(1.0), "row_dot_f64 {m}x{n} on {d}: row {i}: {g} vs {w}");
             }
@@ -369,4 +402,52 @@ fn cuda_programs_compile_with_nvrtc() {
             assert!(!built.bytes.is_empty(), "{name} for sm_{arch}: an empty cubin");
         }
     }
+}
+
+/// The kernels of the suite WGSL cannot express, and the type that stops each: their
+/// `source("webgpu")` and `source("metal")` are the documented error, and on a WebGPU
+/// device [`ran`] expects it.
+pub(crate) const NOT_ON_WEBGPU: &[(&str, &str)] = &[
+    ("row_dot_f64", "f64"),
+    ("axpy f64", "f64"),
+    ("weighted_rows i64", "i64"),
+    ("example_argmax::top1", "i64"),
+    ("nearest_zero", "u64"),
+    ("softmax_stats", "i64"),
+    ("example_axpy::axpy::<f64>", "f64"),
+    ("clamp_any i8", "i8"),
+    ("clamp_any i64", "i64"),
+    // `i + k` for an `i32` scalar `k`: 64-bit index arithmetic not provably within 32 bits.
+    ("shifted_by", "64-bit"),
+];
+
+/// Every other kernel of the suite has WGSL (validated by naga while the macro expanded)
+/// and MSL translated from it; the kernels WGSL cannot express fail with an error naming
+/// the type and the reason, for both targets.
+#[cfg(feature = "webgpu")]
+#[test]
+fn webgpu_and_metal_sources() {
+    let mut ran = Vec::new();
+    for (name, source) in every_source() {
+        match NOT_ON_WEBGPU.iter().find(|(n, _)| n == name) {
+            Some((_, ty)) => {
+                for target in ["webgpu", "metal"] {
+                    match source(target) {
+                        Err(tvm::Error::CompilationFailed { target: t, log })
+                            if t == target && log.contains(&format!("{ty} ")) && log.contains("WGSL has no") => {}
+                        other => panic!("{name}: {target} should name {ty}: {other:?}"),
+                    }
+                }
+            }
+            None => {
+                let wgsl = source("webgpu").unwrap_or_else(|e| panic!("{name}: no WGSL: {e}"));
+                assert!(wgsl.contains("@compute @workgroup_size("), "{name}:\n{wgsl}");
+                let msl = source("metal").unwrap_or_else(|e| panic!("{name}: no MSL: {e}"));
+                assert!(msl.contains("kernel void") && msl.contains("#include <metal_stdlib>"), "{name}:\n{msl}");
+                ran.push(*name);
+            }
+        }
+    }
+    eprintln!("WGSL and MSL for: {}", ran.join(", "));
+    assert!(ran.len() + NOT_ON_WEBGPU.len() == every_source().len());
 }

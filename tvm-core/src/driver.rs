@@ -5,10 +5,11 @@
 //! in the user's schedule).
 //!
 //! Which schedule: the block whose target has the kind of the target (`cpu` and `llvm ..`
-//! schedule CPUs; `cuda`, `"cuda -arch=sm_90"` CUDA; `opencl` OpenCL). GPU targets share
-//! schedules: with no block of its own kind, a GPU target borrows a block of another GPU
-//! kind (CUDA first, then OpenCL), so a `schedule!(cuda)` also schedules OpenCL and the
-//! reverse. A borrowed block that does not apply to the target (say, 1024 threads per
+//! schedule CPUs; `cuda`, `"cuda -arch=sm_90"` CUDA; `opencl` OpenCL; `webgpu` WebGPU).
+//! GPU targets share schedules: with no block of its own kind, a GPU target borrows a
+//! block of another GPU kind (CUDA first, then OpenCL, then Metal, then WebGPU), so a
+//! `schedule!(cuda)` also schedules OpenCL and WebGPU, and the reverse. With no block to
+//! use, the auto-scheduler derives the schedule (else the flat default). A borrowed block that does not apply to the target (say, 1024 threads per
 //! block on an OpenCL device that allows 256), or applies but does not lower there, gives
 //! way to the target's default schedule: the user did not write it for this target, and
 //! its own errors are reported by [`crate::frontend::check_schedules`].
@@ -173,7 +174,7 @@ pub fn lower_traced(sch: &Schedule, trace: &mut dyn FnMut(PassEvent<'_>)) -> Res
 }
 
 /// Lowers `kernel` for `target` with the block that applies to it. A GPU target without
-/// a block of its own borrows the other GPU kind's; where that does not lower on this
+/// a block of its own borrows another GPU kind's; where that does not lower on this
 /// target, it gets its default schedule (the errors belong to the other target).
 pub fn lower_for(kernel: &Kernel, target: &Target) -> Result<PrimFunc, Vec<ScheduleError>> {
     lower_for_in_traced(&kernel.graph, &kernel.schedules, target, &mut |_| {})

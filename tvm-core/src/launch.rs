@@ -53,6 +53,7 @@ pub unsafe fn run_source_on_device(
     let backend = match device {
         Device::OpenCl(_) => Backend::OpenCl,
         Device::Cuda(_) => Backend::Cuda,
+        Device::WebGpu(_) => Backend::WebGpu,
         _ => return Err(internal(format!("`{}` is not a GPU device", device))),
     };
     let env = bind(f, args)?;
@@ -296,6 +297,19 @@ impl Host<'_> {
         }
         for v in &k.scalar_args {
             let s = self.env.get(&v.id()).ok_or_else(|| internal(format!("`{}` is unbound on the host", v.name())))?;
+            if self.f.target.kind == crate::TargetKind::WebGpu && crate::codegen::wgsl::narrow::wide(v.dtype()) {
+                if grid.contains(&0) {
+                    return Ok(()); // nothing runs, whatever the scalars (as generated code)
+                }
+                // As the generated host code passes it (`codegen::host`): the `i32` the
+                // WGSL computes with, within the bound its arithmetic is exact for.
+                let limit =
+                    crate::codegen::wgsl::kernel_scalar_limit(self.f, k).map_err(|e| internal(e.to_string()))?;
+                let x = s.as_i128().ok_or_else(|| internal(format!("`{}` is not an integer", v.name())))?;
+                let n = tvm_runtime::__rt::narrow_scalar(x, limit, &k.name, v.name())?;
+                args.push(KernelArg::Scalar(tvm_runtime::gpu::Scalar::I32(n)));
+                continue;
+            }
             args.push(KernelArg::Scalar(scalar(*s)));
         }
         if crate::tir::visit::contains_check(&k.body) {

@@ -10,6 +10,8 @@ pub enum TargetKind {
     Cpu,
     Cuda,
     OpenCl,
+    /// WebGPU: WGSL run through wgpu (Vulkan, Metal, DX12), 32-bit indices.
+    WebGpu,
     /// Source emission only.
     Metal,
 }
@@ -20,6 +22,7 @@ impl TargetKind {
             TargetKind::Cpu => "cpu",
             TargetKind::Cuda => "cuda",
             TargetKind::OpenCl => "opencl",
+            TargetKind::WebGpu => "webgpu",
             TargetKind::Metal => "metal",
         }
     }
@@ -65,7 +68,7 @@ pub struct Target {
 /// | L1 / L2 data cache a core, L3 in all | `-l1-cache=`, `-l2-cache=`, `-l3-cache=` (bytes, or `48K`, `2M`) | 32K, 1M, 16M |
 /// | cores | `-num-cores=` | 4 |
 ///
-/// | fact | option | `cuda` default (sm_80; sm_90: 132 SMs, 228K) | `opencl` default |
+/// | fact | option | `cuda` default (sm_80; sm_90: 132 SMs, 228K) | `opencl`, `webgpu`, `metal` default |
 /// |---|---|---|---|
 /// | SMs / compute units | `-sm_count=` | 108 | 16 |
 /// | 32-bit registers an SM | `-registers_per_sm=` | 65536 | 65536 |
@@ -116,7 +119,8 @@ impl Facts {
                 ..gpu(0, 0, 0)
             },
             TargetKind::Cuda => gpu(108, 164 << 10, 2048),
-            TargetKind::OpenCl | TargetKind::Metal => gpu(16, 64 << 10, 1024),
+            // Portable GPUs: a mid-range device's figures (a target option overrides them).
+            TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal => gpu(16, 64 << 10, 1024),
         }
     }
 }
@@ -137,7 +141,7 @@ impl fmt::Display for TargetError {
         match self {
             TargetError::Empty => write!(f, "empty target string"),
             TargetError::UnknownKind { kind } => {
-                write!(f, "unknown target `{kind}`; expected one of cpu, llvm, cuda, opencl, metal")
+                write!(f, "unknown target `{kind}`; expected one of cpu, llvm, cuda, opencl, webgpu, metal")
             }
             TargetError::UnknownOption { kind, option } => {
                 write!(f, "unknown option `{option}` for target `{kind}`")
@@ -164,6 +168,10 @@ impl Target {
         let (mt, ws, smem) = match kind {
             TargetKind::Cuda => (1024, 32, 48 * 1024),
             TargetKind::OpenCl => (256, 1, 32 * 1024),
+            // WebGPU's default limits (`maxComputeInvocationsPerWorkgroup`,
+            // `maxComputeWorkgroupStorageSize`), which every adapter offers; subgroups are
+            // an optional feature, so reductions across threads go through shared memory.
+            TargetKind::WebGpu => (256, 1, 16 * 1024),
             TargetKind::Metal => (1024, 32, 32 * 1024),
             TargetKind::Cpu => (1, 1, 0),
         };
@@ -194,6 +202,9 @@ impl Target {
     pub fn opencl() -> Target {
         Target::base(TargetKind::OpenCl)
     }
+    pub fn webgpu() -> Target {
+        Target::base(TargetKind::WebGpu)
+    }
 
     /// Parses `KIND -key=value ...`.
     pub fn parse(s: &str) -> Result<Target, TargetError> {
@@ -203,6 +214,7 @@ impl Target {
             "cpu" | "llvm" | "c" => TargetKind::Cpu,
             "cuda" | "nvptx" => TargetKind::Cuda,
             "opencl" => TargetKind::OpenCl,
+            "webgpu" => TargetKind::WebGpu,
             "metal" => TargetKind::Metal,
             other => return Err(TargetError::UnknownKind { kind: other.to_string() }),
         };
@@ -237,26 +249,28 @@ impl Target {
                     t.sm = sm;
                     t.facts = facts_of_arch(sm);
                 }
-                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::Metal, "max_threads_per_block") => {
-                    t.max_threads_per_block = num("a positive integer")?
-                }
-                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::Metal, "max_shared_memory_per_block") => {
-                    t.max_shared_memory_per_block = num("a positive number of bytes")?
-                }
+                (
+                    TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal,
+                    "max_threads_per_block",
+                ) => t.max_threads_per_block = num("a positive integer")?,
+                (
+                    TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal,
+                    "max_shared_memory_per_block",
+                ) => t.max_shared_memory_per_block = num("a positive number of bytes")?,
                 (TargetKind::Cuda, "thread_warp_size") => t.warp_size = num("a positive integer")?,
-                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::Metal, "sm_count") => {
+                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal, "sm_count") => {
                     t.facts.sm_count = num("a positive integer")?
                 }
-                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::Metal, "registers_per_sm") => {
+                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal, "registers_per_sm") => {
                     t.facts.registers_per_sm = num("a positive integer")?
                 }
-                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::Metal, "max_registers_per_thread") => {
+                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal, "max_registers_per_thread") => {
                     t.facts.max_registers_per_thread = num("a positive integer")?
                 }
-                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::Metal, "max_shared_memory_per_sm") => {
+                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal, "max_shared_memory_per_sm") => {
                     t.facts.shared_memory_per_sm = bytes()? as u32
                 }
-                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::Metal, "max_threads_per_sm") => {
+                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal, "max_threads_per_sm") => {
                     t.facts.max_threads_per_sm = num("a positive integer")?
                 }
                 (TargetKind::Cuda, "fast-math") => {
@@ -345,7 +359,7 @@ impl Target {
     }
 
     pub fn is_gpu(&self) -> bool {
-        matches!(self.kind, TargetKind::Cuda | TargetKind::OpenCl | TargetKind::Metal)
+        matches!(self.kind, TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal)
     }
     pub fn is_cpu(&self) -> bool {
         self.kind == TargetKind::Cpu

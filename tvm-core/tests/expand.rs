@@ -316,7 +316,7 @@ fn unchanged_kernels_come_from_the_expansion_cache() {
     let nonce = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
     let src = format!("\n    pub fn scaled_{nonce}(x: f32[n], alpha: f32) -> y: f32[n] {{ y[i] = alpha * x[i]; }}");
     let tokens: proc_macro2::TokenStream = src.parse().unwrap();
-    let backends = Backends { cuda: false, opencl: true };
+    let backends = Backends { cuda: false, opencl: true, webgpu: false };
     let key = cache::key(&tokens, backends, None);
     let entry = cache::path(&key).expect("the cache is on");
     assert!(!entry.exists());

@@ -54,6 +54,18 @@ fn unknown_kinds_options_archs_and_features_are_errors() {
 }
 
 #[test]
+fn webgpu_defaults_are_webgpus_default_limits() {
+    let t = Target::parse("webgpu").unwrap();
+    assert_eq!((t.kind, t.max_threads_per_block, t.max_shared_memory_per_block), (TargetKind::WebGpu, 256, 16384));
+    assert_eq!(t.warp_size, 1, "subgroups are optional in WebGPU: reductions through shared memory");
+    assert!(t.is_gpu() && t == Target::webgpu() && t.to_string() == "webgpu");
+    let t = Target::parse("webgpu -max_threads_per_block=1024 -max_shared_memory_per_block=32768").unwrap();
+    assert_eq!((t.max_threads_per_block, t.max_shared_memory_per_block), (1024, 32768));
+    assert!(matches!(Target::parse("webgpu -arch=sm_80"), Err(TargetError::UnknownOption { .. })));
+    assert_eq!(Target::webgpu().facts.sm_count, 16);
+}
+
+#[test]
 fn facts_for_the_auto_scheduler_have_defaults_and_options() {
     let t = Target::cpu();
     let f = &t.facts;

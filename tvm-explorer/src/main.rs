@@ -1,5 +1,6 @@
 //! The pipeline explorer: `tvm-explorer FILE.rs... --out PAGE.html` runs the real
-//! pipeline on every `compute!` of the files (for cpu, cuda and opencl) and writes one
+//! pipeline on every `compute!` of the files (for cpu, cuda, opencl and webgpu, whose
+//! column also shows the MSL naga makes of the WGSL) and writes one
 //! self-contained HTML page (inline CSS and JS, no network); `--text` prints the same
 //! content to the terminal. See the README's "Pipeline explorer".
 
@@ -12,8 +13,9 @@ use clap::Parser;
 use std::collections::HashMap;
 use std::process::ExitCode;
 
-/// Runs the real pipeline on every `compute!` of the files, for cpu, cuda and opencl, and
-/// writes one self-contained HTML page (--out) or prints the same content (--text).
+/// Runs the real pipeline on every `compute!` of the files, for cpu, cuda, opencl and webgpu
+/// (WGSL, and the MSL translated from it), and writes one self-contained HTML page (--out)
+/// or prints the same content (--text).
 #[derive(Parser, Debug)]
 #[command(name = "tvm-explorer", version)]
 #[command(group = clap::ArgGroup::new("output").required(true).multiple(true).args(["out", "text"]))]

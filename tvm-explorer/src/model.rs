@@ -142,7 +142,7 @@ fn kernel(file: &str, src: &str, inv: &Invocation, opts: &Options, texts: &mut T
         .map(|b| json!({"target": b.target, "line": k.source_map.line_col(b.target_loc).map(|p| p.0)}))
         .collect::<Vec<_>>());
     let mut targets = Map::new();
-    for t in [Target::cpu(), Target::cuda(), Target::opencl()] {
+    for t in [Target::cpu(), Target::cuda(), Target::opencl(), Target::webgpu()] {
         targets.insert(t.kind.name().to_string(), target(&k, &t, opts, texts));
     }
     out["targets"] = Value::Object(targets);
@@ -223,6 +223,11 @@ fn target(k: &Kernel, t: &Target, opts: &Options, texts: &mut Texts) -> Value {
             });
             if let Some(h) = g.host {
                 out["host"] = json!(texts.id(&h));
+            }
+            match g.metal {
+                Some(Ok(m)) => out["metal"] = json!(texts.id(&m)),
+                Some(Err(e)) => out["metal_error"] = json!(e),
+                None => {}
             }
         }
         Err(e) => out["code_error"] = json!(e),
@@ -352,6 +357,8 @@ struct Generated {
     text: String,
     spans: Vec<LineSpan>,
     host: Option<String>,
+    /// WebGPU: the MSL naga makes of the WGSL (as wgpu does on macOS), or why none.
+    metal: Option<Result<String, String>>,
 }
 
 /// Rust tokens as formatted source.
@@ -365,16 +372,19 @@ fn generated(f: &PrimFunc) -> Result<Generated, String> {
         let opts = codegen::rust::EmitOptions { markers: true, ..Default::default() };
         let ts = codegen::rust::emit_rust_with(f, &opts).map_err(|e| e.to_string())?;
         let (text, spans) = codegen::rust::resolve_marks(&pretty(ts)?);
-        return Ok(Generated { lang: "rust", text, spans, host: None });
+        return Ok(Generated { lang: "rust", text, spans, host: None, metal: None });
     }
     let (lang, (text, spans)) = match f.target.kind {
         tvm_core::TargetKind::Cuda => ("cuda", codegen::cuda::emit_cuda_spans(f).map_err(|e| e.to_string())?),
+        tvm_core::TargetKind::WebGpu => ("wgsl", codegen::wgsl::emit_wgsl_spans(f).map_err(|e| e.to_string())?),
         _ => ("opencl", codegen::opencl::emit_opencl_spans(f).map_err(|e| e.to_string())?),
     };
+    let metal = (f.target.kind == tvm_core::TargetKind::WebGpu)
+        .then(|| codegen::wgsl::naga_check::to_msl(&text).map_err(|e| e.to_string()));
     let name = proc_macro2::Ident::new(&format!("__host_{}", f.name), proc_macro2::Span::call_site());
     let rt: proc_macro2::TokenStream = "::tvm::__rt".parse().expect("a path");
     let host = codegen::host::emit_host(f, &name, &rt).map_err(|e| e.to_string()).and_then(pretty).ok();
-    Ok(Generated { lang, text, spans, host })
+    Ok(Generated { lang, text, spans, host, metal })
 }
 
 /// The GPU launch configuration of every kernel: grid, block, shared memory.

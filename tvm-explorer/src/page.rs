@@ -173,6 +173,11 @@ pub fn text(data: &Value, texts: &Texts) -> String {
                     indent(t(texts, &c["text"]), "  ")
                 );
             }
+            if let Some(e) = tg["metal_error"].as_str() {
+                let _ = writeln!(o, "metal: error: {e}");
+            } else if !tg["metal"].is_null() {
+                let _ = writeln!(o, "metal (MSL from the WGSL):\n{}", indent(t(texts, &tg["metal"]), "  "));
+            }
             if !tg["host"].is_null() {
                 let _ = writeln!(o, "host code:\n{}", indent(t(texts, &tg["host"]), "  "));
             }

@@ -117,7 +117,7 @@
     click('[data-mode="targets"]');
     const col = (n) => q('[data-column="' + n + '"]');
     const out = { visible: visible("targets-view"), columns: qa("[data-column]").map((c) => c.dataset.column) };
-    for (const n of ["cpu", "cuda", "opencl"]) {
+    for (const n of ["cpu", "cuda", "opencl", "webgpu"]) {
       out[n] = {
         config: text('[data-config="' + n + '"]'),
         code: qa("pre.code", col(n)).map((p) => p.dataset.kind + ":" + p.textContent.slice(0, 20000)).join("\n"),

@@ -11,7 +11,11 @@ pub fn compute(input: TokenStream) -> TokenStream {
     let tokens = proc_macro2::TokenStream::from(input);
     // The `tvm` crate's backend features, passed on to this crate: a backend that is off
     // is not lowered.
-    let backends = tvm_core::expand::Backends { cuda: cfg!(feature = "cuda"), opencl: cfg!(feature = "opencl") };
+    let backends = tvm_core::expand::Backends {
+        cuda: cfg!(feature = "cuda"),
+        opencl: cfg!(feature = "opencl"),
+        webgpu: cfg!(feature = "webgpu"),
+    };
     match catch_unwind(AssertUnwindSafe(|| tvm_core::expand::compute_for(tokens, backends))) {
         Ok(out) => out.into(),
         // A broken invariant of the compiler (the fuzz tests look for these): a compile

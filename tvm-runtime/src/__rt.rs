@@ -26,7 +26,7 @@ pub fn default_device(has_cuda_code: bool) -> Result<crate::Device, Error> {
     })
 }
 
-/// The error for a target name other than `cpu`, `cuda` and `opencl`.
+/// The error for a target name other than `cpu`, `cuda`, `opencl`, `webgpu` and `metal`.
 pub fn unsupported_target(target: &str) -> Error {
     Error::UnsupportedTarget { target: target.to_string() }
 }
@@ -43,6 +43,23 @@ pub fn not_built(target: &str) -> Error {
 /// its host code): why the device is unavailable, or that the kernel has no code for it.
 pub fn no_backend(device: &crate::Device) -> Error {
     crate::gpu::no_backend(device)
+}
+
+/// A 64-bit integer scalar `value` (parameter `param`) of a WebGPU kernel `kernel` as
+/// the `i32` its WGSL code takes: the code is proved exact while every such scalar lies
+/// within `limit` of 0 (`tvm_core::codegen::wgsl::narrow`), so a value beyond it is
+/// `Err(LaunchFailed)` saying so, never a wrapped index.
+pub fn narrow_scalar(value: i128, limit: i64, kernel: &str, param: &str) -> Result<i32, Error> {
+    match i32::try_from(value) {
+        Ok(v) if value.unsigned_abs() <= limit.unsigned_abs() as u128 => Ok(v),
+        _ => Err(Error::LaunchFailed {
+            kernel: kernel.to_string(),
+            reason: format!(
+                "`{param}` is {value}: the kernel's WebGPU code computes its indices in 32 bits (WGSL has no 64-bit \
+                 integers), proved exact while every dim and 64-bit scalar is at most {limit}"
+            ),
+        }),
+    }
 }
 
 /// The error of a failed CPU kernel (`reason` from the kernel function).

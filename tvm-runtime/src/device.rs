@@ -21,10 +21,10 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 use std::sync::OnceLock;
 
-/// A device kernels run on. Displayed and parsed as `cpu`, `cuda:N`, `opencl:N`
-/// (`cuda` and `opencl` alone mean index 0).
+/// A device kernels run on. Displayed and parsed as `cpu`, `cuda:N`, `opencl:N`,
+/// `webgpu:N` (`cuda`, `opencl` and `webgpu` alone mean index 0).
 ///
-/// `#[non_exhaustive]`: more devices may come (Metal); match with a wildcard arm.
+/// `#[non_exhaustive]`: more devices may come; match with a wildcard arm.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Device {
@@ -34,16 +34,20 @@ pub enum Device {
     Cuda(usize),
     /// The OpenCL device with this index.
     OpenCl(usize),
+    /// The WebGPU adapter with this index (wgpu on Vulkan, Metal or DX12; feature
+    /// `webgpu`).
+    WebGpu(usize),
 }
 
 impl Device {
-    /// The target name of the device's code: `"cpu"`, `"cuda"` or `"opencl"` (what a
-    /// kernel's `source(target)` takes).
+    /// The target name of the device's code: `"cpu"`, `"cuda"`, `"opencl"` or `"webgpu"`
+    /// (what a kernel's `source(target)` takes).
     pub fn kind(&self) -> &'static str {
         match self {
             Device::Cpu => "cpu",
             Device::Cuda(_) => "cuda",
             Device::OpenCl(_) => "opencl",
+            Device::WebGpu(_) => "webgpu",
         }
     }
 
@@ -72,6 +76,7 @@ impl Device {
             Device::Cpu => Ok(()),
             Device::Cuda(n) => crate::gpu::cuda::CudaRuntime::global().synchronize(n),
             Device::OpenCl(n) => crate::gpu::opencl::OpenClRuntime::global().synchronize(n),
+            Device::WebGpu(n) => crate::gpu::webgpu::WebGpuRuntime::global().synchronize(n),
         }
     }
 
@@ -87,17 +92,21 @@ impl Device {
             Device::Cpu => Ok(()),
             Device::Cuda(n) => crate::gpu::cuda::CudaRuntime::global().check_device(n),
             Device::OpenCl(n) => crate::gpu::opencl::OpenClRuntime::global().check_device(n),
+            Device::WebGpu(n) => crate::gpu::webgpu::WebGpuRuntime::global().check_device(n),
         }
     }
 
     /// Every device present: the CPU, then each CUDA device the driver reports (none
     /// without a driver or the `cuda` feature), then each OpenCL device of every platform
-    /// (none when libOpenCL is missing or the `opencl` feature is off). A listed device may
-    /// still fail [`Device::check_available`] (a device whose context cannot be made).
+    /// (none when libOpenCL is missing or the `opencl` feature is off), then each adapter
+    /// wgpu finds (none without a Vulkan, Metal or DX12 driver, or the `webgpu` feature).
+    /// A listed device may still fail [`Device::check_available`] (a device whose context
+    /// cannot be made).
     pub fn all() -> Vec<Device> {
         let mut v = vec![Device::Cpu];
         v.extend((0..Device::cuda_device_count()).map(Device::Cuda));
         v.extend((0..crate::gpu::opencl::OpenClRuntime::global().device_count()).map(Device::OpenCl));
+        v.extend((0..crate::gpu::webgpu::WebGpuRuntime::global().device_count()).map(Device::WebGpu));
         v
     }
 
@@ -150,6 +159,7 @@ impl fmt::Display for Device {
             Device::Cpu => f.write_str("cpu"),
             Device::Cuda(n) => write!(f, "cuda:{n}"),
             Device::OpenCl(n) => write!(f, "opencl:{n}"),
+            Device::WebGpu(n) => write!(f, "webgpu:{n}"),
         }
     }
 }
@@ -157,7 +167,8 @@ impl fmt::Display for Device {
 impl FromStr for Device {
     type Err = Error;
 
-    /// Parses `cpu`, `cuda`, `cuda:N`, `opencl` or `opencl:N` (ASCII case-insensitive,
+    /// Parses `cpu`, `cuda`, `cuda:N`, `opencl`, `opencl:N`, `webgpu` or `webgpu:N` (ASCII
+    /// case-insensitive,
     /// surrounding whitespace ignored, `N` decimal digits); anything else is
     /// `Err(InvalidDevice)`.
     fn from_str(text: &str) -> Result<Device, Error> {
@@ -176,6 +187,7 @@ impl FromStr for Device {
             ("cpu", None) => Ok(Device::Cpu),
             ("cuda", n) => Ok(Device::Cuda(n.unwrap_or(0))),
             ("opencl", n) => Ok(Device::OpenCl(n.unwrap_or(0))),
+            ("webgpu", n) => Ok(Device::WebGpu(n.unwrap_or(0))),
             _ => Err(invalid()),
         }
     }

@@ -51,7 +51,7 @@ pub enum Error {
     WrongDevice { kernel: String, param: String, expected: String, got: String },
     /// A device name that does not parse (from `TVM_DEVICE` or `Device::from_str`).
     InvalidDevice { text: String },
-    /// Compiling generated code for `target` (`cuda`, `opencl`) failed; `log` is the
+    /// Compiling generated code for `target` (`cuda`, `opencl`, `webgpu`) failed; `log` is the
     /// compiler's log.
     CompilationFailed { target: String, log: String },
     /// Launching (or running) kernel `kernel` failed.
@@ -141,7 +141,8 @@ impl fmt::Display for Error {
             ),
             Error::InvalidDevice { text } => write!(
                 f,
-                "invalid device `{text}`: expected `cpu`, `cuda`, `cuda:N`, `opencl` or `opencl:N` (as in TVM_DEVICE)"
+                "invalid device `{text}`: expected `cpu`, `cuda`, `cuda:N`, `opencl`, `opencl:N`, `webgpu` or `webgpu:N` \
+                 (as in TVM_DEVICE)"
             ),
             Error::CompilationFailed { target, log } => {
                 write!(f, "compilation for `{target}` failed")?;
@@ -154,7 +155,7 @@ impl fmt::Display for Error {
             }
             Error::LaunchFailed { kernel, reason } => write!(f, "launch of `{kernel}` failed: {reason}"),
             Error::UnsupportedTarget { target } => {
-                write!(f, "unsupported target `{target}`: expected `cpu`, `cuda` or `opencl`")
+                write!(f, "unsupported target `{target}`: expected `cpu`, `cuda`, `opencl`, `webgpu` or `metal`")
             }
             Error::ScalarOutOfRange { kernel, param, value, reason } => {
                 write!(f, "scalar `{param}` of `{kernel}` is out of range: {value} ({reason})")

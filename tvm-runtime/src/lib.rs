@@ -6,13 +6,15 @@
 //!   [`f16`](struct@crate::f16) and [`bf16`](struct@crate::bf16).
 //! * [`Device`]: where kernels run, and the process-wide default ([`Device::try_default`]).
 //! * [`Error`]: everything that can go wrong at run time.
-//! * [`gpu`]: the GPU backends behind one interface (OpenCL and CUDA, loaded at run time),
+//! * [`gpu`]: the GPU backends behind one interface (OpenCL and CUDA, loaded at run time;
+//!   WebGPU through wgpu),
 //!   which the host code `compute!` generates for GPU targets calls; [`device_stats`]
 //!   counts the copies between host and device.
 //!
 //! Cargo features: `opencl` (default; libOpenCL is loaded when first used, never linked),
 //! `cuda` (default; libcuda and libnvrtc are loaded when first used, never linked),
-//! `rayon` (default; the parallel loops of generated CPU code), `ndarray` (conversions).
+//! `rayon` (default; the parallel loops of generated CPU code), `webgpu` (off by default;
+//! wgpu, built in, on the Vulkan, Metal or DX12 driver it finds), `ndarray` (conversions).
 
 #[doc(hidden)]
 pub mod __rt;

@@ -22,6 +22,7 @@ pub fn device_identity(device: &Device) -> Option<String> {
     let v = match *device {
         Device::Cpu => Some(cpu_identity()),
         Device::OpenCl(n) => crate::gpu::opencl::OpenClRuntime::global().device_name(n).map(|d| format!("opencl {d}")),
+        Device::WebGpu(n) => crate::gpu::webgpu::WebGpuRuntime::global().device_name(n).map(|d| format!("webgpu {d}")),
         Device::Cuda(n) => {
             let rt = crate::gpu::cuda::CudaRuntime::global();
             match (rt.device_name(n), rt.caps(n)) {

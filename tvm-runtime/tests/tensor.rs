@@ -230,7 +230,7 @@ fn every_message_is_lowercase_without_a_trailing_period() {
     );
     assert_eq!(
         Error::UnsupportedTarget { target: "vulkan".into() }.to_string(),
-        "unsupported target `vulkan`: expected `cpu`, `cuda` or `opencl`"
+        "unsupported target `vulkan`: expected `cpu`, `cuda`, `opencl`, `webgpu` or `metal`"
     );
     assert_eq!(
         Error::DeviceUnavailable { device: "cuda:1".into(), reason: "only 1 CUDA device found".into() }.to_string(),

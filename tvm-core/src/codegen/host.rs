@@ -57,7 +57,7 @@ pub fn kernel_infos(f: &PrimFunc) -> Vec<KernelInfo> {
         .enumerate()
         .map(|(i, k)| {
             let mut params: Vec<ParamKind> = k.buffer_args.iter().map(|b| ParamKind::Buffer(b.dtype())).collect();
-            params.extend(k.scalar_args.iter().map(|v| ParamKind::Scalar(v.dtype())));
+            params.extend(k.scalar_args.iter().map(|v| ParamKind::Scalar(kernel_scalar_type(f, v.dtype()))));
             if contains_check(&k.body) {
                 params.push(ParamKind::Buffer(DType::I32)); // the fault buffer
             }
@@ -70,6 +70,16 @@ pub fn kernel_infos(f: &PrimFunc) -> Vec<KernelInfo> {
             KernelInfo { name: k.name.clone(), params, shared_bytes: shared.get(i).copied().unwrap_or(0), block }
         })
         .collect()
+}
+
+/// The type a kernel of `f` takes a scalar of type `d` as: itself, except that WGSL
+/// kernels take 64-bit integers as `i32` (see `codegen::wgsl::narrow`).
+fn kernel_scalar_type(f: &PrimFunc, d: DType) -> DType {
+    if f.target.kind == crate::TargetKind::WebGpu && crate::codegen::wgsl::narrow::wide(d) {
+        DType::I32
+    } else {
+        d
+    }
 }
 
 /// `static <ident>: <rt>::gpu::Program = ...;` for `f`'s kernels printed as `source`,
@@ -85,6 +95,7 @@ pub fn program_tokens(
 ) -> TokenStream {
     let backend = match backend {
         Backend::Cuda => quote!(#rt::gpu::Backend::Cuda),
+        Backend::WebGpu => quote!(#rt::gpu::Backend::WebGpu),
         _ => quote!(#rt::gpu::Backend::OpenCl),
     };
     let function = &f.name;
@@ -325,12 +336,24 @@ impl HostEmitter<'_> {
         let grid = k.grid.iter().map(|e| self.int_as(e, DType::I64)).collect::<R<Vec<_>>>()?;
         let block = k.block.iter().map(|e| self.int_as(e, DType::I64)).collect::<R<Vec<_>>>()?;
         let mut args = Vec::new();
+        let mut narrowed = false;
         for b in &k.buffer_args {
             let id = self.buffer(b)?;
             args.push(quote!(#rt::gpu::KernelArg::Buffer(#id)));
         }
         for v in &k.scalar_args {
             let id = self.var(v)?;
+            if kernel_scalar_type(self.f, v.dtype()) != v.dtype() {
+                // A WGSL kernel's 64-bit integer scalar, as the `i32` it computes with,
+                // checked against the bound its 32-bit arithmetic is proved exact for.
+                let limit = crate::codegen::wgsl::kernel_scalar_limit(self.f, k)?;
+                let (kname, pname) = (&k.name, v.name());
+                args.push(quote!(#rt::gpu::KernelArg::Scalar(#rt::gpu::Scalar::I32(
+                    #rt::narrow_scalar(#id as i128, #limit, #kname, #pname)?
+                ))));
+                narrowed = true;
+                continue;
+            }
             let variant = scalar_variant(v.dtype())?;
             args.push(quote!(#rt::gpu::KernelArg::Scalar(#rt::gpu::Scalar::#variant(#id))));
         }
@@ -342,6 +365,16 @@ impl HostEmitter<'_> {
         // from the kernels the description was made from, and every buffer is a parameter
         // whose shape the caller checked or an intermediate allocated here at the size
         // the lowering gave it: the kernel touches no element outside them.
+        if narrowed {
+            // A grid with a zero extent launches nothing, whatever the other dims are (as
+            // `Module::launch` decides): only a launch checks the narrowed scalars.
+            return Ok(quote! {{
+                let __grid: [i64; 3] = [#(#grid),*];
+                if !__grid.contains(&0) {
+                    unsafe { __m.launch(#i, __grid, [#(#block),*], &[#(#args),*]) }?;
+                }
+            }});
+        }
         Ok(quote! {
             unsafe { __m.launch(#i, [#(#grid),*], [#(#block),*], &[#(#args),*]) }?;
         })

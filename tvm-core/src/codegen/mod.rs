@@ -6,10 +6,12 @@ pub mod cuda;
 pub mod host;
 pub mod opencl;
 pub mod rust;
+pub mod wgsl;
 
 pub use cuda::emit_cuda;
 pub use opencl::emit_opencl;
 pub use rust::{dim_vars, emit_rust, emit_rust_with, EmitOptions};
+pub use wgsl::emit_wgsl;
 
 use std::fmt;
 

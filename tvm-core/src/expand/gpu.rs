@@ -25,6 +25,10 @@ struct Code {
     items: TokenStream,
     program: syn::Ident,
     host: syn::Ident,
+    /// WebGPU: the program in the Metal Shading Language (naga's translation of the WGSL,
+    /// as wgpu's Metal backend makes it), or why there is none; `None` for the other
+    /// backends, and in a compiler built without naga.
+    metal: Option<Result<String, String>>,
 }
 
 impl<'f> GpuTarget<'f> {
@@ -53,9 +57,14 @@ impl<'f> GpuTarget<'f> {
             let source = match backend {
                 Backend::OpenCl => crate::codegen::opencl::emit_opencl(f),
                 Backend::Cuda => crate::codegen::cuda::emit_cuda(f),
+                Backend::WebGpu => crate::codegen::wgsl::emit_wgsl(f),
                 _ => return Err("code generation for this target is not built yet".to_string()),
             }
             .map_err(|e| e.to_string())?;
+            let metal = match backend {
+                Backend::WebGpu => metal_of(&source)?,
+                _ => None,
+            };
             let host_fn = emit_host(f, &host, &rt).map_err(|e| e.to_string())?;
             // CUDA binaries a build script compiled from this very source (by key).
             let binaries = match backend {
@@ -63,7 +72,7 @@ impl<'f> GpuTarget<'f> {
                 _ => Vec::new(),
             };
             let static_item = program_tokens(f, backend, &source, &binaries, &program, &rt);
-            Ok(Code { items: quote!(#static_item #host_fn), program, host })
+            Ok(Code { items: quote!(#static_item #host_fn), program, host, metal })
         })();
         GpuTarget { backend, f: Some(f), code }
     }
@@ -95,10 +104,12 @@ impl<'f> GpuTarget<'f> {
         let (error_t, target) = (paths::error(), self.backend.name());
         if self.is_off() {
             let dev = paths::device_param();
-            let reason = format!(
-                "this build has no {} code: the `tvm` crate's feature `{target}` is off",
-                if target == "cuda" { "CUDA" } else { "OpenCL" }
-            );
+            let name = match self.backend {
+                Backend::Cuda => "CUDA",
+                Backend::WebGpu => "WebGPU",
+                _ => "OpenCL",
+            };
+            let reason = format!("this build has no {name} code: the `tvm` crate's feature `{target}` is off");
             return quote!(::core::result::Result::Err(#error_t::DeviceUnavailable { device: #dev.to_string(), reason: #reason.into() }));
         }
         quote!(::core::result::Result::Err(#error_t::CompilationFailed { target: #target.into(), log: #log.into() }))
@@ -125,6 +136,22 @@ impl<'f> GpuTarget<'f> {
             }
             Err(_) if self.is_off() => self.off_target(),
             Err(log) => self.failed(log),
+        }
+    }
+
+    /// `source("metal")`'s value (for the WebGPU target): the MSL, or why there is none.
+    pub fn metal_value(&self) -> TokenStream {
+        let (rt, error_t) = (paths::rt(), paths::error());
+        match &self.code {
+            Ok(Code { metal: Some(Ok(text)), .. }) => quote!(::core::result::Result::Ok(#text)),
+            Ok(Code { metal: Some(Err(log)), .. }) => {
+                quote!(::core::result::Result::Err(#error_t::CompilationFailed { target: "metal".into(), log: #log.into() }))
+            }
+            Ok(Code { metal: None, .. }) => quote!(::core::result::Result::Err(#rt::unsupported_target("metal"))),
+            Err(_) if self.is_off() => quote!(::core::result::Result::Err(#rt::unsupported_target("metal"))),
+            Err(log) => {
+                quote!(::core::result::Result::Err(#error_t::CompilationFailed { target: "metal".into(), log: #log.into() }))
+            }
         }
     }
 
@@ -202,4 +229,19 @@ impl<'f> GpuTarget<'f> {
             #host(&__m, #(#args),*)
         }}
     }
+}
+
+/// The MSL of the WGSL program `wgsl`, which naga first validates as wgpu will (an
+/// invalid program is an error of the WebGPU target: `Err` here).
+#[cfg(feature = "naga")]
+fn metal_of(wgsl: &str) -> Result<Option<Result<String, String>>, String> {
+    let msl = crate::codegen::wgsl::naga_check::validated_msl(wgsl).map_err(|e| e.to_string())?;
+    Ok(Some(msl.map_err(|e| e.to_string())))
+}
+
+/// Without naga (a compiler built without its feature `naga`, which the `tvm` crate's
+/// `webgpu` turns on) there is no MSL, and nothing validates the WGSL before wgpu does.
+#[cfg(not(feature = "naga"))]
+fn metal_of(_wgsl: &str) -> Result<Option<Result<String, String>>, String> {
+    Ok(None)
 }

@@ -32,22 +32,24 @@ use crate::tir::PrimFunc;
 use crate::Target;
 use proc_macro2::TokenStream;
 
-/// The GPU backends a build has code for: the `tvm` crate's features `cuda` and `opencl`
-/// reach the macro as these. A backend that is off is not lowered (its schedule blocks
-/// are still checked), and the kernel's module answers for it as a kernel without that
-/// code: `source`/`lowered` are `Err(UnsupportedTarget)`, a launch there is
-/// `Err(DeviceUnavailable)` saying which feature is off. The CPU is always on.
+/// The GPU backends a build has code for: the `tvm` crate's features `cuda`, `opencl`
+/// and `webgpu` reach the macro as these. A backend that is off is not lowered (its
+/// schedule blocks are still checked), and the kernel's module answers for it as a kernel
+/// without that code: `source`/`lowered` are `Err(UnsupportedTarget)`, a launch there is
+/// `Err(DeviceUnavailable)` saying which feature is off. The CPU is always on. `webgpu`
+/// also gives `source("metal")` (MSL from the WGSL, with feature `naga` of tvm-core).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Backends {
     pub cuda: bool,
     pub opencl: bool,
+    pub webgpu: bool,
 }
 
 impl Backends {
     /// Every backend (what tools and the compiler's tests expand for).
-    pub const ALL: Backends = Backends { cuda: true, opencl: true };
+    pub const ALL: Backends = Backends { cuda: true, opencl: true, webgpu: true };
 
-    /// The targets lowered, in order: the CPU, then CUDA and OpenCL when on.
+    /// The targets lowered, in order: the CPU, then CUDA, OpenCL and WebGPU when on.
     pub fn targets(self) -> Vec<Target> {
         let mut ts = vec![Target::cpu()];
         if self.cuda {
@@ -55,6 +57,9 @@ impl Backends {
         }
         if self.opencl {
             ts.push(Target::opencl());
+        }
+        if self.webgpu {
+            ts.push(Target::webgpu());
         }
         ts
     }
@@ -242,6 +247,7 @@ pub struct Lowered {
     pub cpu: PrimFunc,
     pub cuda: Option<PrimFunc>,
     pub opencl: Option<PrimFunc>,
+    pub webgpu: Option<PrimFunc>,
     /// Each target's schedule as `schedule!` source (`crate::frontend::schedule_source`),
     /// by target name; `NAME::schedule(target)` returns it.
     pub schedule_source: std::collections::BTreeMap<&'static str, String>,
@@ -324,7 +330,8 @@ pub fn lower_all(kernel: &Kernel) -> Result<Lowered, Vec<syn::Error>> {
 }
 
 /// Checks every schedule block (of every target, on or off) and lowers the kernel for the
-/// CPU and the backends that are on.
+/// CPU and the backends that are on. A `schedule!(webgpu)` block of a kernel WGSL cannot
+/// express is an error at the block, with the backend on or off.
 pub fn lower_backends(kernel: &Kernel, backends: Backends) -> Result<Lowered, Vec<syn::Error>> {
     lower_backends_with(kernel, backends, &crate::driver::Derivation::On)
 }
@@ -340,13 +347,16 @@ fn lower_backends_with(
     if !errors.is_empty() {
         return Err(errors);
     }
-    // The three lowerings are independent and touch no token or span: one thread each
+    let webgpu_block = crate::frontend::select_schedule_block(&kernel.schedules, crate::TargetKind::WebGpu)
+        .and_then(|(b, borrowed)| (!borrowed).then_some(b));
+    let lowering = Backends { webgpu: backends.webgpu || webgpu_block.is_some(), ..backends };
+    // The lowerings are independent and touch no token or span: one thread each
     // (the expansion's latency is what a user waits for; the emission after them builds
     // token streams, which stay on this thread).
     let (graph, schedules) = (&kernel.graph, &kernel.schedules[..]);
     let timed = time_passes();
     let lowered: Vec<(LowerResult, PassTimes)> = std::thread::scope(|s| {
-        let threads: Vec<_> = backends
+        let threads: Vec<_> = lowering
             .targets()
             .into_iter()
             .map(|t| {
@@ -364,7 +374,7 @@ fn lower_backends_with(
         threads.into_iter().map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))).collect()
     });
     if timed {
-        let names: Vec<&str> = backends.targets().iter().map(|t| t.kind.name()).collect();
+        let names: Vec<&str> = lowering.targets().iter().map(|t| t.kind.name()).collect();
         let rows: Vec<(&str, &[(&'static str, u64)])> =
             names.iter().zip(&lowered).map(|(n, (_, t))| (*n, t.as_slice())).collect();
         eprint!("{}", pass_table(&kernel.name, &rows));
@@ -372,12 +382,16 @@ fn lower_backends_with(
     let mut schedule_source = std::collections::BTreeMap::new();
     let mut results = Vec::new();
     let mut derived = false;
-    for (t, (l, _)) in backends.targets().iter().zip(lowered) {
-        schedule_source.insert(t.kind.name(), l.source);
-        derived |= l.derived;
+    for (t, (l, _)) in lowering.targets().iter().zip(lowered) {
+        let l = if t.kind == crate::TargetKind::WebGpu { wgsl_or_underived(graph, schedules, t, l) } else { l };
+        // WebGPU lowered only to check its block (the backend off) shows no schedule.
+        if t.kind != crate::TargetKind::WebGpu || backends.webgpu {
+            schedule_source.insert(t.kind.name(), l.source);
+            derived |= l.derived;
+        }
         results.push(l.func);
     }
-    // Errors in target order (cpu, cuda, opencl), each message once.
+    // Errors in target order (cpu, cuda, opencl, webgpu), each message once.
     let mut funcs = Vec::new();
     for r in results {
         match r {
@@ -392,14 +406,53 @@ fn lower_backends_with(
             }
         }
     }
-    if !errors.is_empty() || funcs.len() != backends.targets().len() {
+    if !errors.is_empty() || funcs.len() != lowering.targets().len() {
         return Err(errors);
     }
     let mut funcs = funcs.into_iter();
     let cpu = funcs.next().expect("the CPU is always lowered");
     let cuda = if backends.cuda { funcs.next() } else { None };
     let opencl = if backends.opencl { funcs.next() } else { None };
-    Ok(Lowered { cpu, cuda, opencl, schedule_source, derived, tuned: TunedLowered::default() })
+    let webgpu = if lowering.webgpu { funcs.next() } else { None };
+    if let (Some(b), Some(f)) = (webgpu_block, &webgpu) {
+        if let Err(e) = crate::codegen::wgsl::emit_wgsl(f) {
+            let message = format!(
+                "this `schedule!(webgpu)` block schedules a kernel WGSL cannot express: {e}\nhelp: remove \
+                 the block (the kernel then has no WebGPU code), or schedule it for `cuda` or `opencl`"
+            );
+            return Err(vec![kernel.source_map.error(b.target_loc, message)]);
+        }
+    }
+    let webgpu = if backends.webgpu { webgpu } else { None };
+    Ok(Lowered { cpu, cuda, opencl, webgpu, schedule_source, derived, tuned: TunedLowered::default() })
+}
+
+/// WebGPU's lowering `l`, or, where WGSL generation refuses it and it has derived
+/// statements, the same kernel lowered without them (the written block and the flat
+/// defaults), when WGSL generation accepts that. The derived schedule is chosen for
+/// CUDA-like GPUs; WGSL has no 64-bit integers, and a derived index computation the
+/// 32-bit proof cannot bound (see `codegen::wgsl::narrow`) must not cost the kernel its
+/// WebGPU code.
+fn wgsl_or_underived(
+    graph: &crate::te::Graph,
+    schedules: &[crate::frontend::ScheduleBlock],
+    target: &Target,
+    l: LowerResult,
+) -> LowerResult {
+    let refused = match &l.func {
+        Ok(f) if l.derived => match crate::codegen::wgsl::emit_wgsl(f) {
+            Ok(_) => return l,
+            Err(e) => e.to_string(),
+        },
+        _ => return l,
+    };
+    let reason = format!("WGSL generation refused the derived schedule: {refused}");
+    let off = crate::driver::Derivation::Off { reason };
+    let retry = crate::driver::lower_with_source(graph, schedules, target, &mut |_| {}, &off);
+    match &retry.func {
+        Ok(f) if crate::codegen::wgsl::emit_wgsl(f).is_ok() => retry,
+        _ => l,
+    }
 }
 
 /// One target's lowering, and its pass times when asked for.
@@ -415,7 +468,7 @@ fn time_passes() -> bool {
 }
 
 /// One labelled table of a kernel's pass times: a row per target lowered (cpu, cuda,
-/// opencl), each pass in order with its microseconds, and the total.
+/// opencl, webgpu), each pass in order with its microseconds, and the total.
 pub fn pass_table(kernel: &str, rows: &[(&str, &[(&'static str, u64)])]) -> String {
     use std::fmt::Write;
     let mut out = format!("tvm: pass times of `{kernel}` in microseconds (TVM_TIME_PASSES=1)\n");

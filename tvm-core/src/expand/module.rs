@@ -9,7 +9,8 @@
 //!     pub fn source(target) / lowered(target)
 //!     #[doc(hidden)] pub fn __cuda_binaries()             what a build script prebuilt
 //!     fn __dims(..); fn __launch(..); fn __launch_on(..)
-//!     <the CPU function>; per GPU target: static __OPENCL, fn __host_opencl(..)
+//!     <the CPU function>; per GPU target: static __OPENCL, fn __host_opencl(..) (and
+//!     __CUDA, __WEBGPU)
 //! }
 //! ```
 
@@ -119,6 +120,9 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     let cuda_built = cuda.is_built();
     let (mut cuda_items, cuda_source) = (cuda.items(), cuda.source_value());
     let (mut cuda_run, mut cuda_run_on) = (cuda.run_arm(&sig), cuda.run_on_arm(kname, &sig));
+    let webgpu = GpuTarget::new(lowered.webgpu.as_ref(), Backend::WebGpu);
+    let (webgpu_items, webgpu_source, metal_source) = (webgpu.items(), webgpu.source_value(), webgpu.metal_value());
+    let (webgpu_run, webgpu_run_on) = (webgpu.run_arm(&sig), webgpu.run_on_arm(kname, &sig));
 
     // The winners of a tuning record: a second variant per target, run where the record
     // was measured (`tvm_runtime::tune::tuned_applies`).
@@ -194,22 +198,29 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
         super::profile::cost_fn("cpu", Some(&lowered.cpu), &sig),
         super::profile::cost_fn("opencl", lowered.opencl.as_ref(), &sig),
         super::profile::cost_fn("cuda", lowered.cuda.as_ref(), &sig),
+        super::profile::cost_fn("webgpu", lowered.webgpu.as_ref(), &sig),
     ];
     let cost_of = quote!(|| match #dev {
         #device_t::Cpu => __cost_cpu(&__d),
         #device_t::OpenCl(_) => __cost_opencl(&__d),
         #device_t::Cuda(_) => __cost_cuda(&__d),
+        #device_t::WebGpu(_) => __cost_webgpu(&__d),
         _ => ::core::option::Option::None,
     });
     let lowered_cpu = crate::tir::printer::print_func(&lowered.cpu);
-    let (lowered_cuda, lowered_opencl) = (cuda.lowered_value(), opencl.lowered_value());
+    let (lowered_cuda, lowered_opencl, lowered_webgpu) =
+        (cuda.lowered_value(), opencl.lowered_value(), webgpu.lowered_value());
     let schedule_of = |name: &str, g: Option<&super::gpu::GpuTarget>| match (lowered.schedule_source.get(name), g) {
         (Some(text), _) => quote!(::core::result::Result::Ok(#text)),
         (None, Some(g)) => g.off_target(),
         (None, None) => quote!(::core::result::Result::Err(#rt::unsupported_target(#name))),
     };
-    let (schedule_cpu, schedule_cuda, schedule_opencl) =
-        (schedule_of("cpu", None), schedule_of("cuda", Some(&cuda)), schedule_of("opencl", Some(&opencl)));
+    let (schedule_cpu, schedule_cuda, schedule_opencl, schedule_webgpu) = (
+        schedule_of("cpu", None),
+        schedule_of("cuda", Some(&cuda)),
+        schedule_of("opencl", Some(&opencl)),
+        schedule_of("webgpu", Some(&webgpu)),
+    );
     let source_cpu = pretty_rust(&cpu_fn);
     let docs_run = format!("Runs `{kname}` on `device`, writing into existing outputs of the right shapes.");
 
@@ -271,37 +282,44 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
             /// (unless `TVM_TUNING=off`); every other call runs the schedule as written.
             pub const TUNED: &[(&str, &str, &str, &str)] = &[#(#tuned_rows),*];
 
-            /// The generated code for `"cpu"`, `"cuda"` or `"opencl"` (`Err` for a backend
-            /// whose `tvm` feature is off).
+            /// The generated code for `"cpu"`, `"cuda"`, `"opencl"`, `"webgpu"` (WGSL) or
+            /// `"metal"` (MSL, translated from the WGSL); `Err` for a backend whose `tvm`
+            /// feature is off, and for a kernel the target cannot express (saying why).
             pub fn source(target: &str) -> #result_t<&'static str, #error_t> {
                 match target {
                     "cpu" => ::core::result::Result::Ok(#source_cpu),
                     "opencl" => #opencl_source,
                     "cuda" => #cuda_source,
+                    "webgpu" => #webgpu_source,
+                    "metal" => #metal_source,
                     other => ::core::result::Result::Err(#rt::unsupported_target(other)),
                 }
             }
 
-            /// The lowered TIR for `"cpu"`, `"cuda"` or `"opencl"`.
+            /// The lowered TIR for `"cpu"`, `"cuda"`, `"opencl"` or `"webgpu"` (also
+            /// `"metal"`'s).
             pub fn lowered(target: &str) -> #result_t<&'static str, #error_t> {
                 match target {
                     "cpu" => ::core::result::Result::Ok(#lowered_cpu),
                     "cuda" => #lowered_cuda,
                     "opencl" => #lowered_opencl,
+                    "webgpu" | "metal" => #lowered_webgpu,
                     other => ::core::result::Result::Err(#rt::unsupported_target(other)),
                 }
             }
 
-            /// The schedule that runs for `"cpu"`, `"cuda"` or `"opencl"`, as `schedule!`
-            /// source: the written block (its knobs at the values compiled in), then the
-            /// statements the auto-scheduler derived for the stages it leaves unshaped, each
-            /// group with its reason. Pasted into the kernel, it produces the same code.
+            /// The schedule that runs for `"cpu"`, `"cuda"`, `"opencl"` or `"webgpu"` (also
+            /// `"metal"`'s), as `schedule!` source: the written block (its knobs at the
+            /// values compiled in), then the statements the auto-scheduler derived for the
+            /// stages it leaves unshaped, each group with its reason. Pasted into the
+            /// kernel, it produces the same code.
             /// (A tuning record's winner, where one applies, is listed in [`TUNED`].)
             pub fn schedule(target: &str) -> #result_t<&'static str, #error_t> {
                 match target {
                     "cpu" => #schedule_cpu,
                     "cuda" => #schedule_cuda,
                     "opencl" => #schedule_opencl,
+                    "webgpu" | "metal" => #schedule_webgpu,
                     other => ::core::result::Result::Err(#rt::unsupported_target(other)),
                 }
             }
@@ -329,6 +347,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
                     #device_t::Cpu => #cpu_run,
                     #device_t::OpenCl(_) => #opencl_run,
                     #device_t::Cuda(_) => #cuda_run,
+                    #device_t::WebGpu(_) => #webgpu_run,
                     other => ::core::result::Result::Err(#rt::no_backend(other)),
                 }
             }
@@ -338,6 +357,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
                     #device_t::Cpu => #cpu_run_on,
                     #device_t::OpenCl(_) => #opencl_run_on,
                     #device_t::Cuda(_) => #cuda_run_on,
+                    #device_t::WebGpu(_) => #webgpu_run_on,
                     other => ::core::result::Result::Err(#rt::no_backend(other)),
                 }
             }
@@ -349,6 +369,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
             #record_dep
             #opencl_items
             #cuda_items
+            #webgpu_items
         }
     })
 }

@@ -533,7 +533,9 @@ fn parse_schedule_block(input: ParseStream, cx: &mut Cx) -> syn::Result<Schedule
                 let id: syn::Ident = input.parse()?;
                 Ok((id.to_string(), cx.loc(id.span())))
             } else {
-                Err(input.error("expected a target: `cpu`, `cuda`, `opencl` or a string such as \"cuda -arch=sm_90\""))
+                Err(input.error(
+                    "expected a target: `cpu`, `cuda`, `opencl`, `webgpu` or a string such as \"cuda -arch=sm_90\"",
+                ))
             }
         })
         .unwrap_or_else(|| (String::new(), Loc::NONE));

@@ -65,7 +65,8 @@ struct Applier {
 }
 
 /// Picks the block that schedules `kind`: a block for that kind, else (for a GPU
-/// target) a block borrowed from another GPU kind, CUDA first, then OpenCL, then Metal.
+/// target) a block borrowed from another GPU kind, CUDA first, then OpenCL, then Metal,
+/// then WebGPU.
 /// The flag says whether the block was borrowed.
 pub(crate) fn select_block(schedules: &[ScheduleBlock], kind: TargetKind) -> Option<(&ScheduleBlock, bool)> {
     let kinds: Vec<Option<TargetKind>> =
@@ -74,7 +75,7 @@ pub(crate) fn select_block(schedules: &[ScheduleBlock], kind: TargetKind) -> Opt
     if let Some(b) = find(kind) {
         return Some((b, false));
     }
-    let gpu = [TargetKind::Cuda, TargetKind::OpenCl, TargetKind::Metal];
+    let gpu = [TargetKind::Cuda, TargetKind::OpenCl, TargetKind::Metal, TargetKind::WebGpu];
     if gpu.contains(&kind) {
         return gpu.iter().find_map(|&k| find(k)).map(|b| (b, true));
     }
@@ -84,7 +85,7 @@ pub(crate) fn select_block(schedules: &[ScheduleBlock], kind: TargetKind) -> Opt
 /// The reason shown for a target string that does not parse.
 fn target_reason(e: &TargetError) -> String {
     match e {
-        TargetError::UnknownKind { .. } => "expected `cpu`, `llvm`, `cuda`, `opencl` or `metal`".to_string(),
+        TargetError::UnknownKind { .. } => "expected `cpu`, `llvm`, `cuda`, `opencl`, `webgpu` or `metal`".to_string(),
         other => other.to_string(),
     }
 }

@@ -412,7 +412,7 @@ impl ScheduleError {
             }
             SharedOnCpu { .. } => "use `local` on a CPU target".into(),
             UnknownScope { .. } => "the scopes are `shared`, `local` and `global`".into(),
-            UnknownTarget { .. } => "targets: `cpu`, `cuda`, `opencl`, or a string such as \"cuda -arch=sm_90\"".into(),
+            UnknownTarget { .. } => "targets: `cpu`, `cuda`, `opencl`, `webgpu`, or a string such as \"cuda -arch=sm_90\"".into(),
             DuplicateSchedule { .. } => "merge the two schedules into one".into(),
             UnknownPrimitive { .. } => "the primitives are split, split_nparts, tile, fuse, reorder, bind, parallel, vectorize, unroll, compute_at, compute_inline, compute_root, cache_read, cache_write, rfactor, axes, reduce_axes".into(),
             WrongArity { name, .. } => format!("write `{}`", usage(name)?),

@@ -13,9 +13,10 @@
 //! m.launch(0, [(n + 255) / 256, 1, 1], [256, 1, 1], &[KernelArg::Buffer(&c), .., KernelArg::Scalar(Scalar::I64(n))])?;
 //! ```
 //!
-//! Nothing is parsed or lowered at run time. Two backends exist, each behind a default
-//! feature and loaded at run time: OpenCL ([`opencl`], feature `opencl`) and CUDA
-//! ([`cuda`], feature `cuda`); [`load`] picks the one of the device.
+//! Nothing is parsed or lowered at run time. Three backends exist, each behind a feature:
+//! OpenCL ([`opencl`], feature `opencl`) and CUDA ([`cuda`], feature `cuda`), both on by
+//! default and loaded at run time, and WebGPU ([`webgpu`], feature `webgpu`, off by
+//! default: wgpu, built in); [`load`] picks the one of the device.
 //!
 //! CUDA code is compiled once per machine: a program's prebuilt [`Binary`]s (nvcc, through
 //! the build.rs helper) are tried first, else NVRTC compiles its source, and the result
@@ -39,8 +40,15 @@ pub mod cuda;
 pub mod cuda_cache;
 #[cfg(feature = "cuda")]
 mod nvrtc;
-#[cfg(any(not(feature = "opencl"), not(feature = "cuda")))]
+#[cfg(any(not(feature = "opencl"), not(feature = "cuda"), not(feature = "webgpu")))]
 mod off;
+
+#[cfg(feature = "webgpu")]
+pub mod webgpu;
+/// Without the `webgpu` feature: the same interface, and no device.
+#[cfg(not(feature = "webgpu"))]
+#[path = "webgpu_off.rs"]
+pub mod webgpu;
 
 use crate::device::Device;
 use crate::dtype::DType;
@@ -55,14 +63,17 @@ use std::sync::Arc;
 pub enum Backend {
     OpenCl,
     Cuda,
+    /// WGSL run through wgpu.
+    WebGpu,
 }
 
 impl Backend {
-    /// The target name of the backend's code (`"opencl"`, `"cuda"`).
+    /// The target name of the backend's code (`"opencl"`, `"cuda"`, `"webgpu"`).
     pub fn name(self) -> &'static str {
         match self {
             Backend::OpenCl => "opencl",
             Backend::Cuda => "cuda",
+            Backend::WebGpu => "webgpu",
         }
     }
 }
@@ -98,7 +109,7 @@ pub struct Program {
     pub backend: Backend,
     /// The kernel function's name (for messages).
     pub function: &'static str,
-    /// The program's text (OpenCL C, CUDA C).
+    /// The program's text (OpenCL C, CUDA C, WGSL).
     pub source: &'static str,
     /// Its kernels, in the order host code launches them by index.
     pub kernels: &'static [KernelDesc],
@@ -429,6 +440,7 @@ pub struct Buffer {
 enum BufferInner {
     OpenCl(opencl::Buffer),
     Cuda(cuda::Buffer),
+    WebGpu(webgpu::Buffer),
 }
 
 impl std::fmt::Debug for Buffer {
@@ -464,6 +476,7 @@ impl Buffer {
         match &mut self.inner {
             BufferInner::OpenCl(b) => b.write(bytes)?,
             BufferInner::Cuda(b) => b.write(bytes)?,
+            BufferInner::WebGpu(b) => b.write(bytes)?,
         }
         crate::stats::count(|s| {
             s.uploads += 1;
@@ -478,6 +491,7 @@ impl Buffer {
         match &self.inner {
             BufferInner::OpenCl(b) => b.read(out)?,
             BufferInner::Cuda(b) => b.read(out)?,
+            BufferInner::WebGpu(b) => b.read(out)?,
         }
         crate::stats::count(|s| {
             s.downloads += 1;
@@ -491,6 +505,7 @@ impl Buffer {
         match &mut self.inner {
             BufferInner::OpenCl(b) => b.fill_zero(),
             BufferInner::Cuda(b) => b.fill_zero(),
+            BufferInner::WebGpu(b) => b.fill_zero(),
         }
     }
 
@@ -522,6 +537,18 @@ impl Buffer {
         }
     }
 
+    /// The WebGPU memory of a buffer on a WebGPU device (as [`Buffer::opencl`]).
+    #[cfg_attr(not(feature = "webgpu"), allow(dead_code))]
+    fn webgpu(&self) -> &webgpu::Buffer {
+        match &self.inner {
+            BufferInner::WebGpu(b) => b,
+            _ => unreachable!(
+                "internal: a WebGPU launch was given a buffer of {} (check_args compares devices)",
+                self.device
+            ),
+        }
+    }
+
     /// The CUDA memory of a buffer on a CUDA device (as [`Buffer::opencl`]).
     #[cfg_attr(not(feature = "cuda"), allow(dead_code))]
     fn cuda(&self) -> &cuda::Buffer {
@@ -540,6 +567,7 @@ impl Buffer {
 pub(crate) enum Gpu {
     OpenCl(&'static opencl::DeviceState),
     Cuda(&'static cuda::DeviceState),
+    WebGpu(&'static webgpu::DeviceState),
 }
 
 impl Gpu {
@@ -548,6 +576,7 @@ impl Gpu {
         match *device {
             Device::OpenCl(n) => opencl::OpenClRuntime::global().state(n).map(Gpu::OpenCl),
             Device::Cuda(n) => cuda::CudaRuntime::global().state(n).map(Gpu::Cuda),
+            Device::WebGpu(n) => webgpu::WebGpuRuntime::global().state(n).map(Gpu::WebGpu),
             Device::Cpu => Err(Error::DeviceUnavailable {
                 device: "cpu".to_string(),
                 reason: "the cpu runs no GPU programs (its kernels are Rust)".to_string(),
@@ -559,6 +588,7 @@ impl Gpu {
         match self {
             Gpu::OpenCl(s) => Device::OpenCl(s.index()),
             Gpu::Cuda(s) => Device::Cuda(s.index()),
+            Gpu::WebGpu(s) => Device::WebGpu(s.index()),
         }
     }
 
@@ -568,6 +598,7 @@ impl Gpu {
         match self {
             Gpu::OpenCl(s) => Ok(Buffer { device, bytes, inner: BufferInner::OpenCl(s.alloc(bytes)?) }),
             Gpu::Cuda(s) => Ok(Buffer { device, bytes, inner: BufferInner::Cuda(s.alloc(bytes)?) }),
+            Gpu::WebGpu(s) => Ok(Buffer { device, bytes, inner: BufferInner::WebGpu(s.alloc(bytes)?) }),
         }
     }
 
@@ -593,6 +624,7 @@ pub struct Module {
 enum ModuleInner {
     OpenCl(Arc<opencl::Module>),
     Cuda(Arc<cuda::Module>),
+    WebGpu(Arc<webgpu::Module>),
 }
 
 /// `program` loaded on `device`: built on first use (once per process and device, a failed
@@ -607,6 +639,7 @@ pub fn load(device: &Device, program: &'static Program) -> Result<Module, Error>
     let want = match gpu {
         Gpu::OpenCl(_) => Backend::OpenCl,
         Gpu::Cuda(_) => Backend::Cuda,
+        Gpu::WebGpu(_) => Backend::WebGpu,
     };
     if program.backend != want {
         return Err(Error::Internal {
@@ -616,6 +649,7 @@ pub fn load(device: &Device, program: &'static Program) -> Result<Module, Error>
     let inner = match gpu {
         Gpu::OpenCl(s) => ModuleInner::OpenCl(s.load(program)?),
         Gpu::Cuda(s) => ModuleInner::Cuda(s.load(program)?),
+        Gpu::WebGpu(s) => ModuleInner::WebGpu(s.load(program)?),
     };
     Ok(Module { gpu, program, inner })
 }
@@ -633,6 +667,7 @@ impl Module {
         match (&self.inner, &other.inner) {
             (ModuleInner::OpenCl(a), ModuleInner::OpenCl(b)) => Arc::ptr_eq(a, b),
             (ModuleInner::Cuda(a), ModuleInner::Cuda(b)) => Arc::ptr_eq(a, b),
+            (ModuleInner::WebGpu(a), ModuleInner::WebGpu(b)) => Arc::ptr_eq(a, b),
             _ => false,
         }
     }
@@ -645,6 +680,7 @@ impl Module {
         match &self.inner {
             ModuleInner::OpenCl(_) => "the OpenCL source, built by the driver".to_string(),
             ModuleInner::Cuda(m) => m.origin().to_string(),
+            ModuleInner::WebGpu(_) => "the WGSL source, translated by wgpu".to_string(),
         }
     }
 
@@ -776,6 +812,7 @@ impl Module {
         match (&self.inner, self.gpu) {
             (ModuleInner::OpenCl(m), Gpu::OpenCl(s)) => s.launch(m, kernel, k, g, b, args),
             (ModuleInner::Cuda(m), Gpu::Cuda(s)) => s.launch(m, kernel, k, g, b, args),
+            (ModuleInner::WebGpu(m), Gpu::WebGpu(s)) => s.launch(m, kernel, k, g, b, args),
             _ => Err(Error::Internal { message: format!("`{}`: a module of one backend on another's device", k.name) }),
         }
     }
@@ -809,6 +846,7 @@ pub fn is_cached(device: &Device, program: &'static Program) -> bool {
     match Gpu::of(device) {
         Ok(Gpu::OpenCl(s)) => s.is_cached(program),
         Ok(Gpu::Cuda(s)) => s.is_cached(program),
+        Ok(Gpu::WebGpu(s)) => s.is_cached(program),
         Err(_) => false,
     }
 }
@@ -839,7 +877,7 @@ pub(crate) struct ModuleCache<M> {
 
 type ModuleCell<M> = Arc<std::sync::OnceLock<Result<Arc<M>, Error>>>;
 
-#[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
+#[cfg_attr(not(any(feature = "opencl", feature = "cuda", feature = "webgpu")), allow(dead_code))]
 impl<M> ModuleCache<M> {
     pub(crate) fn new() -> Self {
         ModuleCache { cells: std::sync::Mutex::new(std::collections::HashMap::new()) }
@@ -898,13 +936,13 @@ mod timing {
     }
 
     /// Whether launches are being collected (launch code asks before it records events).
-    #[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "opencl", feature = "cuda", feature = "webgpu")), allow(dead_code))]
     pub(crate) fn active() -> bool {
         TIMED.with(|t| t.borrow().is_some())
     }
 
     /// Records one launch's timing.
-    #[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
+    #[cfg_attr(not(any(feature = "opencl", feature = "cuda", feature = "webgpu")), allow(dead_code))]
     pub(crate) fn record(p: Pending) {
         TIMED.with(|t| {
             if let Some(v) = t.borrow_mut().as_mut() {
@@ -923,6 +961,6 @@ mod timing {
         pending.into_iter().map(|p| p()).sum()
     }
 }
-#[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused_imports))]
+#[cfg_attr(not(any(feature = "opencl", feature = "cuda", feature = "webgpu")), allow(unused_imports))]
 pub(crate) use timing::{active as timing_active, record as record_timing};
 pub use timing::{begin_timing, end_timing};
