@@ -214,7 +214,10 @@ fn functions_read_back_compute_the_same() {
             let (_, sch) = schedules(&src, &target).pop().unwrap();
             let f = tvm_core::driver::lower(&sch).unwrap_or_else(|e| panic!("{name}: {e:?}"));
             let elements: usize = arguments(&f).iter().filter_map(|a| a.as_tensor()).map(|t| t.numel()).sum();
-            if elements > 100_000 {
+            // Up to 30 000 elements in all: the interpreter runs GPU kernels thread by
+            // thread, and the larger kernels took minutes of the test run. Every kernel's
+            // text is still read back after every pass by the test above.
+            if elements > 30_000 {
                 continue;
             }
             let g = round_trip(&f, Phase::Flattened).unwrap_or_else(|e| panic!("{name} ({t}): {e}"));
