@@ -107,11 +107,36 @@ impl Cx<'_> {
         let per_row = (nr + lanes - 1) / lanes;
         // Accumulators: every register but a row of the vector operand and two more.
         let mr_max = ((regs - per_row - 2) / per_row).max(1);
-        let mr = match u {
+        let eu = u.and_then(|k| info.axes[k].extent);
+        // The tasks of the parallel loop: the spatial axes before the row axis (those
+        // after it are inside the blocks of rows; with no row axis, all but the vector
+        // axis), times the blocks of rows.
+        let outer: i64 = info
+            .axes
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| *k != v && u.is_none_or(|u| *k < u))
+            .map(|(_, a)| a.extent.unwrap_or(64))
+            .product();
+        let want = TASKS_PER_CORE * self.cores();
+        let mut mr = match u {
             Some(k) => pick_divisor(info.axes[k].extent, mr_max.min(8)),
             None => 1,
         };
-        let eu = u.and_then(|k| info.axes[k].extent);
+        // Too few blocks of rows to keep every core busy (a convolution with few filters
+        // and no batch, whose parallel loop is its filter blocks): shorter register tiles,
+        // down to the accumulators that still hide the FMA latency, make more blocks.
+        let fma = (self.target.facts.fma_units.max(1) * self.target.facts.fma_latency.max(1)) as i64;
+        let min_rows = ((fma + per_row - 1) / per_row).max(1);
+        if let Some(e) = eu {
+            while outer * ((e + mr - 1) / mr) < want {
+                let fewer = pick_divisor(Some(e), mr / 2);
+                if fewer < min_rows {
+                    break;
+                }
+                mr = fewer;
+            }
+        }
         // Pack an operand whose tile rows are short slices (nr of a longer row) of a read
         // that steps through the reduction, when enough register tiles share the panel.
         let pack = if u.is_some() && ev.is_none_or(|e| e > nr) {
@@ -131,22 +156,19 @@ impl Cx<'_> {
         } else {
             None
         };
-        let outer: i64 = info
-            .axes
-            .iter()
-            .enumerate()
-            .filter(|(k, _)| *k != v && Some(*k) != u)
-            .map(|(_, a)| a.extent.unwrap_or(64))
-            .product();
-        let mb = pack.map(|_| {
-            let want = TASKS_PER_CORE * self.cores();
+        // Blocks with enough tasks for the cores, else of four register tiles while that
+        // leaves a task per core; else no packing (a block as large as the rows would
+        // leave the cores idle).
+        let mb = pack.and_then(|_| {
             let eu = eu.unwrap_or(1 << 20);
+            let tasks = |b: i64| outer * ((eu + b - 1) / b);
             [256, 128, 64, 32]
                 .into_iter()
                 .map(|b: i64| (b / mr).max(1) * mr)
-                .find(|&b| b <= eu && outer * ((eu + b - 1) / b) >= want)
-                .unwrap_or(4 * mr)
+                .find(|&b| b <= eu && tasks(b) >= want)
+                .or(Some(4 * mr).filter(|&b| tasks(b) >= self.cores()))
         });
+        let pack = pack.filter(|_| mb.is_some());
         let ku = match last_reduce.extent {
             Some(e) if e <= 8 => None,
             Some(e) if e % 4 == 0 => Some(4),

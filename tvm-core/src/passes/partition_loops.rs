@@ -21,6 +21,11 @@
 //! the conjuncts that do not change inside it (a padded row's test, inside the loop over
 //! its columns) are tested once: `if c { loop with c true } else { loop }`.
 //!
+//! **Versioning.** A loop whose body tests a window's border on its variable and the
+//! window's taps (`select(i + r < H, x[i + r], 0)` under `for r in 0..3`) tests it once
+//! per iteration, at the worst tap: `if i + 2 < H { body without the test } else { body
+//! }` (see `version` for why not a partition).
+//!
 //! Together they let LLVM keep the register row of a vector reduction in vector
 //! registers (a scalar tail inside the loop made it split the row into scalars on every
 //! iteration), and vectorize an unvectorized padded loop itself (the reads of the
@@ -50,7 +55,77 @@ const MAX_BODY_NODES: usize = 4000;
 /// Partitions the serial loops of the host body of `f` (CPU code).
 pub fn partition_loops(mut f: PrimFunc) -> PrimFunc {
     f.body = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(f.body);
+    // After partitioning: a loop versioned first would be too large to partition.
+    f.body = Version { parallel: Vec::new() }.mutate_stmt(f.body);
     f
+}
+
+/// Versions the serial loops whose body tests a window's border (see [`version`]).
+struct Version {
+    /// The variables of the enclosing parallel loops.
+    parallel: Vec<Var>,
+}
+
+impl Mutator for Version {
+    fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
+        if let Stmt::For { var, kind: ForKind::Parallel, .. } = &s {
+            self.parallel.push(var.clone());
+            let s = super_stmt(self, s);
+            self.parallel.pop();
+            return s;
+        }
+        match super_stmt(self, s) {
+            Stmt::For { var, min, extent, kind: ForKind::Serial, body } => {
+                let body = Box::new(version(&var, *body, &self.parallel));
+                Stmt::For { var, min, extent, kind: ForKind::Serial, body }
+            }
+            s => s,
+        }
+    }
+}
+
+/// The body of a serial loop over `var`, versioned on the border tests of the windows
+/// inside it: a conjunct linear in `var` and in the variables of inner loops of constant
+/// range (a window's taps), `select(i + r < H, x[i + r], 0)` under `for r in 0..3`, is
+/// tested once per iteration at its worst tap,
+///
+/// ```text
+/// if i + 2 < H { body with `i + r < H` replaced by `true` } else { body }
+/// ```
+///
+/// Partitioning `i` would do the same without the per-iteration test, but its interior
+/// would end at `min(oh, H - 2)`, a bound the parallel-chunk prover of the code
+/// generator cannot multiply through (`ow * i < ow * oh`), and a loop inside a parallel
+/// one keeps its range. The test costs one comparison per iteration of a loop whose body
+/// holds loops. Conjuncts on a parallel variable are left alone, as in `partition`.
+fn version(var: &Var, body: Stmt, parallel: &[Var]) -> Stmt {
+    if !has_loop(&body) || node_count(&body) > MAX_BODY_NODES {
+        return body;
+    }
+    let inner = super::hoist_tail_guards::bound_inside(&body);
+    let taps = constant_loops(&body);
+    let mut peeled: Vec<Expr> = Vec::new();
+    let mut tests: Vec<Expr> = Vec::new();
+    for cond in conditions(&body) {
+        for c in conjuncts(cond) {
+            let skip = !uses_var(&c, var)
+                || !inner.iter().any(|v| uses_var(&c, v))
+                || parallel.iter().any(|v| uses_var(&c, v))
+                || crate::arith::reads_memory(&c)
+                || peeled.contains(&c);
+            if skip {
+                continue;
+            }
+            let Some(worst) = worst_case(&c, &inner, &taps) else { continue };
+            peeled.push(c);
+            if !tests.contains(&worst) {
+                tests.push(worst);
+            }
+        }
+    }
+    let Some(test) = tests.into_iter().reduce(Expr::and) else { return body };
+    let fast = rewrite_conditions(body.clone(), &mut |c| strip(c, &peeled));
+    Stmt::If { cond: test, then: Box::new(fast), otherwise: Some(Box::new(body)) }
 }
 
 struct Partition {
@@ -260,6 +335,52 @@ fn interior(
     Some((bounds, lo_e, hi_e, lo_interior))
 }
 
+/// `c` at the worst values of the variables bound inside the loop that it mentions
+/// (the end of each one's range where `c` is hardest to satisfy); `None` when one of
+/// them is not a loop of constant range (a `let`, a symbolic extent) or `c` is not
+/// linear in it. A conjunct linear in a variable holds over the variable's whole range
+/// exactly when it holds at the end where it is tightest: `i + r < H` for every `r` in
+/// `0..3` exactly when `i + 2 < H`.
+fn worst_case(c: &Expr, inner: &[Var], taps: &[(Var, i64, i64)]) -> Option<Expr> {
+    let mut out = c.clone();
+    for v in inner.iter().filter(|v| uses_var(c, v)) {
+        let &(_, lo, hi) = taps.iter().find(|(t, _, _)| t == v)?;
+        let range = Expr::typed_int(hi - lo + 1, v.dtype());
+        // `lower`: `c` holds from some value of `v` on, so its worst value is the first.
+        let (lower, _, _) = linear_bound(&out, v, &Expr::typed_int(lo, v.dtype()), &range)?;
+        out = crate::tir::mutate::substitute_one(out, v, Expr::typed_int(if lower { lo } else { hi }, v.dtype()));
+    }
+    Some(out)
+}
+
+/// The loops inside `s` whose range is constant, as `(var, first, last)`: the hull of
+/// every loop binding the variable (a partitioned loop binds it in each part); a
+/// variable with a loop of symbolic range is left out.
+fn constant_loops(s: &Stmt) -> Vec<(Var, i64, i64)> {
+    struct L(Vec<(Var, Option<(i64, i64)>)>);
+    impl Visitor for L {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let Stmt::For { var, min, extent, .. } = s {
+                let range = match (min.as_int(), extent.as_int()) {
+                    (Some(m), Some(e)) if e >= 1 => Some((m, m + e - 1)),
+                    _ => None,
+                };
+                match self.0.iter_mut().find(|(v, _)| v == var) {
+                    Some((_, r)) => {
+                        *r = r.zip(range).map(|(a, b)| (a.0.min(b.0), a.1.max(b.1)));
+                    }
+                    None => self.0.push((var.clone(), range)),
+                }
+            }
+            walk_stmt(self, s)
+        }
+        fn visit_expr(&mut self, _: &Expr) {}
+    }
+    let mut l = L(Vec::new());
+    l.visit_stmt(s);
+    l.0.into_iter().filter_map(|(v, r)| r.map(|(a, b)| (v, a, b))).collect()
+}
+
 /// Loop unswitching of an innermost loop: the conjuncts of its conditions that do not
 /// change inside it (no loop variable of it, no memory read) are tested once,
 ///
@@ -425,7 +546,7 @@ fn strip(cond: &Expr, peeled: &[Expr]) -> Option<Expr> {
 mod tests {
     use super::*;
     use crate::dtype::DType;
-    use crate::tir::{printer::print_stmt, Buffer, Scope};
+    use crate::tir::{printer::{print_expr, print_stmt}, Buffer, Scope};
 
     fn ld(b: &Buffer, i: Expr) -> Expr {
         Expr::Load { buffer: b.clone(), indices: vec![i] }
@@ -471,6 +592,53 @@ mod tests {
         let (x, s) = padded(&n);
         let out = Partition { parallel: vec![x], common: Vec::new() }.mutate_stmt(s.clone());
         assert_eq!(out, s);
+    }
+
+    /// `for i in 0..m { for r in 0..3 { out[i] = out[i] + select(test(i, r), a[i + r], 0) } }`:
+    /// a window of three taps whose border test mentions the tap.
+    fn window(m: &Var, test: impl Fn(Expr, Expr) -> Expr) -> Stmt {
+        let (a, out) = (Buffer::new("a", DType::F32, Scope::Global), Buffer::new("out", DType::F32, Scope::Global));
+        let (i, r) = (Var::index("i"), Var::index("r"));
+        let (ie, re) = (Expr::var(&i), Expr::var(&r));
+        let cond = test(ie.clone(), re.clone());
+        let value = ld(&out, ie.clone()) + Expr::select(cond, ld(&a, ie.clone() + re), Expr::float(0.0, DType::F32));
+        let tap = Stmt::For {
+            var: r,
+            min: Expr::int(0),
+            extent: Expr::int(3),
+            kind: ForKind::Serial,
+            body: Box::new(Stmt::store(&out, vec![ie], value)),
+        };
+        Stmt::For { var: i, min: Expr::int(0), extent: Expr::var(m), kind: ForKind::Serial, body: Box::new(tap) }
+    }
+
+    #[test]
+    fn a_border_test_on_a_window_is_tested_once_per_iteration_at_its_last_tap() {
+        let (m, n) = (Var::index("m"), Var::index("n"));
+        let s = window(&m, |i, r| Expr::lt(i + r, Expr::var(&n)));
+        let out = Version { parallel: Vec::new() }.mutate_stmt(s);
+        let text = print_stmt(&out);
+        let Stmt::For { extent, body, .. } = &out else { panic!("one loop:\n{text}") };
+        assert_eq!(*extent, Expr::var(&m), "the range is kept:\n{text}");
+        let Stmt::If { cond, then, otherwise: Some(slow) } = &**body else { panic!("a versioned body:\n{text}") };
+        assert_eq!(print_expr(cond), "i + 2 < n", "{text}");
+        assert!(conditions(then).is_empty(), "the fast version keeps no test:\n{text}");
+        assert_eq!(conditions(slow).len(), 1, "{text}");
+    }
+
+    #[test]
+    fn a_test_not_linear_in_a_tap_is_left_in_place() {
+        let (m, n) = (Var::index("m"), Var::index("n"));
+        let s = window(&m, |i, r| Expr::lt(i + r.clone() * r, Expr::var(&n)));
+        assert_eq!(Version { parallel: Vec::new() }.mutate_stmt(s.clone()), s);
+    }
+
+    #[test]
+    fn a_window_test_on_a_parallel_variable_is_left_alone() {
+        let (m, n) = (Var::index("m"), Var::index("n"));
+        let s = window(&m, |i, r| Expr::lt(i + r, Expr::var(&n)));
+        let Stmt::For { var, .. } = &s else { unreachable!() };
+        assert_eq!(Version { parallel: vec![var.clone()] }.mutate_stmt(s.clone()), s);
     }
 
     #[test]
