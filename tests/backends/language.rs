@@ -305,7 +305,11 @@ fn scalars_of_their_declared_type_on_every_backend() {
     let x: Vec<i64> = (0..n as i64).map(|k| (k * 7919) % 255 - 127).collect();
     let want = |lo: i64, hi: i64| -> Vec<i64> { x.iter().map(|v| v.clamp(&lo, &hi) - 1).collect() };
     let cast = |v: &[i64]| -> (Vec<i8>, Vec<i16>, Vec<i32>) {
-        (v.iter().map(|&v| v as i8).collect(), v.iter().map(|&v| v as i16).collect(), v.iter().map(|&v| v as i32).collect())
+        (
+            v.iter().map(|&v| v as i8).collect(),
+            v.iter().map(|&v| v as i16).collect(),
+            v.iter().map(|&v| v as i32).collect(),
+        )
     };
     let (x8, x16, x32) = cast(&x);
     let w = want(-100, 90);
@@ -320,7 +324,11 @@ fn scalars_of_their_declared_type_on_every_backend() {
         let want: Vec<f32> = (0..n as i64)
             .map(|i| {
                 let j = i + k as i64;
-                if (0..n as i64).contains(&j) { xs[j as usize] } else { -1.0 }
+                if (0..n as i64).contains(&j) {
+                    xs[j as usize]
+                } else {
+                    -1.0
+                }
             })
             .collect();
         let tx = tensor(&xs, [n]);

@@ -110,7 +110,8 @@ fn apply_derived(
     target: Target,
     derivation: &Derivation,
 ) -> Result<Schedule, Vec<ScheduleError>> {
-    let empty = ScheduleBlock { target: target.kind.name().to_string(), target_loc: crate::Loc::NONE, stmts: Vec::new() };
+    let empty =
+        ScheduleBlock { target: target.kind.name().to_string(), target_loc: crate::Loc::NONE, stmts: Vec::new() };
     let block = block.unwrap_or(&empty);
     let mut a = Application::new(graph, target.clone());
     a.apply(&block.stmts);
@@ -311,7 +312,12 @@ pub(crate) fn lower_with_source(
 /// then the statements the auto-scheduler derived for the stages the block leaves
 /// unshaped, with their reasons as comments. Stages neither covers keep the flat
 /// defaults, as they would in the pasted block.
-pub fn schedule_source(schedules: &[ScheduleBlock], target: &Target, sch: &Schedule, source: &ScheduleSource) -> String {
+pub fn schedule_source(
+    schedules: &[ScheduleBlock],
+    target: &Target,
+    sch: &Schedule,
+    source: &ScheduleSource,
+) -> String {
     let kind = target.kind.name();
     let written = match source {
         ScheduleSource::Own { block } | ScheduleSource::Borrowed { block } => schedules.get(*block),

@@ -48,9 +48,7 @@ impl SourceMap {
     }
     /// The first and last span of `loc`.
     pub fn range(&self, loc: Loc) -> (proc_macro2::Span, proc_macro2::Span) {
-        self.get(loc)
-            .copied()
-            .unwrap_or((proc_macro2::Span::call_site(), proc_macro2::Span::call_site()))
+        self.get(loc).copied().unwrap_or((proc_macro2::Span::call_site(), proc_macro2::Span::call_site()))
     }
     /// `line:column` (1-based line, 0-based column) of `loc`, for messages outside the macro.
     pub fn line_col(&self, loc: Loc) -> Option<(usize, usize)> {

@@ -261,18 +261,22 @@ impl Target {
                 (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal, "sm_count") => {
                     t.facts.sm_count = num("a positive integer")?
                 }
-                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal, "registers_per_sm") => {
-                    t.facts.registers_per_sm = num("a positive integer")?
-                }
-                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal, "max_registers_per_thread") => {
-                    t.facts.max_registers_per_thread = num("a positive integer")?
-                }
-                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal, "max_shared_memory_per_sm") => {
-                    t.facts.shared_memory_per_sm = bytes()? as u32
-                }
-                (TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal, "max_threads_per_sm") => {
-                    t.facts.max_threads_per_sm = num("a positive integer")?
-                }
+                (
+                    TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal,
+                    "registers_per_sm",
+                ) => t.facts.registers_per_sm = num("a positive integer")?,
+                (
+                    TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal,
+                    "max_registers_per_thread",
+                ) => t.facts.max_registers_per_thread = num("a positive integer")?,
+                (
+                    TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal,
+                    "max_shared_memory_per_sm",
+                ) => t.facts.shared_memory_per_sm = bytes()? as u32,
+                (
+                    TargetKind::Cuda | TargetKind::OpenCl | TargetKind::WebGpu | TargetKind::Metal,
+                    "max_threads_per_sm",
+                ) => t.facts.max_threads_per_sm = num("a positive integer")?,
                 (TargetKind::Cuda, "fast-math") => {
                     t.fast_math = match value {
                         "" | "1" | "true" => true,

@@ -280,7 +280,8 @@ fn check(c: &Case, target: &Target, opencl: bool) -> Result<bool, String> {
     let flat = Schedule::default_for(k.graph.clone(), target.clone());
     let flat = tvm_core::driver::lower(&flat).map_err(|e| format!("the flat default does not lower: {e:?}"))?;
     let shape = output_shape(&k, c);
-    let got = run_case(c, &f, &shape).map_err(|e| format!("the interpreter failed: {e}\n{}\n{}", derived.text, print_func(&f)))?;
+    let got = run_case(c, &f, &shape)
+        .map_err(|e| format!("the interpreter failed: {e}\n{}\n{}", derived.text, print_func(&f)))?;
     let want = run_case(c, &flat, &shape).map_err(|e| format!("the flat default failed: {e}"))?;
     let tol = if c.inexact { 1e-5 } else { 0.0 };
     for (i, (g, w)) in got.iter().zip(&want).enumerate() {

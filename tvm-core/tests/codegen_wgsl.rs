@@ -250,7 +250,11 @@ fn webgpu_takes_its_block_else_a_borrowed_one_else_the_derived_schedule() {
     for (blocks, want, threads) in [
         (vec![block("cuda", 64), block("opencl", 32), block("webgpu", 16)], ScheduleSource::Own { block: 2 }, Some(16)),
         (vec![block("opencl", 32), block("cuda", 64)], ScheduleSource::Borrowed { block: 1 }, Some(64)),
-        (vec!["schedule!(cpu) { y.parallel(y.i); }".into(), block("opencl", 32)], ScheduleSource::Borrowed { block: 1 }, Some(32)),
+        (
+            vec!["schedule!(cpu) { y.parallel(y.i); }".into(), block("opencl", 32)],
+            ScheduleSource::Borrowed { block: 1 },
+            Some(32),
+        ),
         (vec![], ScheduleSource::Default { reason: "the kernel has no `schedule!` block".into() }, None),
     ] {
         let src = format!("{kernel}\n{}", blocks.join("\n"));

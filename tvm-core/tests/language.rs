@@ -725,10 +725,8 @@ pub fn powers(x: f32[n]) -> y: f32[n] {
 }
 "#;
     let x: Vec<f32> = rand_vec(50, 62).iter().map(|v| 0.5 + v.abs()).collect();
-    let want: Vec<f32> = x
-        .iter()
-        .map(|&x| x.powi(0) + x.powi(1) * 3.0 + x.powi(-3) + x.powi(7) - x.powi(6) + x.powi(64))
-        .collect();
+    let want: Vec<f32> =
+        x.iter().map(|&x| x.powi(0) + x.powi(1) * 3.0 + x.powi(-3) + x.powi(7) - x.powi(6) + x.powi(64)).collect();
     for v in [Variant::DefaultCpu, Variant::DefaultGpu] {
         let got = run_f32(src, v, vec![t(&[50], &x)], vec![], &[50]);
         assert_eq!(got, want, "{v:?}");

@@ -33,7 +33,16 @@ fn rs_files(dir: &str) -> Vec<String> {
 }
 
 /// The folders whose `.rs` files are tests (a suite's `main.rs` is its folder's entry).
-const TEST_DIRS: [&str; 7] = ["tests", "tests/backends", "tests/ui", "tvm-core/tests", "tvm-runtime/tests", "tvm-explorer/tests", "tvm-tune/tests"];
+const TEST_DIRS: [&str; 8] = [
+    "tests",
+    "tests/backends",
+    "tests/ui",
+    "tvm-core/tests",
+    "tvm-runtime/tests",
+    "tvm-explorer/tests",
+    "tvm-tune/tests",
+    "examples/mtcnn/tests",
+];
 
 #[test]
 fn every_test_file_is_listed_and_every_listed_file_exists() {

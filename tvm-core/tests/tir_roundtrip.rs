@@ -10,8 +10,8 @@
 mod registry;
 
 use std::path::Path;
-use tvm_core::dtype::DType;
 use tvm_core::driver::build_schedule;
+use tvm_core::dtype::DType;
 use tvm_core::frontend::parse_str;
 use tvm_core::interp::{run, ArgValue, HostTensor, ScalarValue};
 use tvm_core::lower::lower_traced;

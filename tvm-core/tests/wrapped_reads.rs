@@ -45,7 +45,9 @@ fn contiguous_vector_interior(s: &Stmt) -> bool {
         fn visit_expr(&mut self, e: &Expr) {
             match e {
                 Expr::Binary { op: BinOp::Mod | BinOp::Div, .. } => self.division = true,
-                Expr::Load { indices, .. } if matches!(indices.first(), Some(Expr::Ramp { .. })) => self.ramp_load = true,
+                Expr::Load { indices, .. } if matches!(indices.first(), Some(Expr::Ramp { .. })) => {
+                    self.ramp_load = true
+                }
                 _ => {}
             }
             walk_expr(self, e)

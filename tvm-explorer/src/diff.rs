@@ -8,10 +8,7 @@ use std::time::Duration;
 
 /// `(added, removed)`: lines of `new` not matched in `old`, and the reverse.
 pub fn counts(old: &str, new: &str) -> (usize, usize) {
-    let diff = TextDiff::configure()
-        .algorithm(Algorithm::Myers)
-        .timeout(Duration::from_secs(2))
-        .diff_lines(old, new);
+    let diff = TextDiff::configure().algorithm(Algorithm::Myers).timeout(Duration::from_secs(2)).diff_lines(old, new);
     let (mut added, mut removed) = (0, 0);
     for op in diff.ops() {
         let (tag, old_range, new_range) = op.as_tag_tuple();

@@ -99,7 +99,8 @@ pub fn text(data: &Value, texts: &Texts) -> String {
                 let _ = writeln!(o, "option: {}", show(opt));
             }
             if let Some(w) = tg["schedule"]["fallback"].as_str() {
-                let _ = writeln!(o, "warning: the derived schedule fell back to the flat defaults (a compiler bug): {w}");
+                let _ =
+                    writeln!(o, "warning: the derived schedule fell back to the flat defaults (a compiler bug): {w}");
             }
             for n in tg["schedule"]["derived"].as_array().into_iter().flatten() {
                 let _ = writeln!(o, "derived: {} ({}): {}", show(&n["stage"]), show(&n["rule"]), show(&n["why"]));

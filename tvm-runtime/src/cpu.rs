@@ -599,7 +599,10 @@ fn minmax_avx512<const L: usize, const MAX: bool>(a: [f32; L], b: [f32; L]) -> [
         let m: __mmask16 = ((1u32 << (L - i)) - 1) as u16;
         // SAFETY: the mask selects lanes `i..L` only.
         unsafe {
-            let (x, y) = (_mm512_maskz_loadu_ps(m, a.as_ptr().wrapping_add(i)), _mm512_maskz_loadu_ps(m, b.as_ptr().wrapping_add(i)));
+            let (x, y) = (
+                _mm512_maskz_loadu_ps(m, a.as_ptr().wrapping_add(i)),
+                _mm512_maskz_loadu_ps(m, b.as_ptr().wrapping_add(i)),
+            );
             _mm512_mask_storeu_ps(out.as_mut_ptr().wrapping_add(i), m, op16::<MAX>(x, y));
         }
     }

@@ -225,8 +225,7 @@ fn a_large_1d_grid_is_folded() {
     let m = gpu::load(&DEV, &IOTA).unwrap();
     let n = 65535 * 3 + 17;
     let y = Tensor::full([n + 64], -1i32).to_device(&DEV).unwrap();
-    let args =
-        [KernelArg::Buffer(y.buffer_for(&DEV, "iota", "y").unwrap()), KernelArg::Scalar(Scalar::I32(n as i32))];
+    let args = [KernelArg::Buffer(y.buffer_for(&DEV, "iota", "y").unwrap()), KernelArg::Scalar(Scalar::I32(n as i32))];
     // SAFETY: `IOTA_SRC` is the kernel `IOTA` describes; it writes elements `0..n` of
     // `y`, which holds `n + 64`.
     unsafe { m.launch(0, [n as i64, 1, 1], [1, 1, 1], &args) }.unwrap();

@@ -97,7 +97,13 @@ fn rnet_graph() -> Vec<Op> {
     g.push(Op::MaxPool { k: 3, s: 2, pad: "VALID" });
     g.extend(CONV_PRELU(64, 48, 2));
     g.extend([NHWC, Op::Flatten, Op::MatMul { inp: 576, out: 128 }, Op::Add(128), Op::PRelu(128)]);
-    g.extend([Op::MatMul { inp: 128, out: 4 }, Op::MatMul { inp: 128, out: 2 }, Op::Add(4), Op::Add(2), Op::Softmax(1)]);
+    g.extend([
+        Op::MatMul { inp: 128, out: 4 },
+        Op::MatMul { inp: 128, out: 2 },
+        Op::Add(4),
+        Op::Add(2),
+        Op::Softmax(1),
+    ]);
     g
 }
 
@@ -150,7 +156,11 @@ impl PNet {
 
     /// P-Net on one input `x[3, H, W]` (`H, W >= 12`): the box regression `[4, H', W']`
     /// and the face/background probabilities `[2, H', W']`, `H' = ceil((H - 2) / 2) - 4`.
-    pub fn run(&self, device: &Device, x: &DeviceTensor<f32, 3>) -> Result<(DeviceTensor<f32, 3>, DeviceTensor<f32, 3>)> {
+    pub fn run(
+        &self,
+        device: &Device,
+        x: &DeviceTensor<f32, 3>,
+    ) -> Result<(DeviceTensor<f32, 3>, DeviceTensor<f32, 3>)> {
         let [_, h, w] = x.shape();
         if h < 12 || w < 12 {
             return Err(format!("P-Net needs an input of at least 12 x 12, not {h} x {w}").into());
@@ -159,8 +169,19 @@ impl PNet {
         let [c1, c2, c3] = &self.conv;
         let p = pnet_conv1::call_on(device, x, &c1.w, &c1.b, &c1.a, ph, pw)?;
         let y = pnet_conv2::call_on(device, &p, &c2.w, &c2.b, &c2.a, ph - 2, pw - 2)?;
-        let (reg, prob) =
-            pnet_conv3_heads::call_on(device, &y, &c3.w, &c3.b, &c3.a, &self.reg.0, &self.reg.1, &self.cls.0, &self.cls.1, ph - 4, pw - 4)?;
+        let (reg, prob) = pnet_conv3_heads::call_on(
+            device,
+            &y,
+            &c3.w,
+            &c3.b,
+            &c3.a,
+            &self.reg.0,
+            &self.reg.1,
+            &self.cls.0,
+            &self.cls.1,
+            ph - 4,
+            pw - 4,
+        )?;
         Ok((reg, prob))
     }
 }
@@ -171,17 +192,37 @@ impl RNet {
         let conv = [w.conv()?, w.conv()?, w.conv()?];
         let (dw, db, dense_a) = (w.next()?, w.next()?, w.next()?);
         let (rw, cw, rb, cb) = (w.next()?, w.next()?, w.next()?, w.next()?);
-        Ok(RNet { conv, dense: Dense { w: dw, b: db }, dense_a, reg: Dense { w: rw, b: rb }, cls: Dense { w: cw, b: cb } })
+        Ok(RNet {
+            conv,
+            dense: Dense { w: dw, b: db },
+            dense_a,
+            reg: Dense { w: rw, b: rb },
+            cls: Dense { w: cw, b: cb },
+        })
     }
 
     /// R-Net on a batch `x[N, 3, 24, 24]`: box regression `[N, 4]`, probabilities `[N, 2]`.
-    pub fn run(&self, device: &Device, x: &DeviceTensor<f32, 4>) -> Result<(DeviceTensor<f32, 2>, DeviceTensor<f32, 2>)> {
+    pub fn run(
+        &self,
+        device: &Device,
+        x: &DeviceTensor<f32, 4>,
+    ) -> Result<(DeviceTensor<f32, 2>, DeviceTensor<f32, 2>)> {
         let [c1, c2, c3] = &self.conv;
         let y = rnet_conv1::call_on(device, x, &c1.w, &c1.b, &c1.a)?;
         let y = rnet_conv2::call_on(device, &y, &c2.w, &c2.b, &c2.a)?;
         let out = rnet_head::call_on(
-            device, &y, &c3.w, &c3.b, &c3.a, &self.dense.w, &self.dense.b, &self.dense_a, &self.reg.w, &self.reg.b,
-            &self.cls.w, &self.cls.b,
+            device,
+            &y,
+            &c3.w,
+            &c3.b,
+            &c3.a,
+            &self.dense.w,
+            &self.dense.b,
+            &self.dense_a,
+            &self.reg.w,
+            &self.reg.b,
+            &self.cls.w,
+            &self.cls.b,
         )?;
         Ok(out)
     }
@@ -217,8 +258,20 @@ impl ONet {
         let y = onet_conv2::call_on(device, &y, &c2.w, &c2.b, &c2.a)?;
         let y = onet_conv3::call_on(device, &y, &c3.w, &c3.b, &c3.a)?;
         let out = onet_head::call_on(
-            device, &y, &c4.w, &c4.b, &c4.a, &self.dense.w, &self.dense.b, &self.dense_a, &self.reg.w, &self.reg.b,
-            &self.marks.w, &self.marks.b, &self.cls.w, &self.cls.b,
+            device,
+            &y,
+            &c4.w,
+            &c4.b,
+            &c4.a,
+            &self.dense.w,
+            &self.dense.b,
+            &self.dense_a,
+            &self.reg.w,
+            &self.reg.b,
+            &self.marks.w,
+            &self.marks.b,
+            &self.cls.w,
+            &self.cls.b,
         )?;
         Ok(out)
     }
@@ -407,7 +460,8 @@ impl Detector {
             let (reg, prob) = self.pnet.run(&self.device, &x)?;
             let (reg, prob) = (reg.to_host()?, prob.to_host()?);
             let boxes = candidates(&reg, &prob, scale, self.thresholds[0]);
-            let keep = nms(&boxes.iter().map(|b| [b[0], b[1], b[2], b[3], b[4]]).collect::<Vec<_>>(), 0.5, Overlap::Union);
+            let keep =
+                nms(&boxes.iter().map(|b| [b[0], b[1], b[2], b[3], b[4]]).collect::<Vec<_>>(), 0.5, Overlap::Union);
             all.extend(keep.into_iter().map(|i| boxes[i]));
         }
         if all.is_empty() {
@@ -435,7 +489,8 @@ impl Detector {
         let out = rnet_boxes::call_on(&self.device, &bt, &reg, &prob)?.to_host()?;
         let out = out.as_slice();
         let pass: Vec<usize> = (0..boxes.len()).filter(|&i| out[i * 5] > self.thresholds[1]).collect();
-        let scored: Vec<[f64; 5]> = pass.iter().map(|&i| [b4[i][0], b4[i][1], b4[i][2], b4[i][3], out[i * 5]]).collect();
+        let scored: Vec<[f64; 5]> =
+            pass.iter().map(|&i| [b4[i][0], b4[i][1], b4[i][2], b4[i][3], out[i * 5]]).collect();
         let keep = nms(&scored, 0.7, Overlap::Union);
         Ok(keep
             .into_iter()
@@ -477,8 +532,10 @@ fn candidates(reg: &Tensor<f32, 3>, prob: &Tensor<f32, 3>, scale: f64, threshold
     let [_, cols, rows] = prob.shape();
     let (p, r) = (prob.as_slice(), reg.as_slice());
     let plane = cols * rows;
-    let hits: Vec<(usize, usize)> =
-        (0..cols).flat_map(|x| (0..rows).map(move |y| (x, y))).filter(|&(x, y)| p[plane + x * rows + y] as f64 >= threshold).collect();
+    let hits: Vec<(usize, usize)> = (0..cols)
+        .flat_map(|x| (0..rows).map(move |y| (x, y)))
+        .filter(|&(x, y)| p[plane + x * rows + y] as f64 >= threshold)
+        .collect();
     // The reference flips the regression maps upside down when exactly one cell passes
     // (`np.flipud` in `__generate_bounding_box`); its boxes follow that.
     let flip = hits.len() == 1;

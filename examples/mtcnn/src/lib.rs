@@ -1,8 +1,8 @@
 //! MTCNN face detection compiled by `compute!`: the kernels (`examples/kernels/mtcnn.rs`),
 //! the weights read from the ONNX files (`onnx`), OpenCV's resize tables (`tables`), the
 //! pipeline (`detector`) and the drawing of its results (`draw`). Shared by the example
-//! `face_detect`, its reference test (`tests/face_detect.rs`) and the peer bench
-//! (`benches/peers/face.rs`); a crate of its own so that debug builds (the tests) compile
+//! `face_detect`, its reference test (`tests/face_detect.rs` here) and the peer bench
+//! (`benches/face.rs` here, run by `benches/peers/face.sh`); a crate of its own so that debug builds (the tests) compile
 //! it optimized.
 
 #[path = "../../kernels/mtcnn.rs"]

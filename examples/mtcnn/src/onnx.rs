@@ -73,11 +73,19 @@ pub fn load(path: &Path, expected: &[Op]) -> Result<Vec<Param>, String> {
     };
     for (i, n) in graph.node.iter().enumerate() {
         if !HANDLED.contains(&n.op_type.as_str()) || !(n.domain.is_empty() || n.domain == "ai.onnx") {
-            return Err(format!("{file}: {}: operator `{}` is not handled by the MTCNN kernels", node_name(i, n), n.op_type));
+            return Err(format!(
+                "{file}: {}: operator `{}` is not handled by the MTCNN kernels",
+                node_name(i, n),
+                n.op_type
+            ));
         }
     }
     if graph.node.len() != expected.len() {
-        return Err(format!("{file}: the graph has {} nodes, the MTCNN kernels implement {}", graph.node.len(), expected.len()));
+        return Err(format!(
+            "{file}: the graph has {} nodes, the MTCNN kernels implement {}",
+            graph.node.len(),
+            expected.len()
+        ));
     }
     // Every value a node reads is the graph's input, a weight, or an earlier node's output.
     let mut known: Vec<&str> = graph.input.iter().map(|v| v.name.as_str()).collect();
@@ -95,7 +103,8 @@ pub fn load(path: &Path, expected: &[Op]) -> Result<Vec<Param>, String> {
         known.extend(n.output.iter().map(String::as_str));
         let weight = |k: usize, shape: &[usize]| -> Result<Param, String> {
             let name = n.input.get(k).ok_or_else(|| format!("{}: has no input {k}", at()))?;
-            let t = inits.get(name.as_str()).ok_or_else(|| format!("{}: input `{name}` is not a stored weight", at()))?;
+            let t =
+                inits.get(name.as_str()).ok_or_else(|| format!("{}: input `{name}` is not a stored weight", at()))?;
             let p = tensor(t).map_err(|e| format!("{}: weight `{name}`: {e}", at()))?;
             let same = if shape.len() == 1 { p.data.len() == shape[0] } else { p.shape == shape };
             if !same {
@@ -119,7 +128,8 @@ pub fn load(path: &Path, expected: &[Op]) -> Result<Vec<Param>, String> {
                 expect_ints(n, "kernel_shape", Some(&[k, k]), &at)?;
                 expect_ints(n, "strides", Some(&[s, s]), &at)?;
                 expect_int(n, "ceil_mode", 0, &at)?;
-                let got = attr(n, "auto_pad").map_or("NOTSET".to_string(), |a| String::from_utf8_lossy(&a.s).into_owned());
+                let got =
+                    attr(n, "auto_pad").map_or("NOTSET".to_string(), |a| String::from_utf8_lossy(&a.s).into_owned());
                 if got != pad {
                     return Err(format!("{}: `auto_pad` is `{got}`, the kernels implement `{pad}`", at()));
                 }
@@ -172,7 +182,8 @@ fn tensor(t: &TensorProto) -> Result<Param, String> {
     if t.data_type != FLOAT {
         return Err(format!("element type {} is not float32", t.data_type));
     }
-    let shape: Vec<usize> = t.dims.iter().map(|&d| usize::try_from(d).map_err(|_| format!("dimension {d}"))).collect::<Result<_, _>>()?;
+    let shape: Vec<usize> =
+        t.dims.iter().map(|&d| usize::try_from(d).map_err(|_| format!("dimension {d}"))).collect::<Result<_, _>>()?;
     let count: usize = shape.iter().product();
     let data: Vec<f32> = if !t.raw_data.is_empty() {
         t.raw_data.chunks_exact(4).map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])).collect()

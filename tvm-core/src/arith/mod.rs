@@ -19,9 +19,11 @@
 mod fold;
 mod index;
 mod interval;
+pub mod narrow;
 mod poly;
 mod rewrite;
 mod stmt;
+mod sym;
 
 pub use index::{index_fits_i32, known_divisor, may_be_minus_one};
 

@@ -95,7 +95,8 @@ impl Cx<'_> {
         let u = (0..v)
             .filter(|&k| {
                 info.reads.iter().any(|a| {
-                    StageInfo::step(a, vvar) == Step::Contiguous && StageInfo::step(a, &info.axes[k].var) == Step::Invariant
+                    StageInfo::step(a, vvar) == Step::Contiguous
+                        && StageInfo::step(a, &info.axes[k].var) == Step::Invariant
                 })
             })
             .max_by_key(|&k| (info.axes[k].extent.unwrap_or(i64::MAX), k));
@@ -146,9 +147,11 @@ impl Cx<'_> {
                 .filter(|a| reads_directly(self, s, a))
                 .find(|a| {
                     StageInfo::step(a, vvar) == Step::Contiguous
-                        && info.axes.iter().enumerate().all(|(k, ax)| {
-                            k == v || Some(k) != u || StageInfo::step(a, &ax.var) == Step::Invariant
-                        })
+                        && info
+                            .axes
+                            .iter()
+                            .enumerate()
+                            .all(|(k, ax)| k == v || Some(k) != u || StageInfo::step(a, &ax.var) == Step::Invariant)
                         && info.reduce.iter().any(|r| StageInfo::step(a, &r.var) == Step::Strided)
                 })
                 .map(|a| a.tensor)
@@ -250,7 +253,8 @@ impl Cx<'_> {
                 let (o, i) = (self.b.fresh(&format!("{owner}_uo")), self.b.fresh(&format!("{owner}_ui")));
                 let first = match p.mb {
                     Some(mb) => {
-                        let ks: Vec<i64> = [mb, mb / 2, mb * 2].into_iter().filter(|&k| k >= p.mr && k % p.mr == 0).collect();
+                        let ks: Vec<i64> =
+                            [mb, mb / 2, mb * 2].into_iter().filter(|&k| k >= p.mr && k % p.mr == 0).collect();
                         self.b.int_knob(&format!("{owner}_block"), ks)
                     }
                     None => self.b.int_knob(&format!("{owner}_rows"), rows_knob(p.mr, info.axes[u].extent)),
@@ -263,7 +267,9 @@ impl Cx<'_> {
         let ev = info.axes[p.v].extent;
         let (vo, vi) = if ev.is_none_or(|e| e > p.nr) {
             let (o, i) = (self.b.fresh(&format!("{owner}_vo")), self.b.fresh(&format!("{owner}_vi")));
-            let cols = self.b.int_knob(&format!("{owner}_cols"), [p.nr, p.nr / 2, p.nr * 2].into_iter().filter(|&c| c >= lanes / 2));
+            let cols = self
+                .b
+                .int_knob(&format!("{owner}_cols"), [p.nr, p.nr / 2, p.nr * 2].into_iter().filter(|&c| c >= lanes / 2));
             self.b.stmt(format!("let ({o}, {i}) = {owner}.split({}, {cols})", oaxes[p.v]));
             (Some(o), i)
         } else {
@@ -281,7 +287,8 @@ impl Cx<'_> {
         };
         let split_u = p.u.unwrap_or(usize::MAX);
         let outer: Vec<String> = (0..n).filter(|&k| k != p.v && k < split_u).map(|k| oaxes[k].clone()).collect();
-        let inner: Vec<String> = (0..n).filter(|&k| k != p.v && k > split_u && k != split_u).map(|k| oaxes[k].clone()).collect();
+        let inner: Vec<String> =
+            (0..n).filter(|&k| k != p.v && k > split_u && k != split_u).map(|k| oaxes[k].clone()).collect();
         let mut order: Vec<String> = outer.clone();
         order.extend(uo.clone());
         order.extend(vo.clone());
@@ -332,7 +339,8 @@ impl Cx<'_> {
         // The panel loop: `vo`, or the parallel loop it was fused into.
         let panel = vo.clone().filter(|v| !par.contains(v)).or_else(|| par_axis.clone());
         if let (Some(l), Some(vo)) = (&pack_stage, panel.as_ref()) {
-            self.b.comment(format!("the panel of `{}` one block of rows reads", self.graph.tensor(p.pack.unwrap()).name));
+            self.b
+                .comment(format!("the panel of `{}` one block of rows reads", self.graph.tensor(p.pack.unwrap()).name));
             self.b.stmt(format!("{l}.compute_at({owner}, {vo})"));
             let rank = self.graph.tensor(p.pack.unwrap()).shape.len();
             let names: Vec<String> = (0..rank).map(|k| self.b.fresh(&format!("{l}_{k}"))).collect();
@@ -358,7 +366,10 @@ impl Cx<'_> {
         let unrolled = match p.ku {
             Some(ku) => {
                 let (o, i) = (self.b.fresh(&format!("{acc}_ko")), self.b.fresh(&format!("{acc}_ki")));
-                let k = self.b.int_knob(&format!("{acc}_unroll"), [ku, 2 * ku, ku / 2].into_iter().filter(|&x| x >= 1 && last.extent.is_none_or(|e| e % x == 0)));
+                let k = self.b.int_knob(
+                    &format!("{acc}_unroll"),
+                    [ku, 2 * ku, ku / 2].into_iter().filter(|&x| x >= 1 && last.extent.is_none_or(|e| e % x == 0)),
+                );
                 self.b.stmt(format!("let ({o}, {i}) = {acc}.split({acc}.{}, {k})", last.name));
                 reduce.pop();
                 reduce.push(o);
@@ -368,8 +379,7 @@ impl Cx<'_> {
             None if last.extent.is_some_and(|e| e <= 8) => Some(format!("{acc}.{}", last.name)),
             None => None,
         };
-        let mut order: Vec<String> =
-            (0..n).filter(|&k| k != p.v && Some(k) != p.u).map(|k| names[k].clone()).collect();
+        let mut order: Vec<String> = (0..n).filter(|&k| k != p.v && Some(k) != p.u).map(|k| names[k].clone()).collect();
         order.extend(reduce);
         order.extend(p.u.map(|u| names[u].clone()));
         order.push(names[p.v].clone());
@@ -533,8 +543,7 @@ impl Cx<'_> {
         // the other members (which are computed at y's row too, so they index rows by
         // their own axes).
         for a in self.info[&y].reads.iter().filter(|a| a.tensor == t) {
-            ok &= a.indices.len() == rank
-                && a.indices.iter().zip(&yaxes).all(|(i, v)| i.as_var() == Some(v));
+            ok &= a.indices.len() == rank && a.indices.iter().zip(&yaxes).all(|(i, v)| i.as_var() == Some(v));
         }
         ok
     }
@@ -579,7 +588,8 @@ impl Cx<'_> {
         match at {
             Some((stage, axis)) => self.b.stmt(format!("{rf}.compute_at({stage}, {axis})")),
             None if rank > 0 => {
-                let axes: Vec<String> = (0..rank).map(|k| self.b.fresh(&format!("{name}_{}", info.axes[k].name))).collect();
+                let axes: Vec<String> =
+                    (0..rank).map(|k| self.b.fresh(&format!("{name}_{}", info.axes[k].name))).collect();
                 self.b.stmt(format!("let [{}] = {name}.axes()", axes.join(", ")));
                 // The innermost loop of the stage, which the parallel loop may have fused.
                 let mut inner = axes[rank - 1].clone();
@@ -669,7 +679,8 @@ impl Cx<'_> {
             return false;
         };
         // The axis along which that read is contiguous.
-        let Some(u) = (0..n - 1).rev().find(|&k| StageInfo::step(strided, &info.axes[k].var) == Step::Contiguous) else {
+        let Some(u) = (0..n - 1).rev().find(|&k| StageInfo::step(strided, &info.axes[k].var) == Step::Contiguous)
+        else {
             return false;
         };
         let lanes = self.lanes(y);
@@ -680,7 +691,8 @@ impl Cx<'_> {
         );
         self.b.comment(why.clone());
         let tsz = self.b.int_knob(&format!("{name}_tile"), [lanes, lanes / 2, 2 * lanes]);
-        let names: Vec<String> = ["uo", "vo", "ui", "vi"].iter().map(|s| self.b.fresh(&format!("{name}_{s}"))).collect();
+        let names: Vec<String> =
+            ["uo", "vo", "ui", "vi"].iter().map(|s| self.b.fresh(&format!("{name}_{s}"))).collect();
         self.b.stmt(format!(
             "let ({}, {}, {}, {}) = {name}.tile({name}.{}, {name}.{}, {tsz}, {tsz})",
             names[0], names[1], names[2], names[3], info.axes[u].name, v.name
@@ -759,7 +771,11 @@ impl Cx<'_> {
         let Some(info) = self.info.get(&t).cloned() else { return };
         let at_root = matches!(self.attach(t), Attach::Root);
         // Producers placed at this stage's axes: none of them may be split away.
-        let attached_here = self.base.stages.iter().any(|s| matches!(s.attach, Attach::At { stage, .. } if self.base.stage(stage).tensor == t));
+        let attached_here = self
+            .base
+            .stages
+            .iter()
+            .any(|s| matches!(s.attach, Attach::At { stage, .. } if self.base.stage(stage).tensor == t));
         match info.kind {
             Kind::Reduction if self.row_reduction_plan(t).is_some() && !attached_here => {
                 let why = format!("`{}` is placed by the schedule; its reduction as vector partial results", info.name);
@@ -783,7 +799,13 @@ impl Cx<'_> {
                 }
                 if !at_v && info.vectorizable_along(&v.var) && v.extent.is_none_or(|e| e >= lanes) {
                     let (o, i) = (self.b.fresh(&format!("{}_o", info.name)), self.b.fresh(&format!("{}_v", info.name)));
-                    self.b.stmt(format!("let ({o}, {i}) = {}.split({}.{}, {})", info.name, info.name, v.name, 2 * lanes));
+                    self.b.stmt(format!(
+                        "let ({o}, {i}) = {}.split({}.{}, {})",
+                        info.name,
+                        info.name,
+                        v.name,
+                        2 * lanes
+                    ));
                     self.b.stmt(format!("{}.vectorize({i})", info.name));
                 }
                 self.note(t, "placed", why);

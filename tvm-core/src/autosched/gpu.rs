@@ -85,7 +85,9 @@ fn tile_with_reuse(cx: &mut Cx<'_>, s: TensorId) -> bool {
         let last = a.indices.last();
         let only = |var: &crate::tir::Var| {
             last.is_some_and(|l| {
-                crate::tir::visit::vars_of(l).iter().all(|x| x == var || !info.axes.iter().chain(&info.reduce).any(|ax| &ax.var == x))
+                crate::tir::visit::vars_of(l)
+                    .iter()
+                    .all(|x| x == var || !info.axes.iter().chain(&info.reduce).any(|ax| &ax.var == x))
             })
         };
         let along_v = StageInfo::step(a, vvar) == Step::Contiguous && only(vvar);
@@ -339,7 +341,10 @@ fn elementwise(cx: &mut Cx<'_>, t: TensorId) {
     };
     let (b, th) = (cx.b.fresh(&format!("{name}_b")), cx.b.fresh(&format!("{name}_t")));
     let max = cx.target.max_threads_per_block as i64;
-    let tx = cx.b.int_knob(&format!("{name}_tx"), [threads(cx), threads(cx) / 2, threads(cx) * 2].into_iter().filter(|&x| x <= max));
+    let tx = cx.b.int_knob(
+        &format!("{name}_tx"),
+        [threads(cx), threads(cx) / 2, threads(cx) * 2].into_iter().filter(|&x| x <= max),
+    );
     cx.b.stmt(format!("let ({b}, {th}) = {name}.split({f}, {tx})"));
     cx.b.stmt(format!("{name}.bind({b}, block.x)"));
     cx.b.stmt(format!("{name}.bind({th}, thread.x)"));

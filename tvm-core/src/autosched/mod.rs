@@ -98,16 +98,8 @@ pub fn derive(base: &Schedule, taken: &[String]) -> Derived {
     names.extend(base.stages.iter().map(|s| s.name.clone()));
     let inlined = inline_set(base);
     let info = analysis::analyze(graph, &|t| inlined.contains(&t));
-    let mut cx = Cx {
-        graph,
-        target,
-        base,
-        info,
-        inlined,
-        handled: BTreeSet::new(),
-        b: Builder::new(names),
-        notes: Vec::new(),
-    };
+    let mut cx =
+        Cx { graph, target, base, info, inlined, handled: BTreeSet::new(), b: Builder::new(names), notes: Vec::new() };
     cx.inline_stages();
     if target.is_gpu() {
         gpu::derive(&mut cx);

@@ -184,8 +184,8 @@ impl P {
                 self.pos += 2;
                 let loc = self.loc();
                 self.expect('(')?;
-                let named = matches!(self.peek(), Some(Tok::Ident(_)))
-                    && self.toks.get(self.pos + 1) == Some(&Tok::Punct(':'));
+                let named =
+                    matches!(self.peek(), Some(Tok::Ident(_))) && self.toks.get(self.pos + 1) == Some(&Tok::Punct(':'));
                 let name = if named {
                     let n = self.name()?;
                     self.pos += 1;

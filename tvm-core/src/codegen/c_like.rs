@@ -7,13 +7,14 @@
 //! (shortest round-trip decimal), index arithmetic is 64-bit. Integer division by zero
 //! and signed overflow are left to C.
 
+use super::names::{Names, Reserved};
 use super::CodegenError;
 use crate::arith::{index_fits_i32, known_divisor, may_be_minus_one};
 use crate::dtype::{DType, ScalarKind};
 use crate::tir::printer::{LineSpan, NodeRef};
 use crate::tir::visit::{contains_check, walk_expr, walk_stmt, written_buffers, Visitor};
 use crate::tir::{BinOp, Buffer, CheckKind, Expr, Intrinsic, Kernel, Scope, Stmt, ThreadTag, Var, VarId};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::fmt::Write;
 
 /// What differs between C-like GPU dialects.
@@ -301,52 +302,9 @@ const RESERVED: &[&str] = &[
     "ceilf",
 ];
 
-/// Unique C identifiers for variables and buffers of one kernel.
-#[derive(Default)]
-struct Names {
-    taken: HashSet<String>,
-    vars: HashMap<VarId, String>,
-    buffers: HashMap<crate::tir::BufferId, String>,
-}
-
-impl Names {
-    fn fresh(&mut self, hint: &str) -> String {
-        let mut base: String =
-            hint.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
-        if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) {
-            base = format!("v_{base}");
-        }
-        if base.starts_with("__")
-            || base.starts_with("get_")
-            || base.starts_with("convert_")
-            || base.starts_with("make_")
-            || base.starts_with("tvm_")
-        {
-            base = format!("v{base}");
-        }
-        if RESERVED.contains(&base.as_str()) {
-            base.push('_');
-        }
-        let mut name = base.clone();
-        let mut k = 1;
-        while self.taken.contains(&name) {
-            name = format!("{base}_{k}");
-            k += 1;
-        }
-        self.taken.insert(name.clone());
-        name
-    }
-    fn bind_var(&mut self, v: &Var) -> String {
-        let n = self.fresh(v.name());
-        self.vars.insert(v.id(), n.clone());
-        n
-    }
-    fn bind_buffer(&mut self, b: &Buffer) -> String {
-        let n = self.fresh(b.name());
-        self.buffers.insert(b.id(), n.clone());
-        n
-    }
-}
+/// C's (and CUDA's and OpenCL's) own names: the words above, the compilers' `__...`,
+/// OpenCL's builtin families and the printer's helpers.
+static C_RESERVED: Reserved = Reserved { words: RESERVED, prefixes: &["__", "get_", "convert_", "make_", "tvm_"] };
 
 /// Which optional language features the printed code uses.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -362,6 +320,7 @@ pub struct Uses {
 pub struct CPrinter<'d, D: Dialect + ?Sized> {
     pub dialect: &'d D,
     pub uses: Uses,
+    /// The current kernel's identifiers (a kernel's names start afresh).
     names: Names,
     out: String,
     indent: usize,
@@ -395,7 +354,7 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
         CPrinter {
             dialect,
             uses: Uses::default(),
-            names: Names::default(),
+            names: Names::new(&C_RESERVED),
             out: String::new(),
             indent: 0,
             index32: false,
@@ -466,7 +425,7 @@ impl<'d, D: Dialect + ?Sized> CPrinter<'d, D> {
 
     /// Prints one kernel and returns its text.
     pub fn kernel(&mut self, k: &Kernel) -> R<String> {
-        self.names = Names::default();
+        self.names = Names::new(&C_RESERVED);
         self.out.clear();
         self.line_no = 0;
         self.spans.clear();

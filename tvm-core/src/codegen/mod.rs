@@ -4,6 +4,7 @@
 pub mod c_like;
 pub mod cuda;
 pub mod host;
+mod names;
 pub mod opencl;
 pub mod rust;
 pub mod wgsl;

@@ -750,7 +750,9 @@ fn parse_block_body(input: ParseStream, cx: &mut Cx, what: &str) -> syn::Result<
     }
     if input.is_empty() {
         return Err(input.error(match lets.last() {
-            Some(l) => format!("expected the {what} after the `let`s, as in `{{ let {n} = ..; {n} * {n} }}`", n = l.name.name),
+            Some(l) => {
+                format!("expected the {what} after the `let`s, as in `{{ let {n} = ..; {n} * {n} }}`", n = l.name.name)
+            }
             None => format!("expected the {what}"),
         }));
     }

@@ -49,9 +49,9 @@ mod parse;
 mod schedule;
 
 pub use ast::ScheduleBlock;
-pub use schedule::Application;
 pub use check::DimBinding;
 pub use error::FrontendError;
+pub use schedule::Application;
 
 use crate::loc::{Loc, SourceMap};
 use crate::schedule::ScheduleError;

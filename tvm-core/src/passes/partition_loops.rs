@@ -546,7 +546,10 @@ fn strip(cond: &Expr, peeled: &[Expr]) -> Option<Expr> {
 mod tests {
     use super::*;
     use crate::dtype::DType;
-    use crate::tir::{printer::{print_expr, print_stmt}, Buffer, Scope};
+    use crate::tir::{
+        printer::{print_expr, print_stmt},
+        Buffer, Scope,
+    };
 
     fn ld(b: &Buffer, i: Expr) -> Expr {
         Expr::Load { buffer: b.clone(), indices: vec![i] }

@@ -605,7 +605,14 @@ impl Schedule {
         for &a in st.root_axes.iter().chain(&st.reduce_axes) {
             self.axes[a.0 as usize].stage = cid;
         }
-        self.stages.push(Stage { tensor: cache, name, scope: Some(scope.0), touched: true, shaped: true, ..st.clone() });
+        self.stages.push(Stage {
+            tensor: cache,
+            name,
+            scope: Some(scope.0),
+            touched: true,
+            shaped: true,
+            ..st.clone()
+        });
         let mut root = Vec::new();
         let t = self.graph.tensor(st.tensor).clone();
         for iv in t.axes() {

@@ -264,7 +264,8 @@ pub fn check_registered(kernel: &registry::Kernel) -> usize {
     for v in Variant::CPU_GPU {
         let lower = |target: Target| {
             let s = schedule_for(&k, v, target);
-            tvm_core::driver::lower(&s).unwrap_or_else(|e| panic!("{} {v:?}: lowering failed: {}", kernel.label(), show(&e)))
+            tvm_core::driver::lower(&s)
+                .unwrap_or_else(|e| panic!("{} {v:?}: lowering failed: {}", kernel.label(), show(&e)))
         };
         let f = lower(v.target());
         let opencl = v.is_gpu().then(|| lower(Target::opencl()));

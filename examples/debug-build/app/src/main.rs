@@ -66,7 +66,10 @@ fn main() -> Result<(), Error> {
         let (av, bv, xv, wv) = (a.as_slice(), b.as_slice(), x.as_slice(), w.as_slice());
         let loops = [
             ("matmul 1024³", loop_ms(|| loops::matmul(av, bv, 1024))),
-            ("dense+bias+relu 256×1024×1024", loop_ms(|| loops::dense_bias_relu(xv, wv, bias.as_slice(), 256, 1024, 1024))),
+            (
+                "dense+bias+relu 256×1024×1024",
+                loop_ms(|| loops::dense_bias_relu(xv, wv, bias.as_slice(), 256, 1024, 1024)),
+            ),
             ("conv2d 64→64 56²", loop_ms(|| loops::conv2d(data.as_slice(), cw.as_slice(), 64, 56, 56))),
             ("softmax 4096×1024", loop_ms(|| loops::softmax(rows.as_slice(), 1024))),
             ("layernorm 4096×1024", loop_ms(|| loops::layernorm(rows.as_slice(), g.as_slice(), be.as_slice(), 1024))),

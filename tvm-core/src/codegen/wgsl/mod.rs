@@ -34,13 +34,13 @@
 #[cfg(feature = "naga")]
 pub mod naga_check;
 pub mod narrow;
-mod sym;
 mod prelude;
 
 use self::prelude::{BOOL_BYTE, ERF, F32_BITS, F32_TO_INT, POW, RESERVED};
 use super::c_like::{push_kernels, push_section};
-use crate::arith::known_divisor;
+use super::names::{Names, Reserved};
 use super::CodegenError;
+use crate::arith::known_divisor;
 use crate::dtype::{DType, ScalarKind};
 use crate::tir::printer::{LineSpan, NodeRef};
 use crate::tir::visit::{contains_check, expr_has_check, walk_expr, walk_stmt, written_buffers, Visitor};
@@ -169,62 +169,9 @@ fn is_identifier(s: &str) -> bool {
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
 }
 
-/// Unique identifiers of the module: one set of names taken (module scope and every
-/// kernel's locals, so nothing shadows anything), and the current kernel's variables and
-/// buffers.
-#[derive(Default)]
-struct Names {
-    taken: HashSet<String>,
-    vars: HashMap<VarId, String>,
-    buffers: HashMap<BufferId, String>,
-}
-
-impl Names {
-    /// A name of the printer's own (`tvm_...`), unique.
-    fn own(&mut self, base: &str) -> String {
-        let mut name = base.to_string();
-        let mut k = 1;
-        while self.taken.contains(&name) {
-            name = format!("{base}_{k}");
-            k += 1;
-        }
-        self.taken.insert(name.clone());
-        name
-    }
-
-    fn fresh(&mut self, hint: &str) -> String {
-        let mut base: String =
-            hint.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
-        if base.is_empty() || base == "_" || base.starts_with(|c: char| c.is_ascii_digit()) {
-            base = format!("v_{base}");
-        }
-        // `__` starts no WGSL identifier; `tvm_` names are the printer's own.
-        if base.starts_with("__") || base.starts_with("tvm_") {
-            base = format!("v{}", base.trim_start_matches('_'));
-        }
-        if RESERVED.contains(&base.as_str()) {
-            base.push('_');
-        }
-        let mut name = base.clone();
-        let mut k = 1;
-        while self.taken.contains(&name) {
-            name = format!("{base}_{k}");
-            k += 1;
-        }
-        self.taken.insert(name.clone());
-        name
-    }
-    fn bind_var(&mut self, v: &Var) -> String {
-        let n = self.fresh(v.name());
-        self.vars.insert(v.id(), n.clone());
-        n
-    }
-    fn bind_buffer(&mut self, b: &Buffer) -> String {
-        let n = self.fresh(b.name());
-        self.buffers.insert(b.id(), n.clone());
-        n
-    }
-}
+/// WGSL's own names: its reserved words, the `__` no identifier may start with, and the
+/// printer's helpers.
+static WGSL_RESERVED: Reserved = Reserved { words: RESERVED, prefixes: &["__", "tvm_"] };
 
 /// Which module-scope helpers the printed kernels call.
 #[derive(Default)]
@@ -257,6 +204,8 @@ struct Checks {
 
 struct Printer<'f> {
     f: &'f PrimFunc,
+    /// One set of names taken for the module (module scope and every kernel's locals, so
+    /// nothing shadows anything); the current kernel's variables and buffers.
     names: Names,
     uses: Uses,
     out: String,
@@ -276,7 +225,7 @@ struct Printer<'f> {
 
 impl<'f> Printer<'f> {
     fn new(f: &'f PrimFunc) -> Self {
-        let mut names = Names::default();
+        let mut names = Names::new(&WGSL_RESERVED);
         names.taken.extend(RESERVED.iter().map(|s| s.to_string()));
         Printer {
             f,
@@ -459,7 +408,9 @@ impl<'f> Printer<'f> {
             // The linear workgroup id of a folded dispatch; the workgroups past the grid
             // return at once (the same for the whole workgroup, so barriers stay uniform).
             let grid = self.expr(&k.grid[0], 0)?;
-            self.line("let tvm_block_x: u32 = tvm_block.x + tvm_groups.x * (tvm_block.y + tvm_groups.y * tvm_block.z);");
+            self.line(
+                "let tvm_block_x: u32 = tvm_block.x + tvm_groups.x * (tvm_block.y + tvm_groups.y * tvm_block.z);",
+            );
             self.line(&format!("if (tvm_block_x >= u32({grid})) {{"));
             self.indent += 1;
             self.line("return;");

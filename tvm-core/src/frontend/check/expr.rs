@@ -691,7 +691,11 @@ impl Checker<'_> {
                 .find(|v| !self.syms.contains_key(v))
                 .unwrap_or_else(|| format!("{name}_edge"));
             let written: Vec<String> = indices.iter().map(|x| x.to_string()).collect();
-            bounds::EdgeRead { view: view.clone(), tensor: name.to_string(), read: format!("{view}[{}]", written.join(", ")) }
+            bounds::EdgeRead {
+                view: view.clone(),
+                tensor: name.to_string(),
+                read: format!("{view}[{}]", written.join(", ")),
+            }
         });
         let idx = idx
             .into_iter()
@@ -1024,7 +1028,11 @@ impl Checker<'_> {
             self.error_help(
                 base.loc,
                 format!("`powi` needs a float, but `{base}` is `{t}`"),
-                format!("cast it: `({} as f32).powi({exponent})`, or multiply: `{b} * {b}`", castable(base), b = castable(base)),
+                format!(
+                    "cast it: `({} as f32).powi({exponent})`, or multiply: `{b} * {b}`",
+                    castable(base),
+                    b = castable(base)
+                ),
             );
             return Err(Poisoned);
         }
@@ -1042,7 +1050,10 @@ impl Checker<'_> {
                 self.error_help(
                     exponent.loc,
                     format!("the exponent of `powi` is at most {MAX_EXPONENT} in magnitude, but it is {value}"),
-                    format!("`powi` becomes multiplications; for a large power write `{}.powf({value}.0)`", castable(base)),
+                    format!(
+                        "`powi` becomes multiplications; for a large power write `{}.powf({value}.0)`",
+                        castable(base)
+                    ),
                 );
                 return Err(Poisoned);
             }
@@ -1050,7 +1061,11 @@ impl Checker<'_> {
                 self.error_help(
                     exponent.loc,
                     format!("the exponent of `powi` must be a constant, but `{exponent}` is not"),
-                    format!("`powi` becomes multiplications; for a computed power write `{}.powf({} as {t})`", castable(base), castable(exponent)),
+                    format!(
+                        "`powi` becomes multiplications; for a computed power write `{}.powf({} as {t})`",
+                        castable(base),
+                        castable(exponent)
+                    ),
                 );
                 return Err(Poisoned);
             }

@@ -37,7 +37,8 @@ pub(super) fn unwrapped(az: &Analyzer, axes: &[Var], e: &Expr) -> Option<(Expr, 
             None => c,
             Some(prev) => Expr::and(prev, c),
         });
-        inside[d] = Expr::Check { value: Box::new(a.clone()), kind: CheckKind::Index { extent: extent.clone() }, site: *site };
+        inside[d] =
+            Expr::Check { value: Box::new(a.clone()), kind: CheckKind::Index { extent: extent.clone() }, site: *site };
     }
     Some((cond?, Expr::ProducerLoad { tensor: *tensor, indices: inside, dtype: *dtype }))
 }

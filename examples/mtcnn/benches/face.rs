@@ -5,7 +5,7 @@
 //! photograph); medians of repeated runs after a warm-up (at least 20 runs and 2 s per
 //! case), written to DIR/tvm.json.
 //!
-//! `cargo bench --bench face -- DIR [--device cpu|opencl]` (DIR: target/peers/face).
+//! `cargo bench -p tvm-mtcnn --bench face -- DIR [--device cpu|opencl]` (DIR: target/peers/face).
 
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
@@ -58,12 +58,16 @@ fn main() {
         _ => Device::Cpu,
     };
     let Ok(doc) = std::fs::read(dir.join("inputs.json")) else {
-        eprintln!("face bench: no {}: run benches/peers/face.sh (or face.py inputs DIR) first", dir.join("inputs.json").display());
+        eprintln!(
+            "face bench: no {}: run benches/peers/face.sh (or face.py inputs DIR) first",
+            dir.join("inputs.json").display()
+        );
         return;
     };
     let doc: Value = serde_json::from_slice(&doc).unwrap();
     let det = Detector::new(&tvm_mtcnn::models_dir().unwrap(), device).unwrap();
-    let levels: Vec<tvm::DeviceTensor<f32, 3>> = doc["pnet"].as_array().unwrap().iter().map(|e| tensor(&dir, e, &device)).collect();
+    let levels: Vec<tvm::DeviceTensor<f32, 3>> =
+        doc["pnet"].as_array().unwrap().iter().map(|e| tensor(&dir, e, &device)).collect();
     let rnet: tvm::DeviceTensor<f32, 4> = tensor(&dir, &doc["rnet"], &device);
     let onet: tvm::DeviceTensor<f32, 4> = tensor(&dir, &doc["onet"], &device);
     let photo = tvm_mtcnn::read_rgb(Path::new(doc["photo"].as_str().unwrap())).unwrap();
