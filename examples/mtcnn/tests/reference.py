@@ -150,7 +150,6 @@ for key, path in images.items():
             ort_out = ort_nets[n].sess.run(outputs[n], {ort_nets[n].name: x})
             manifest["networks"].append({
                 "net": n,
-                "image": key,
                 "input": save(name + "_in", x),
                 "opencv_dnn": {o: save(f"{name}_cv_{o}", v) for o, v in zip(outputs[n], cv_out)},
                 "onnxruntime": {o: save(f"{name}_ort_{o}", v) for o, v in zip(outputs[n], ort_out)},
