@@ -1119,3 +1119,26 @@ proptest! {
         }
     }
 }
+
+/// The else branch of a loop body versioned on its window's last tap: `k` runs to
+/// `min(K, N - j)`, and `!(j + k + 1 < N)` leaves only `k = N - j - 1`, where the window's
+/// second tap `j + k + 1` is out of bounds. A proof may not use the relaxed forms left by
+/// the proofs nested in it (`K >= 1` there, through the assumption): one of them once
+/// "proved" `j + k + 1 < N` and dropped the tap's guard, which the random schedule test
+/// caught as an out-of-bounds read.
+#[test]
+fn a_proof_does_not_borrow_the_relaxed_forms_of_a_nested_one() {
+    let (n, kk, j, k, t) = (Var::index("N"), Var::index("K"), Var::index("j"), Var::index("k"), Var::index("t"));
+    let mut an = Analyzer::new();
+    an.assume_nonneg(&n);
+    an.assume_nonneg(&kk);
+    an.bind(&j, c(0), v(&n));
+    an.bind(&k, c(0), Expr::min(v(&kk), v(&n) - v(&j)));
+    an.bind(&t, c(0), c(2));
+    an.assume(&Expr::not(lt(v(&j) + v(&k) + c(1), v(&n))));
+    assert!(!an.can_prove(&lt(v(&j) + v(&k) + v(&t), v(&n))), "the second tap is out of bounds at k = N - j - 1");
+    assert!(an.can_prove(&Expr::not(lt(v(&j) + v(&k) + c(1), v(&n)))), "the assumption itself");
+    assert_eq!(simp(&an, lt(v(&j) + v(&k) + c(1), v(&n))), "false");
+    // The first tap is in bounds there.
+    assert!(an.can_prove(&lt(v(&j) + v(&k), v(&n))));
+}

@@ -171,9 +171,11 @@ impl<'a> Ctx<'a> {
         }
         self.fuel -= 1;
         self.depth += 1;
+        // The relaxed forms with a min/max that this proof's relaxations leave, kept apart
+        // from those of the proof that called this one: a bound of this `p` (or of
+        // `p - f`, which bounds `p` too) proves nothing about the caller's polynomial.
         let pending = std::mem::take(&mut self.splittable);
         let mut ok = self.relax_le0(&p);
-        let relaxed = std::mem::replace(&mut self.splittable, pending);
         if !ok {
             for f in self.le0_facts() {
                 let q = p.sub(&f);
@@ -192,6 +194,7 @@ impl<'a> Ctx<'a> {
                 }
             }
         }
+        let relaxed = std::mem::replace(&mut self.splittable, pending);
         if !ok && self.depth == 1 {
             // A relaxed form with a min/max (a loop that starts or ends at a `min` of
             // bounds, as partitioned loops do), split and proved in full; at the top
