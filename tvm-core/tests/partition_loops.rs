@@ -124,3 +124,49 @@ fn symbolic_bounds_of_partitioned_loops_fold() {
         assert!(loops.iter().any(|l| l.contains("serial(S / 16, ")), "no tail:\n{text}");
     }
 }
+
+/// A tiled transpose over symbolic `M x N`: the split of `M` by the tile may not divide,
+/// so every element of a tile is guarded by `y_vo * 16 + y_vi < M`. Partitioned, the loop
+/// over the tiles runs `0..M / 16` with no such guard and the last tile keeps it; the
+/// interpreter's results equal the transpose at sizes below, at and above multiples of
+/// the tile (and of no rows at all).
+#[test]
+fn symbolic_split_tail_is_peeled_off_the_tiles() {
+    let src = "compute! { fn transpose(x: f32[M, N]) -> y: f32[N, M] {
+        y[j, i] = x[i, j];
+    } }";
+    let f: PrimFunc = lowered::lower_for(src, &Target::parse("cpu").unwrap(), true);
+    let text = tvm_core::tir::printer::print_func(&f);
+    let mut main = None;
+    let mut tail = None;
+    for (k, l) in text.lines().enumerate() {
+        if l.contains("serial(0, M / 16)") {
+            main = Some(k);
+        } else if l.contains("serial(M / 16, ") {
+            tail = Some(k);
+        }
+    }
+    let (Some(main), Some(tail)) = (main, tail) else { panic!("no interior and tail over the tiles:\n{text}") };
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines[main + 1..tail].iter().all(|l| !l.contains("< M")),
+        "a tile of the interior keeps a guard on M:\n{text}"
+    );
+    assert!(lines[tail..].iter().any(|l| l.contains("< M")), "the tail lost its guard:\n{text}");
+
+    let f32 = tvm_core::dtype::DType::F32;
+    for (m, n) in [(0usize, 3usize), (5, 7), (16, 16), (32, 17), (37, 20), (15, 33)] {
+        let x: Vec<f64> = (0..m * n).map(|k| (k * 7919 % 997) as f64).collect();
+        let mut args = vec![
+            ArgValue::Tensor(HostTensor::from_f64(f32, vec![m, n], &x).unwrap()),
+            ArgValue::Tensor(HostTensor::from_f64(f32, vec![n, m], &vec![f64::NAN; m * n]).unwrap()),
+        ];
+        run(&f, &mut args).unwrap_or_else(|e| panic!("{m} x {n}: {e:?}"));
+        let got = args[1].as_tensor().unwrap().to_f64_vec();
+        for i in 0..m {
+            for j in 0..n {
+                assert_eq!(got[j * m + i], x[i * n + j], "{m} x {n}: y[{j}, {i}]");
+            }
+        }
+    }
+}

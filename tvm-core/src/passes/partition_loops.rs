@@ -295,16 +295,24 @@ fn interior(
         return None;
     }
     let inner = super::hoist_tail_guards::bound_inside(body);
+    let taps = constant_loops(body);
     let mut bounds: Vec<Bound> = Vec::new();
     for cond in conditions(body) {
         for c in conjuncts(cond) {
-            if !uses_var(&c, var)
-                || inner.iter().chain(parallel).any(|v| uses_var(&c, v))
-                || bounds.iter().any(|b| b.conjunct == c)
-            {
+            if !uses_var(&c, var) || parallel.iter().any(|v| uses_var(&c, v)) || bounds.iter().any(|b| b.conjunct == c) {
                 continue;
             }
-            if let Some((lower, at, raw)) = linear_bound(&c, var, min, extent) {
+            // A conjunct on the loops inside too: only a symbolic split's tail test.
+            let test = if inner.iter().any(|v| uses_var(&c, v)) {
+                if !parallel.is_empty() && !constant_strides(body, var) {
+                    continue;
+                }
+                let Some(t) = split_tail_test(&c, var, &inner, &taps) else { continue };
+                t
+            } else {
+                c.clone()
+            };
+            if let Some((lower, at, raw)) = linear_bound(&test, var, min, extent) {
                 bounds.push(Bound { conjunct: c, lower, at, raw });
             }
         }
@@ -351,6 +359,76 @@ fn worst_case(c: &Expr, inner: &[Var], taps: &[(Var, i64, i64)]) -> Option<Expr>
         out = crate::tir::mutate::substitute_one(out, v, Expr::typed_int(if lower { lo } else { hi }, v.dtype()));
     }
     Some(out)
+}
+
+/// The tail test of a split of a symbolic extent, `o * c + i < M` under `for i in 0..c`
+/// (the guard `schedule_ops` puts on every element of a tile when `c` may not divide
+/// `M`), at its worst inner values: `o * c + c - 1 < M`, which holds for every `i` of the
+/// tile exactly when the conjunct does. Partitioned on it, the loop over the tiles `o`
+/// runs `0..M / c` with no test and the last tile with its tests:
+///
+/// ```text
+/// for o in 0..M / c              { for i in 0..c { body } }
+/// for o in M / c..(M + c - 1) / c { for i in 0..c { if o * c + i < M { body } } }
+/// ```
+///
+/// Only a conjunct in which `var` has a coefficient other than ±1 (the outer loop of a
+/// split) and that keeps a symbolic term (`M`) once its inner variables are at their
+/// worst: a window's border `i + r < H` (coefficient 1) is versioned instead (see
+/// [`version`]), and a split of a constant extent keeps its per-tile guards, whose
+/// borders LLVM already sees as constants. Inside a parallel loop, only where the stores
+/// index with `o` times a constant (see [`constant_strides`]).
+fn split_tail_test(c: &Expr, var: &Var, inner: &[Var], taps: &[(Var, i64, i64)]) -> Option<Expr> {
+    let mut unique: Vec<Var> = Vec::new();
+    for v in inner {
+        if !unique.contains(v) {
+            unique.push(v.clone());
+        }
+    }
+    let worst = worst_case(c, &unique, taps)?;
+    if crate::tir::visit::vars_of(&worst).iter().all(|v| v == var) {
+        return None;
+    }
+    // The coefficient of `var`: the difference of the two sides from one tile to the next.
+    let Expr::Cmp { a, b, .. } = &worst else { return None };
+    let (d, dt, an) = ((**a).clone() - (**b).clone(), var.dtype(), Analyzer::new());
+    let at = |o: i64| crate::tir::mutate::substitute_one(d.clone(), var, Expr::typed_int(o, dt));
+    let Expr::Int { value: k, .. } = an.simplify(&(at(1) - at(0))) else { return None };
+    (k.abs() > 1).then_some(worst)
+}
+
+/// Whether every store of `s` indexes its buffer with `var` times a constant (or not at
+/// all). Inside a parallel loop, the parallel-chunk prover of the code generator bounds
+/// such an index through the interior's end (`16 * (M / 16) <= M`), but not a symbolic
+/// stride times it: the pooled rows of a strided pooling, `y[pw * i + j]` under `if i * 2
+/// + p < H - 2`, partitioned at `(H - 3) / 2`, would leave it unable to prove `pw * i <
+/// pw * ph`, and the kernel would not compile.
+fn constant_strides(s: &Stmt, var: &Var) -> bool {
+    struct C<'a>(&'a Var, bool);
+    impl Visitor for C<'_> {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let Stmt::Store { indices, .. } = s {
+                for i in indices {
+                    let base = match i {
+                        Expr::Ramp { base, .. } => (**base).clone(),
+                        i => i.clone(),
+                    };
+                    if !uses_var(&base, self.0) {
+                        continue;
+                    }
+                    let dt = self.0.dtype();
+                    let at = |o: i64| crate::tir::mutate::substitute_one(base.clone(), self.0, Expr::typed_int(o, dt));
+                    let slope = Analyzer::new().simplify(&(at(1) - at(0)));
+                    self.1 &= matches!(slope, Expr::Int { .. });
+                }
+            }
+            walk_stmt(self, s)
+        }
+        fn visit_expr(&mut self, _: &Expr) {}
+    }
+    let mut c = C(var, true);
+    c.visit_stmt(s);
+    c.1
 }
 
 /// The loops inside `s` whose range is constant, as `(var, first, last)`: the hull of
