@@ -71,8 +71,6 @@ impl Profile {
         self.bytes.map(|b| b / self.median() / 1e9)
     }
 
-    /// Times `baseline` (one run of what the kernel replaces) by the same rules and
-    /// compares medians: `ratio` > 1 means the kernel is faster.
     /// The fractions of the device's peak FLOP/s and bandwidth the median run reached,
     /// where the peak is known (`None` otherwise).
     pub fn peak_fraction(&self) -> Option<(Option<f64>, Option<f64>)> {
@@ -80,6 +78,22 @@ impl Profile {
         Some((self.gflops().map(|g| g / pf), self.gbps().map(|g| g / pb)))
     }
 
+    /// Times `baseline` (one run of what the kernel replaces) by the same rules and
+    /// compares medians: `ratio` > 1 means the kernel is faster. The closure returns
+    /// `Result<(), E>`; its first error stops the timing and is returned.
+    ///
+    /// ```no_run
+    /// # fn main() -> Result<(), tvm_runtime::Error> {
+    /// # let p: tvm_runtime::Profile = unimplemented!();
+    /// let x = vec![1.0f32; 1 << 20];
+    /// let speedup = p.against(|| {
+    ///     std::hint::black_box(x.iter().map(|v| v * 2.0).collect::<Vec<f32>>());
+    ///     Ok::<_, tvm_runtime::Error>(())
+    /// })?;
+    /// println!("{speedup}");
+    /// # Ok(())
+    /// # }
+    /// ```
     pub fn against<E>(&self, baseline: impl FnMut() -> Result<(), E>) -> Result<Speedup, E> {
         let times = measure(baseline)?;
         let base = quantile(&times, 0.5);

@@ -299,7 +299,8 @@ fn interior(
     let mut bounds: Vec<Bound> = Vec::new();
     for cond in conditions(body) {
         for c in conjuncts(cond) {
-            if !uses_var(&c, var) || parallel.iter().any(|v| uses_var(&c, v)) || bounds.iter().any(|b| b.conjunct == c) {
+            if !uses_var(&c, var) || parallel.iter().any(|v| uses_var(&c, v)) || bounds.iter().any(|b| b.conjunct == c)
+            {
                 continue;
             }
             // A conjunct on the loops inside too: only a symbolic split's tail test.
