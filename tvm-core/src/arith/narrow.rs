@@ -192,10 +192,12 @@ impl Check {
                         BinOp::Div if b0 == 0 && self.zero == ZeroDivisor::Dividend => {
                             Some((a0.min(0), self.sym_quotient(a, b, a0, a1.max(0))))
                         }
-                        // The remainder is 0 by 0 (WGSL), else smaller than the divisor, with
-                        // the sign of the dividend.
-                        BinOp::Mod if b0 > 0 || (b0 == 0 && self.zero == ZeroDivisor::Dividend) => {
-                            let m = (b1 - 1).max(0);
+                        // The remainder has the sign of the dividend and is smaller than the
+                        // divisor in magnitude, whatever the divisor's sign (a mirrored
+                        // index's period `2 * n - 2` may be negative where it is never
+                        // used); 0 by 0 in WGSL, undefined in C.
+                        BinOp::Mod if b0 > 0 || b1 < 0 || self.zero == ZeroDivisor::Dividend => {
+                            let m = (b0.saturating_abs().max(b1.saturating_abs()) - 1).max(0);
                             Some((if a0 < 0 { -m } else { 0 }, if a1 > 0 { m } else { 0 }))
                         }
                         BinOp::Min => Some((a0.min(b0), a1.min(b1))),
