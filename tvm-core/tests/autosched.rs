@@ -115,6 +115,23 @@ fn reductions_along_either_axis_and_transposes() {
     assert!(t.contains("y.tile(y.i, y.j, 16, 16)"), "{t}");
 }
 
+/// A read made only where a boundary or a wrap's condition fails (the `else` of the
+/// select a boundary view or a `%` roll becomes) does not keep the axis scalar: loop
+/// partitioning leaves the interior to the contiguous branch.
+#[test]
+fn border_reads_leave_the_interior_in_vectors() {
+    let stencil = derived(
+        "pub fn diff(x: f32[M, N]) -> y: f32[M, N] { let xe = repeat_edge(x); y[i, j] = x[i, j] - xe[i, j - 1]; }",
+        "cpu",
+    );
+    assert!(stencil.contains("y.vectorize("), "{stencil}");
+    let roll = derived("pub fn roll(x: f32[N], k: i64) -> y: f32[N] { y[i] = x[((i - k) % N + N) % N]; }", "cpu");
+    assert!(roll.contains("y.vectorize("), "{roll}");
+    // A read that is strided everywhere still keeps the axis scalar.
+    let gather = derived("pub fn g(x: f32[M, N]) -> y: f32[N, M] { y[i, j] = x[j, i] * 2.0; }", "cpu");
+    assert!(!gather.contains("vectorize(y.i)") && !gather.contains("vectorize(y.j)"), "{gather}");
+}
+
 /// Every kernel of the registry on every target: its schedule as source, pasted into the
 /// kernel in place of its blocks, lowers to the same TIR.
 #[test]

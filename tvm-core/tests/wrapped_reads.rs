@@ -113,6 +113,9 @@ fn the_derived_schedule_of_a_roll_computes_it_too() {
     let k = lowered::kernel_in(ROLL, "roll", None);
     let sch = lowered::derived_schedule(&k, &Target::parse("cpu").unwrap());
     let f = tvm_core::driver::lower(&sch).unwrap();
+    // Vectorized along the rows too: the wrapped read is the border's only.
+    let text = tvm_core::tir::printer::print_func(&f);
+    assert!(contiguous_vector_interior(&f.body), "no contiguous vector interior:\n{text}");
     let (m, n) = (4usize, 67usize);
     for k in [0i64, 7, 66, -5] {
         let got = run_with(&f, m, n, k);

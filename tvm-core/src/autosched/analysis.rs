@@ -47,6 +47,10 @@ pub enum Step {
 pub struct Access {
     pub tensor: TensorId,
     pub indices: Vec<Expr>,
+    /// The conditions under which the read is not made, when it is only made in the
+    /// `else` branch of selects (a boundary view's clamped read, a roll's wrapped one):
+    /// `i - k >= 0 && i - k < N` for `select(.., x[i - k], x[(i - k) % N ..])`.
+    pub unless: Vec<Expr>,
 }
 
 /// What the rules know of one compute stage.
@@ -85,9 +89,13 @@ impl StageInfo {
         }
     }
 
-    /// Whether every read is invariant in, or contiguous along, `var`.
+    /// Whether every read is invariant in, or contiguous along, `var`, leaving out the
+    /// reads of a border: those made only where a condition linear in `var` fails (the
+    /// `else` of a boundary's or a wrap's select). Loop partitioning splits the border's
+    /// iterations off (`partition_loops`), so the interior is the contiguous branch alone;
+    /// the border's reads are vectorized lane by lane, as the schedule would have them.
     pub fn vectorizable_along(&self, var: &Var) -> bool {
-        self.reads.iter().all(|a| Self::step(a, var) != Step::Strided)
+        self.reads.iter().all(|a| Self::step(a, var) != Step::Strided || a.unless.iter().any(|c| bounds_linearly(c, var)))
     }
 
     /// Whether some read does not depend on some spatial axis: the same data is used for
@@ -179,6 +187,50 @@ pub fn has_select(e: &Expr) -> bool {
     found
 }
 
+/// Whether `c` is a conjunction of comparisons, each linear in `var` or free of it, with
+/// at least one mentioning `var`: a range of `var` that loop partitioning can split at.
+fn bounds_linearly(c: &Expr, var: &Var) -> bool {
+    let parts = crate::tir::visit::conjuncts(c.clone());
+    let linear = |p: &Expr| match p {
+        Expr::Cmp { a, b, .. } if a.dtype().is_integer() => {
+            let d = (**a).clone() - (**b).clone();
+            let next = substitute_one(d.clone(), var, Expr::var(var) + Expr::int(1));
+            matches!(crate::arith::Analyzer::new().simplify(&(next - d)), Expr::Int { .. })
+        }
+        p => !uses_var(p, var),
+    };
+    parts.iter().all(linear) && parts.iter().any(|p| uses_var(p, var))
+}
+
+/// The loads of `e` made only in the `else` branch of selects, each with the conditions
+/// of those selects.
+fn border_loads(e: &Expr) -> Vec<(Expr, Vec<Expr>)> {
+    let mut out: Vec<(Expr, Vec<Expr>)> = Vec::new();
+    for_each_expr(e, &mut |x| {
+        let Expr::Select { cond, otherwise, .. } = x else { return };
+        for_each_expr(otherwise, &mut |l| {
+            if matches!(l, Expr::ProducerLoad { .. }) {
+                match out.iter_mut().find(|(x, _)| x == l) {
+                    Some((_, conds)) => conds.push((**cond).clone()),
+                    None => out.push((l.clone(), vec![(**cond).clone()])),
+                }
+            }
+        });
+    });
+    // A load that also occurs outside every such branch is made there too.
+    let mut all: Vec<(Expr, usize)> = Vec::new();
+    for_each_expr(e, &mut |l| {
+        if matches!(l, Expr::ProducerLoad { .. }) {
+            match all.iter_mut().find(|(x, _)| x == l) {
+                Some((_, n)) => *n += 1,
+                None => all.push((l.clone(), 1)),
+            }
+        }
+    });
+    out.retain(|(l, conds)| all.iter().any(|(x, n)| x == l && *n == conds.len()));
+    out
+}
+
 fn collect_reads(
     graph: &Graph,
     this: TensorId,
@@ -189,8 +241,10 @@ fn collect_reads(
     depth: usize,
 ) {
     *expensive |= is_expensive(e);
+    let border = border_loads(e);
     for_each_expr(e, &mut |x| {
         let Expr::ProducerLoad { tensor, indices, .. } = x else { return };
+        let unless = border.iter().find(|(l, _)| l == x).map_or_else(Vec::new, |(_, c)| c.clone());
         let indices: Vec<Expr> = indices.iter().map(|i| i.unchecked().clone()).collect();
         let src = graph.tensor(*tensor);
         match &src.op {
@@ -199,7 +253,7 @@ fn collect_reads(
                 let body = substitute(body.clone(), &map);
                 collect_reads(graph, this, &body, inlined, reads, expensive, depth + 1);
             }
-            _ => reads.push(Access { tensor: *tensor, indices }),
+            _ => reads.push(Access { tensor: *tensor, indices, unless }),
         }
     });
 }
