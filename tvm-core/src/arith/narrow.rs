@@ -8,7 +8,7 @@
 //! The proof: interval arithmetic over the ranges of the thread, loop and `let` variables
 //! (one pass, bottom-up, exactly the operations the printed code performs, so no
 //! intermediate value leaves `i32` on the way), with quotients also bounded symbolically
-//! ([`super::sym`]: a fused index decomposed by divisions keeps the range of its outer
+//! (`arith::sym`: a fused index decomposed by divisions keeps the range of its outer
 //! part, not the whole range of the fused index).
 
 use super::sym::Sym;
