@@ -68,10 +68,12 @@ took "setup"
 # Every crate, every test, every feature (ndarray, compiler, webgpu; opencl and cuda are
 # defaults): the backend suite, the device-tensor chain and the reliability tests run on
 # PoCL and on lavapipe.
-# The steps after this one that build select the whole workspace with every feature too
-# (`--workspace --all-features`, then the test they run): cargo unifies features over the
-# packages selected, so a narrower selection would resolve some dependency's features
-# differently and rebuild the compiler and everything above it.
+# The test steps after this one that reuse its build select the whole workspace with every
+# feature too (`--workspace --all-features`, then the test they run): cargo unifies features
+# over the packages selected, so a narrower selection would resolve some dependency's
+# features differently and rebuild the compiler and everything above it. The steps that
+# build something else on purpose (tvm's GPU features off, the runtime alone, loom, the
+# docs) say so.
 cargo test --workspace --all-targets --all-features 2>&1
 took "workspace tests"
 # The backend suite once more with every written `schedule!` block ignored

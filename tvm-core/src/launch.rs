@@ -297,7 +297,7 @@ impl Host<'_> {
         }
         for v in &k.scalar_args {
             let s = self.env.get(&v.id()).ok_or_else(|| internal(format!("`{}` is unbound on the host", v.name())))?;
-            if self.f.target.kind == crate::TargetKind::WebGpu && crate::codegen::wgsl::narrow::wide(v.dtype()) {
+            if self.f.target.kind == crate::TargetKind::WebGpu && crate::arith::narrow::wide(v.dtype()) {
                 if grid.contains(&0) {
                     return Ok(()); // nothing runs, whatever the scalars (as generated code)
                 }

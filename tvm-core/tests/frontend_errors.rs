@@ -493,7 +493,7 @@ fn unknown_stage() {
 fn unknown_axis() {
     let (es, k, src) = sched_errors("cpu", "let (o, i) = c.split(c.q, 8);");
     assert!(
-        matches!(&es[0].kind, K::UnknownAxis { axis, stage, known } if axis == "q" && stage == "c" && known.contains(&"k".to_string()))
+        matches!(&es[0].kind, K::UnknownAxis { axis, stage, known, restarted: false } if axis == "q" && stage == "c" && known.contains(&"k".to_string()))
     );
     assert!(at(&k, &src, &es[0]).starts_with("q, 8"));
     let (es, _, _) = sched_errors("cpu", "c.parallel(zz);");

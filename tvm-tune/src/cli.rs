@@ -19,7 +19,12 @@ use tvm_runtime::Device;
     tvm-tune . --target opencl --kernel matmul  one kernel, on the first OpenCL device\n  \
     tvm-tune . --auto --budget 2m               also kernels without a schedule block: a search\n                                              \
     of the space the compiler derives, 2 minutes per kernel\n  \
-    tvm-tune . --check                          which records are missing or stale (for CI)")]
+    tvm-tune . --check                          which records are missing or stale (for CI)\n\n\
+    Exit status: 0 when every kernel asked for was tuned (or, with --check, every record is up\n\
+    to date); 1 when --check found a missing or stale record; 2 on an error, a bad flag, or\n\
+    nothing to tune (the message says what would tune it).\n\n\
+    In your own crate: `cargo install --path tvm-tune` in a checkout of tvm-rs, then\n\
+    `tvm-tune .` in the crate's directory.")]
 pub struct Args {
     /// A crate directory (its src/ and examples/ are read) or .rs files
     #[arg(value_name = "PATH", required = true)]

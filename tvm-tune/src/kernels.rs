@@ -59,8 +59,9 @@ pub struct Untuned {
 pub enum Why {
     /// No block for the target, and the derived space was not asked for.
     NoBlock,
-    /// A block without knobs.
-    NoKnobs,
+    /// A block without knobs; the statement to show, written for the kernel's own output
+    /// stage and axis (`y.split(y.i, tune!(w: 8, 16, 32))`).
+    NoKnobs { example: String },
     /// No block, and the compiler derives no size to search for its form.
     NoDerivedSpace,
 }
@@ -154,7 +155,7 @@ pub fn find(o: &Options) -> Result<Kernels, String> {
             }
             let knobs = block.map(|b| tune::knobs(&kernel.ast.schedules[b])).unwrap_or_default();
             if knobs.is_empty() {
-                out.untuned.push(Untuned { name, why: Why::NoKnobs });
+                out.untuned.push(Untuned { name, why: Why::NoKnobs { example: knob_example(&kernel) } });
                 continue;
             }
             out.found.push(Found { file, name, tokens, key_tokens, kernel, block, knobs, derived: false });
@@ -166,6 +167,17 @@ pub fn find(o: &Options) -> Result<Kernels, String> {
         }
     }
     Ok(out)
+}
+
+/// A `split` with a knob, on the innermost axis of the kernel's first output stage: the
+/// hint for a block without knobs shows it in the kernel's own names.
+fn knob_example(kernel: &Kernel) -> String {
+    let out = kernel.graph.outputs.first().map(|t| kernel.graph.tensor(*t));
+    let (stage, axis) = match out.and_then(|t| t.axes().last().map(|a| (t.name.as_str(), a.var.name()))) {
+        Some((s, a)) => (s.to_string(), a.to_string()),
+        None => ("y".into(), "i".into()),
+    };
+    format!("{stage}.split({stage}.{axis}, tune!(w: 8, 16, 32))")
 }
 
 /// What to do about the kernels that were not tuned for `kind` (one line each reason).
@@ -184,14 +196,19 @@ pub fn advice(untuned: &[Untuned], kind: &str) -> Vec<String> {
             if no_block.len() == 1 { "it" } else { "them" },
         ));
     }
-    let no_knobs = names(|w| matches!(w, Why::NoKnobs));
+    let no_knobs = names(|w| matches!(w, Why::NoKnobs { .. }));
     if !no_knobs.is_empty() {
+        let example = untuned.iter().find_map(|u| match &u.why {
+            Why::NoKnobs { example } => Some(example.as_str()),
+            _ => None,
+        });
         out.push(format!(
             "{} {} no knobs in {} `schedule!({kind})` block: mark the sizes to try with `tune!(..)`, as in \
-             `y.split(y.j, tune!(w: 8, 16, 32))`",
+             `{}`",
             no_knobs.join(", "),
             if no_knobs.len() == 1 { "has" } else { "have" },
             if no_knobs.len() == 1 { "its" } else { "their" },
+            example.unwrap_or_default(),
         ));
     }
     let no_space = names(|w| matches!(w, Why::NoDerivedSpace));

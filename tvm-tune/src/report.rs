@@ -35,6 +35,26 @@ pub struct Tuned {
     pub search: Option<tune::Search>,
 }
 
+/// How the winner of a written block compares with the schedule the compiler derives
+/// when the block is absent (`d` against the winner's `b`, in seconds): the advice to
+/// drop the block when the derived one is faster.
+fn default_note(kind: &str, d: f64, b: f64) -> String {
+    if d < b {
+        format!(
+            "; without the block, the derived schedule takes {}, {:.2}x faster than the winner: consider removing \
+             the `schedule!({kind})` block, or `tvm-tune --auto` to search the derived space",
+            measure::ms(d),
+            b / d
+        )
+    } else {
+        format!(
+            "; without the block, the derived schedule takes {} (the winner is {:.2}x faster)",
+            measure::ms(d),
+            d / b
+        )
+    }
+}
+
 /// Writes `t` as the `kind` entry of `rec` (at `path`) and says what won.
 pub fn write(f: &Found, kind: &str, path: &Path, mut rec: Record, t: Tuned, started: Instant) -> Result<(), String> {
     let candidates = t.candidates;
@@ -82,7 +102,7 @@ pub fn write(f: &Found, kind: &str, path: &Path, mut rec: Record, t: Tuned, star
     let first_name = if f.derived { "the derived schedule (candidate 0)" } else { "the schedule as written" };
     match (winner, best, first) {
         (Some(w), Some(b), Some(a)) => {
-            let default = t.default_s.map(|d| format!("; default schedule {} ({:.2}x)", measure::ms(d), d / b));
+            let default = t.default_s.filter(|_| !f.derived).map(|d| default_note(kind, d, b));
             println!(
                 "{}: {kind} {} in {took}; winner {} {}, {first_name} {} ({:.2}x){}",
                 f.name,
@@ -106,4 +126,18 @@ pub fn write(f: &Found, kind: &str, path: &Path, mut rec: Record, t: Tuned, star
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::default_note;
+
+    #[test]
+    fn a_faster_derived_schedule_is_named_with_the_advice_to_drop_the_block() {
+        let slower = default_note("cpu", 0.047e-3, 0.141e-3);
+        assert!(slower.contains("3.00x faster than the winner"), "{slower}");
+        assert!(slower.contains("removing the `schedule!(cpu)` block"), "{slower}");
+        let faster = default_note("cpu", 0.3e-3, 0.1e-3);
+        assert!(faster.contains("the winner is 3.00x faster") && !faster.contains("removing"), "{faster}");
+    }
 }

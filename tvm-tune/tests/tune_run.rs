@@ -496,12 +496,18 @@ fn the_tuner_says_what_to_do() {
     let r = tune(&dir, &["--kernel", "fixed"], "");
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("`fixed` has no knobs") && r.stderr.contains("tune!(..)"), "{}", r.stderr);
+    // The example is written in the kernel's own stage and axis.
+    assert!(r.stderr.contains("`y.split(y.i, tune!(w: 8, 16, 32))`"), "{}", r.stderr);
     let r = tune(&dir, &["--kernel", "nosuch"], "");
     assert!(r.code == 2 && r.stderr.contains("no kernel `nosuch` in the sources given"), "{}", r.stderr);
-    // Nothing for OpenCL: not an error, but the way to tune them.
+    // Nothing for OpenCL: a run that tunes nothing fails as a named kernel does, with the
+    // way to tune them; a check finds nothing stale.
     let r = tune(&dir, &["--target", "opencl"], "");
-    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("no kernel with knobs for opencl") && r.stderr.contains("--auto"), "{}", r.stderr);
+    let r = tune(&dir, &["--target", "opencl", "--check"], "");
+    assert_eq!(r.code, 0, "{}", r.stderr);
+    assert!(r.stderr.contains("no record to check"), "{}", r.stderr);
     // A generic kernel's instance by its name, and the generated help and flag errors.
     let r = tune(&dir, &["--kernel", "sym_f64", "--check"], "");
     assert!(
@@ -511,7 +517,9 @@ fn the_tuner_says_what_to_do() {
     );
     let r = tune(&dir, &["--help"], "");
     assert_eq!(r.code, 0);
-    for flag in ["--auto", "--budget <TIME>", "--seed <N>", "--dims <N=V,..>", "--default-space", "--check"] {
+    for flag in
+        ["--auto", "--budget <TIME>", "--seed <N>", "--dims <N=V,..>", "--default-space", "--check", "Exit status"]
+    {
         assert!(r.stdout.contains(flag), "--help lists {flag}: {}", r.stdout);
     }
     for (args, flag) in [

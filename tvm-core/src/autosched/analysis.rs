@@ -95,7 +95,9 @@ impl StageInfo {
     /// iterations off (`partition_loops`), so the interior is the contiguous branch alone;
     /// the border's reads are vectorized lane by lane, as the schedule would have them.
     pub fn vectorizable_along(&self, var: &Var) -> bool {
-        self.reads.iter().all(|a| Self::step(a, var) != Step::Strided || a.unless.iter().any(|c| bounds_linearly(c, var)))
+        self.reads
+            .iter()
+            .all(|a| Self::step(a, var) != Step::Strided || a.unless.iter().any(|c| bounds_linearly(c, var)))
     }
 
     /// Whether some read does not depend on some spatial axis: the same data is used for

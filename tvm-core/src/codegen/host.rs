@@ -75,7 +75,7 @@ pub fn kernel_infos(f: &PrimFunc) -> Vec<KernelInfo> {
 /// The type a kernel of `f` takes a scalar of type `d` as: itself, except that WGSL
 /// kernels take 64-bit integers as `i32` (see `codegen::wgsl::narrow`).
 fn kernel_scalar_type(f: &PrimFunc, d: DType) -> DType {
-    if f.target.kind == crate::TargetKind::WebGpu && crate::codegen::wgsl::narrow::wide(d) {
+    if f.target.kind == crate::TargetKind::WebGpu && crate::arith::narrow::wide(d) {
         DType::I32
     } else {
         d

@@ -15,6 +15,7 @@ pub struct Reserved {
     pub prefixes: &'static [&'static str],
 }
 
+#[derive(Clone)]
 pub struct Names {
     reserved: &'static Reserved,
     /// Every name given out, and the names the printer declared itself.

@@ -329,6 +329,23 @@ pub fn facade(ast: &KernelAst, g: &Generics) -> TokenStream {
     }
 }
 
+/// `text` (an instance's message) with its type `ty` written as the parameter `param`
+/// wherever it stands as a word of its own (`expected `f32``, `2 as f32`).
+pub fn as_param(text: &str, ty: &str, param: &str) -> String {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(ty) {
+        let before = if at > 0 { rest[..at].chars().last() } else { out.chars().last() };
+        let after = rest[at + ty.len()..].chars().next();
+        out.push_str(&rest[..at]);
+        out.push_str(if word(before) || word(after) { ty } else { param });
+        rest = &rest[at + ty.len()..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// An instance's tokens with `pub(super)` before `fn` where the kernel has no
 /// visibility: its function and module are then visible to the generic API beside the
 /// hidden module that holds them.
@@ -367,5 +384,22 @@ pub fn wrap_instance(vis: &syn::Visibility, name: &str, ty: &str, expansion: Tok
         #vis mod #m {
             #expansion
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::as_param;
+
+    #[test]
+    fn an_instance_message_speaks_of_the_parameter() {
+        let t = "mismatched types: expected `f32`, found integer literal `2`\nhelp: cast: `2 as f32`";
+        assert_eq!(
+            as_param(t, "f32", "T"),
+            "mismatched types: expected `T`, found integer literal `2`\nhelp: cast: `2 as T`"
+        );
+        // Only the type as a word of its own: not inside another name or type.
+        assert_eq!(as_param("`xf32` is `f32x4`, `f32`", "f32", "T"), "`xf32` is `f32x4`, `T`");
+        assert_eq!(as_param("i8 and i8", "i8", "T"), "T and T");
     }
 }

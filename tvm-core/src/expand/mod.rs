@@ -211,22 +211,55 @@ fn expand_generic(g: &generic::Generics, rest: TokenStream, backends: Backends) 
         };
         items.extend(generic::wrap_instance(&ast.vis, &name, ty, body));
     }
-    let p = &g.param;
-    let errors: TokenStream = errors
+    let errors: TokenStream = merge_instance_errors(&g.param.to_string(), &g.types, errors)
         .into_iter()
-        .map(|(_, e, tys)| {
-            if tys.len() == g.types.len() {
-                return e.to_compile_error();
-            }
-            let with: Vec<String> = tys.iter().map(|t| format!("`{p} = {t}`")).collect();
-            let text = e.to_string();
-            let (first, help) = text.split_once('\n').unwrap_or((&text, ""));
-            let sep = if help.is_empty() { "" } else { "\n" };
-            syn::Error::new(e.span(), format!("{first} (with {}){sep}{help}", with.join(", "))).to_compile_error()
-        })
+        .map(|e| e.to_compile_error())
         .collect();
     let facade = generic::facade(&ast, g);
     quote::quote!(#errors #items #facade)
+}
+
+/// The errors of a generic kernel's instances, each given with the types that report it:
+/// one that every instance reports alike is reported once, as it is. The others are told
+/// apart by their text with each instance's type written as the parameter (`expected
+/// `f32`` of `T = f32` and `expected `f64`` of `T = f64` are both `expected `T``): those
+/// alike are reported once in the parameter's words, for every type or naming the types.
+fn merge_instance_errors(
+    param: &str,
+    types: &[String],
+    errors: Vec<(String, syn::Error, Vec<String>)>,
+) -> Vec<syn::Error> {
+    // (the error's place and its text in the parameter's words, the first error, types).
+    let mut groups: Vec<(String, String, syn::Error, Vec<String>)> = Vec::new();
+    let mut out = Vec::new();
+    for (_, e, tys) in errors {
+        if tys.len() == types.len() {
+            out.push(e);
+            continue;
+        }
+        let text = e.to_string();
+        // Only an error of one instance can speak of its type as the parameter: a text
+        // several types share names a type that is not theirs.
+        let general = if tys.len() == 1 { generic::as_param(&text, &tys[0], param) } else { text.clone() };
+        let key = format!("{:?} {general}", e.span());
+        match groups.iter_mut().find(|(k, ..)| *k == key) {
+            Some((_, _, _, t)) => t.extend(tys),
+            None => groups.push((key, general, e, tys)),
+        }
+    }
+    for (_, general, e, mut tys) in groups {
+        tys.sort_by_key(|t| types.iter().position(|x| x == t));
+        let text = if tys.len() > 1 { general } else { e.to_string() };
+        if tys.len() == types.len() {
+            out.push(syn::Error::new(e.span(), text));
+            continue;
+        }
+        let with: Vec<String> = tys.iter().map(|t| format!("`{param} = {t}`")).collect();
+        let (first, help) = text.split_once('\n').unwrap_or((&text, ""));
+        let sep = if help.is_empty() { "" } else { "\n" };
+        out.push(syn::Error::new(e.span(), format!("{first} (with {}){sep}{help}", with.join(", "))));
+    }
+    out
 }
 
 /// The identifiers of a kernel's signature (its name, parameters and outputs) with the

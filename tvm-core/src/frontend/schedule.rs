@@ -358,7 +358,8 @@ impl Applier {
                 None => {
                     let known = self.known_axes(stage);
                     let sname = self.s.stage(stage).name.clone();
-                    Err(self.error(n.loc, K::UnknownAxis { stage: sname, axis: n.name.clone(), known }))
+                    Err(self
+                        .error(n.loc, K::UnknownAxis { stage: sname, axis: n.name.clone(), known, restarted: false }))
                 }
             },
             SExpr::Field { base, field, .. } => {
@@ -370,7 +371,9 @@ impl Applier {
                         let known =
                             st.root_axes.iter().chain(&st.reduce_axes).map(|&a| self.s.axis(a).name.clone()).collect();
                         let sname = st.name.clone();
-                        Err(self.error(field.loc, K::UnknownAxis { stage: sname, axis: field.name.clone(), known }))
+                        let restarted = st.replaced.contains(&field.name);
+                        let axis = field.name.clone();
+                        Err(self.error(field.loc, K::UnknownAxis { stage: sname, axis, known, restarted }))
                     }
                 }
             }

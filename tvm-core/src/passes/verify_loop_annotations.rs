@@ -52,7 +52,7 @@ pub fn verify_loop_annotations(
         for (&a, ann) in &st.ann {
             if ann.kind != ForKind::Serial && ann.bind.is_none() && !ann.loc.is_none() {
                 let ax = sch.axis(a);
-                asked.insert(ax.var.clone(), (st.name.clone(), ax.name.clone(), ann.clone()));
+                asked.insert(ax.var.clone(), (st.name.clone(), ax.shown().to_string(), ann.clone()));
             }
         }
     }

@@ -15,8 +15,9 @@ pub struct ScheduleError {
 pub enum ScheduleErrorKind {
     /// No stage or tensor of that name.
     UnknownStage { name: String, known: Vec<String> },
-    /// The stage has no axis of that name.
-    UnknownAxis { stage: String, axis: String, known: Vec<String> },
+    /// The stage has no axis of that name; `restarted`: it had one before an `rfactor`
+    /// gave the stage new axes.
+    UnknownAxis { stage: String, axis: String, known: Vec<String>, restarted: bool },
     /// The axis belongs to another stage.
     AxisOfOtherStage { axis: String, owner: String, stage: String },
     /// The axis was already split or fused.
@@ -183,7 +184,10 @@ impl ScheduleError {
             ScanAxisReordered { stage, outer, inner, scan } => format!(
                 "`{inner}` runs outside `{outer}`: the parts of `{scan}`, the axis along which the recurrence `{stage}` reads its earlier elements, must keep their order"
             ),
-            UnknownAxis { stage, axis, .. } => format!("stage `{stage}` has no axis `{axis}`"),
+            UnknownAxis { stage, axis, restarted: false, .. } => format!("stage `{stage}` has no axis `{axis}`"),
+            UnknownAxis { stage, axis, restarted: true, .. } => {
+                format!("stage `{stage}` has no axis `{axis}` any more: its `rfactor` gave it new axes")
+            }
             AxisOfOtherStage { axis, owner, stage } => {
                 format!("axis `{axis}` belongs to stage `{owner}`, not to `{stage}`")
             }
@@ -414,7 +418,13 @@ impl ScheduleError {
             UnknownScope { .. } => "the scopes are `shared`, `local` and `global`".into(),
             UnknownTarget { .. } => "targets: `cpu`, `cuda`, `opencl`, `webgpu`, or a string such as \"cuda -arch=sm_90\"".into(),
             DuplicateSchedule { .. } => "merge the two schedules into one".into(),
-            UnknownPrimitive { .. } => "the primitives are split, split_nparts, tile, fuse, reorder, bind, parallel, vectorize, unroll, compute_at, compute_inline, compute_root, cache_read, cache_write, rfactor, axes, reduce_axes".into(),
+            UnknownPrimitive { name } => {
+                let all = PRIMITIVES.join(", ");
+                match closest(name, PRIMITIVES) {
+                    Some(p) => format!("did you mean `{p}`? The primitives are {all}"),
+                    None => format!("the primitives are {all}"),
+                }
+            }
             WrongArity { name, .. } => format!("write `{}`", usage(name)?),
             UnknownThreadTag { .. } => "the tags are `block.x|y|z` and `thread.x|y|z`".into(),
             CacheWriteAfterTransform { .. } => "call cache_write before any other primitive on the stage".into(),
@@ -452,6 +462,39 @@ impl fmt::Display for ScheduleError {
 
 impl std::error::Error for ScheduleError {}
 
+/// Every primitive of `schedule!`, in the order the language reference lists them.
+pub const PRIMITIVES: &[&str] = &[
+    "split",
+    "split_nparts",
+    "tile",
+    "fuse",
+    "reorder",
+    "bind",
+    "parallel",
+    "vectorize",
+    "unroll",
+    "prefetch",
+    "compute_at",
+    "compute_inline",
+    "compute_root",
+    "cache_read",
+    "cache_write",
+    "rfactor",
+    "axes",
+    "reduce_axes",
+];
+
+/// The name of `names` closest to `name` (a misspelling: `vectorise`, `paralel`), if one
+/// is close enough to be what was meant.
+pub(crate) fn closest<'a>(name: &str, names: &[&'a str]) -> Option<&'a str> {
+    names
+        .iter()
+        .map(|n| (strsim::damerau_levenshtein(name, n), *n))
+        .filter(|&(d, n)| d <= 2.max(n.len() / 4) && d < n.len())
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, n)| n)
+}
+
 /// How a primitive is called, for arity errors.
 fn usage(name: &str) -> Option<&'static str> {
     Some(match name {
@@ -475,4 +518,20 @@ fn usage(name: &str) -> Option<&'static str> {
         "reduce_axes" => "let [k] = s.reduce_axes();",
         _ => return None,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{closest, PRIMITIVES};
+
+    #[test]
+    fn a_misspelt_primitive_finds_the_one_meant() {
+        assert_eq!(closest("vectorise", PRIMITIVES), Some("vectorize"));
+        assert_eq!(closest("paralel", PRIMITIVES), Some("parallel"));
+        assert_eq!(closest("compute_inlined", PRIMITIVES), Some("compute_inline"));
+        assert_eq!(closest("reduceaxes", PRIMITIVES), Some("reduce_axes"));
+        // Nothing close: no guess.
+        assert_eq!(closest("transpose", PRIMITIVES), None);
+        assert_eq!(closest("gather", PRIMITIVES), None);
+    }
 }

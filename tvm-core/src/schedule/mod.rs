@@ -25,10 +25,22 @@ pub struct AxisId(pub u32);
 /// An axis of a stage: a root axis of its tensor, or one made by split or fuse.
 #[derive(Clone, Debug)]
 pub struct Axis {
+    /// The name `stage.NAME` resolves (a root axis keeps its tensor's name) and new axes
+    /// are named after.
     pub name: String,
+    /// The name a `let` gave a root axis (`let [rko] = rf.reduce_axes();`), which messages
+    /// use: the user wrote that one.
+    pub alias: Option<String>,
     pub var: Var,
     pub kind: IterKind,
     pub stage: StageId,
+}
+
+impl Axis {
+    /// The axis as the user knows it: the name of its `let` binding, else its own.
+    pub fn shown(&self) -> &str {
+        self.alias.as_deref().unwrap_or(&self.name)
+    }
 }
 
 /// How split divides its parent.
@@ -121,6 +133,9 @@ pub struct Stage {
     /// `schedule_ops`'s own: blocks reduce their chunks, one block scans the chunks'
     /// totals, blocks scan their chunks from there).
     pub parallel_scan: bool,
+    /// The names of the root axes an `rfactor` replaced (for the message when one is named
+    /// afterwards).
+    pub replaced: Vec<String>,
 }
 
 /// A schedule of a graph for a target.
@@ -203,12 +218,13 @@ impl Schedule {
             touched: false,
             shaped: false,
             parallel_scan: false,
+            replaced: Vec::new(),
         });
         sid
     }
 
     pub(crate) fn new_axis(&mut self, name: &str, var: Var, kind: IterKind, stage: StageId) -> AxisId {
-        self.axes.push(Axis { name: name.to_string(), var, kind, stage });
+        self.axes.push(Axis { name: name.to_string(), alias: None, var, kind, stage });
         AxisId(self.axes.len() as u32 - 1)
     }
 

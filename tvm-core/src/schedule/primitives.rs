@@ -23,7 +23,7 @@ impl Schedule {
             return err(
                 loc,
                 ScheduleErrorKind::AxisOfOtherStage {
-                    axis: ax.name.clone(),
+                    axis: ax.shown().to_string(),
                     owner: self.stage(ax.stage).name.clone(),
                     stage: st.name.clone(),
                 },
@@ -41,7 +41,7 @@ impl Schedule {
                         _ => None,
                     })
                     .unwrap_or("primitive");
-                err(loc, ScheduleErrorKind::AxisConsumed { stage: st.name.clone(), axis: ax.name.clone(), by })
+                err(loc, ScheduleErrorKind::AxisConsumed { stage: st.name.clone(), axis: ax.shown().to_string(), by })
             }
         }
     }
@@ -58,15 +58,19 @@ impl Schedule {
     }
 
     /// Renames an axis made by split or fuse (the frontend names them after the user's
-    /// `let` bindings). Root axes keep their names: their variables appear in the body.
+    /// `let` bindings). Root axes keep their names, since their variables appear in the
+    /// body; the binding's name becomes their alias, for messages.
     pub fn set_axis_name(&mut self, axis: AxisId, name: &str) {
         let st = self.axis(axis).stage;
         let is_root = {
             let s = self.stage(st);
             s.root_axes.contains(&axis) || s.reduce_axes.contains(&axis)
         };
-        if !is_root {
-            let a = &mut self.axes[axis.0 as usize];
+        let a = &mut self.axes[axis.0 as usize];
+        if is_root {
+            // The algorithm's names stay; messages use the binding's.
+            a.alias = (a.name != name).then(|| name.to_string());
+        } else {
             a.name = name.to_string();
             a.var = Var::new(name, a.var.dtype());
         }
@@ -132,7 +136,10 @@ impl Schedule {
             let st = self.stage(stage);
             return err(
                 y.1,
-                ScheduleErrorKind::ReorderDuplicate { stage: st.name.clone(), axis: self.axis(y.0).name.clone() },
+                ScheduleErrorKind::ReorderDuplicate {
+                    stage: st.name.clone(),
+                    axis: self.axis(y.0).shown().to_string(),
+                },
             );
         }
         self.check_leaf(stage, y)?;
@@ -153,8 +160,8 @@ impl Schedule {
                 inner.1,
                 ScheduleErrorKind::FuseMixedKinds {
                     stage: self.stage(stage).name.clone(),
-                    outer: ao.name,
-                    inner: ai.name,
+                    outer: ao.shown().to_string(),
+                    inner: ai.shown().to_string(),
                 },
             );
         }
@@ -163,8 +170,8 @@ impl Schedule {
                 inner.1,
                 ScheduleErrorKind::FuseNotAdjacent {
                     stage: self.stage(stage).name.clone(),
-                    outer: ao.name,
-                    inner: ai.name,
+                    outer: ao.shown().to_string(),
+                    inner: ai.shown().to_string(),
                     order: self.leaf_names(stage),
                 },
             );
@@ -188,7 +195,7 @@ impl Schedule {
                     a.1,
                     ScheduleErrorKind::ReorderDuplicate {
                         stage: self.stage(stage).name.clone(),
-                        axis: self.axis(a.0).name.clone(),
+                        axis: self.axis(a.0).shown().to_string(),
                     },
                 );
             }
@@ -201,13 +208,13 @@ impl Schedule {
         }
         if let Some((outer, inner)) = self.scan_order_violation(stage) {
             let loc = order.iter().find(|a| a.0 == inner).map_or(order[0].1, |a| a.1);
-            let scan = self.scan_axis(stage).map(|a| self.axis(a).name.clone()).unwrap_or_default();
+            let scan = self.scan_axis(stage).map(|a| self.axis(a).shown().to_string()).unwrap_or_default();
             return err(
                 loc,
                 ScheduleErrorKind::ScanAxisReordered {
                     stage: self.stage(stage).name.clone(),
-                    outer: self.axis(outer).name.clone(),
-                    inner: self.axis(inner).name.clone(),
+                    outer: self.axis(outer).shown().to_string(),
+                    inner: self.axis(inner).shown().to_string(),
                     scan,
                 },
             );
@@ -278,8 +285,8 @@ impl Schedule {
                 axis.1,
                 ScheduleErrorKind::ScanAxisAnnotated {
                     stage: self.stage(stage).name.clone(),
-                    axis: self.axis(axis.0).name.clone(),
-                    scan: self.axis(scan).name.clone(),
+                    axis: self.axis(axis.0).shown().to_string(),
+                    scan: self.axis(scan).shown().to_string(),
                     what,
                 },
             );
@@ -309,7 +316,7 @@ impl Schedule {
         let ax = self.axis(axis.0).clone();
         let st = self.stage(stage);
         if !self.target.is_gpu() {
-            return err(tag.1, ScheduleErrorKind::BindOnCpu { axis: ax.name });
+            return err(tag.1, ScheduleErrorKind::BindOnCpu { axis: ax.shown().to_string() });
         }
         self.check_not_scan(stage, axis, "bind")?;
         if ax.kind == IterKind::Reduce && tag.0.is_block() {
@@ -317,7 +324,7 @@ impl Schedule {
                 tag.1,
                 ScheduleErrorKind::ReduceAxisBoundToBlock {
                     stage: st.name.clone(),
-                    axis: ax.name,
+                    axis: ax.shown().to_string(),
                     tag: tag.0.dsl_name(),
                 },
             );
@@ -325,7 +332,11 @@ impl Schedule {
         if let Some(t) = st.ann.get(&axis.0).and_then(|a| a.bind) {
             return err(
                 axis.1,
-                ScheduleErrorKind::AxisAlreadyBound { stage: st.name.clone(), axis: ax.name, tag: t.dsl_name() },
+                ScheduleErrorKind::AxisAlreadyBound {
+                    stage: st.name.clone(),
+                    axis: ax.shown().to_string(),
+                    tag: t.dsl_name(),
+                },
             );
         }
         if let Some((&other, _)) = st.ann.iter().find(|(a, ann)| ann.bind == Some(tag.0) && st.leaf.contains(a)) {
@@ -334,8 +345,8 @@ impl Schedule {
                 ScheduleErrorKind::DuplicateThreadTag {
                     stage: st.name.clone(),
                     tag: tag.0.dsl_name(),
-                    first: self.axis(other).name.clone(),
-                    second: ax.name,
+                    first: self.axis(other).shown().to_string(),
+                    second: ax.shown().to_string(),
                 },
             );
         }
@@ -351,11 +362,14 @@ impl Schedule {
         if ax.kind == IterKind::Reduce {
             return err(
                 axis.1,
-                ScheduleErrorKind::ParallelOnReduce { stage: self.stage(stage).name.clone(), axis: ax.name },
+                ScheduleErrorKind::ParallelOnReduce {
+                    stage: self.stage(stage).name.clone(),
+                    axis: ax.shown().to_string(),
+                },
             );
         }
         if self.target.is_gpu() {
-            return err(axis.1, ScheduleErrorKind::ParallelOnGpu { axis: ax.name });
+            return err(axis.1, ScheduleErrorKind::ParallelOnGpu { axis: ax.shown().to_string() });
         }
         self.check_not_scan(stage, axis, "parallelize")?;
         self.annotate(stage, axis.0, |a| a.kind = ForKind::Parallel, axis.1);
@@ -371,7 +385,10 @@ impl Schedule {
         if ax.kind == IterKind::Reduce {
             return err(
                 axis.1,
-                ScheduleErrorKind::VectorizeOnReduce { stage: self.stage(stage).name.clone(), axis: ax.name },
+                ScheduleErrorKind::VectorizeOnReduce {
+                    stage: self.stage(stage).name.clone(),
+                    axis: ax.shown().to_string(),
+                },
             );
         }
         self.check_not_scan(stage, axis, "vectorize")?;
@@ -451,7 +468,7 @@ impl Schedule {
                 axis.1,
                 ScheduleErrorKind::ComputeAtAxisNotInConsumer {
                     consumer: c.name.clone(),
-                    axis: self.axis(axis.0).name.clone(),
+                    axis: self.axis(axis.0).shown().to_string(),
                     owner: self.stage(self.axis(axis.0).stage).name.clone(),
                     legal: self.leaf_names(consumer.0),
                 },
@@ -637,13 +654,16 @@ impl Schedule {
         let st = self.stage(stage.0).clone();
         let ax = self.axis(axis.0).clone();
         let unsupported = |why| {
-            err(axis.1, ScheduleErrorKind::RfactorUnsupported { stage: st.name.clone(), axis: ax.name.clone(), why })
+            err(
+                axis.1,
+                ScheduleErrorKind::RfactorUnsupported { stage: st.name.clone(), axis: ax.shown().to_string(), why },
+            )
         };
         if ax.kind != IterKind::Reduce {
             return unsupported("it is not a reduction axis");
         }
         // The stage gets new axes: what names its old spatial axes would be dropped.
-        let names = |a: &AxisId| self.axis(*a).name.clone();
+        let names = |a: &AxisId| self.axis(*a).shown().to_string();
         let what = st
             .ann
             .iter()
@@ -800,6 +820,8 @@ impl Schedule {
         new_stage.scope = st.scope;
         new_stage.touched = true;
         new_stage.shaped = true;
+        new_stage.replaced = st.replaced.clone();
+        new_stage.replaced.extend(st.root_axes.iter().chain(&st.reduce_axes).map(|&a| self.axis(a).name.clone()));
         // Stages attached at s's old axes are attached at root now: those axes are gone.
         for other in self.stages.iter_mut() {
             if let Attach::At { stage: s, .. } = other.attach {

@@ -156,7 +156,7 @@ impl Schedule {
                     if let Some(tag) = thread_bound(a) {
                         let kind = ScheduleErrorKind::LocalStageBoundToThread {
                             stage: st.name.clone(),
-                            axis: self.axis(*a).name.clone(),
+                            axis: self.axis(*a).shown().to_string(),
                             tag: tag.dsl_name().to_string(),
                         };
                         errors.push(ScheduleError::new(self.ann(sid, *a).loc, kind));
@@ -173,7 +173,7 @@ impl Schedule {
         let st = self.stage(sid);
         for p in &st.prefetches {
             let tensor = self.graph.tensor(p.tensor).name.clone();
-            let axis = self.axis(p.axis).name.clone();
+            let axis = self.axis(p.axis).shown().to_string();
             if !st.leaf.contains(&p.axis) {
                 let kind = ScheduleErrorKind::PrefetchAxisGone { stage: st.name.clone(), axis, tensor };
                 errors.push(ScheduleError::new(p.axis_loc, kind));
@@ -198,7 +198,7 @@ impl Schedule {
                 loc,
                 ScheduleErrorKind::ComputeAtAxisNotInConsumer {
                     consumer: cs.name.clone(),
-                    axis: self.axis(axis).name.clone(),
+                    axis: self.axis(axis).shown().to_string(),
                     owner: self.stage(self.axis(axis).stage).name.clone(),
                     legal: self.leaf_names(c),
                 },
@@ -240,11 +240,12 @@ impl Schedule {
             if ann.kind != ForKind::Vectorized || !st.leaf.contains(&a) {
                 continue;
             }
-            let name = self.axis(a).name.clone();
+            let name = self.axis(a).shown().to_string();
             let last = *st.leaf.last().expect("a vectorized axis is a leaf");
             let attached_inside = self.stages.iter().any(|o| o.attach == Attach::At { stage: sid, axis: a });
             if last != a || attached_inside {
-                let innermost = if last != a { self.axis(last).name.clone() } else { "an attached stage".to_string() };
+                let innermost =
+                    if last != a { self.axis(last).shown().to_string() } else { "an attached stage".to_string() };
                 errors.push(ScheduleError::new(
                     ann.loc,
                     ScheduleErrorKind::VectorizeNotInnermost { stage: st.name.clone(), axis: name, innermost },

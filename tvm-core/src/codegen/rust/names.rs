@@ -1,10 +1,10 @@
 //! Rust identifiers for the variables and buffers of a function: the TIR names where
-//! they are legal and unique, else the name with a suffix. Names starting with `__` are
-//! left to the generated helpers.
+//! they are legal and unique, else the name with a suffix (`codegen::names`, as the other
+//! printers). Names starting with `__` are left to the generated helpers.
 
-use crate::tir::{Buffer, BufferId, Var, VarId};
+use crate::codegen::names::{self, Reserved};
+use crate::tir::{Buffer, Var};
 use proc_macro2::{Ident, Span};
-use std::collections::{HashMap, HashSet};
 
 /// Words that cannot name a local (keywords of every edition, primitive types, and the
 /// names the generated code itself uses unqualified).
@@ -17,48 +17,33 @@ const RESERVED: &[&str] = &[
     "u16", "u32", "u64", "u128", "usize", "T", "L", "_", "None", "Some", "Ok", "Err",
 ];
 
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-enum Key {
-    Var(VarId),
-    Buffer(BufferId),
-}
+/// Rust's reserved words; names starting with `__` are the generated helpers'.
+static RUST: Reserved = Reserved { words: RESERVED, prefixes: &["__"] };
 
 /// The identifier of each variable and buffer, given on first use.
-#[derive(Clone, Debug, Default)]
-pub(crate) struct Names {
-    of: HashMap<Key, String>,
-    used: HashSet<String>,
+#[derive(Clone)]
+pub(crate) struct Names(names::Names);
+
+impl Default for Names {
+    fn default() -> Self {
+        Names(names::Names::new(&RUST))
+    }
 }
 
 impl Names {
     pub fn var(&mut self, v: &Var) -> Ident {
-        self.get(Key::Var(v.id()), v.name())
+        let s = match self.0.vars.get(&v.id()) {
+            Some(s) => s.clone(),
+            None => self.0.bind_var(v),
+        };
+        Ident::new(&s, Span::call_site())
     }
 
     pub fn buffer(&mut self, b: &Buffer) -> Ident {
-        self.get(Key::Buffer(b.id()), b.name())
-    }
-
-    fn get(&mut self, key: Key, name: &str) -> Ident {
-        if let Some(s) = self.of.get(&key) {
-            return Ident::new(s, Span::call_site());
-        }
-        let mut base: String =
-            name.chars().map(|c| if c.is_ascii_alphanumeric() || c == '_' { c } else { '_' }).collect();
-        if RESERVED.contains(&base.as_str()) {
-            base.push('_');
-        }
-        if base.is_empty() || base.starts_with(|c: char| c.is_ascii_digit()) || base.starts_with("__") {
-            base = format!("v{base}");
-        }
-        let mut s = base.clone();
-        let mut n = 1;
-        while self.used.contains(&s) {
-            s = format!("{base}_{n}");
-            n += 1;
-        }
-        self.used.insert(s.clone());
-        self.of.insert(key, s.clone());
+        let s = match self.0.buffers.get(&b.id()) {
+            Some(s) => s.clone(),
+            None => self.0.bind_buffer(b),
+        };
         Ident::new(&s, Span::call_site())
     }
 }

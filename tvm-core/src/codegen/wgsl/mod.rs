@@ -381,7 +381,7 @@ impl<'f> Printer<'f> {
             let name = self.names.bind_buffer(b);
             self.line(&format!("var<workgroup> {name}: array<{elem}, {}>;", array_len(n, layout)));
         }
-        if limit < i32::MAX as i64 && k.scalar_args.iter().any(|v| narrow::wide(v.dtype())) {
+        if limit < i32::MAX as i64 && k.scalar_args.iter().any(|v| crate::arith::narrow::wide(v.dtype())) {
             self.line(&format!(
                 "// Indices in 32 bits: exact while every 64-bit scalar (the dims) is at most {limit} (checked by \
                  the host)."

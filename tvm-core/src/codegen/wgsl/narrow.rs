@@ -17,7 +17,7 @@
 //! with the scalars bounded instead of absent, the grid's extents computed from them, and
 //! WGSL's division (`a / 0` is `a`).
 
-pub use crate::arith::narrow::wide;
+use crate::arith::narrow::wide;
 use crate::arith::narrow::{fits_i32, type_range, ZeroDivisor};
 use crate::codegen::dim_vars;
 use crate::dtype::DType;
