@@ -1142,3 +1142,38 @@ fn a_proof_does_not_borrow_the_relaxed_forms_of_a_nested_one() {
     // The first tap is in bounds there.
     assert!(an.can_prove(&lt(v(&j) + v(&k), v(&n))));
 }
+
+/// Proofs are remembered by the analyzer's state: the same question under another state
+/// (another range, a fact assumed, a scope left) is asked again, and the same state
+/// reached by another analyzer gets the same answer.
+#[test]
+fn remembered_proofs_answer_only_their_own_state() {
+    let i = Var::index("i");
+    let n = Var::index("n");
+    let q = lt(v(&i) + c(4), v(&n) * c(2));
+    let mut a = Analyzer::new();
+    a.bind(&i, c(0), c(10));
+    a.bind_const_bound(&n, 8, 100);
+    assert!(a.can_prove(&q));
+    // Another analyzer, the same changes: the same state, the same answer.
+    let mut same = Analyzer::new();
+    same.bind(&i, c(0), c(10));
+    same.bind_const_bound(&n, 8, 100);
+    assert!(same.can_prove(&q));
+    // A wider range of `n`: not proved (n = 4 fails), whatever was remembered.
+    let mut b = Analyzer::new();
+    b.bind(&i, c(0), c(10));
+    b.bind_const_bound(&n, 4, 100);
+    assert!(!b.can_prove(&q));
+    // A fact in a scope proves it; leaving the scope forgets the fact and the answer.
+    b.with_scope(|s| {
+        s.assume(&Expr::ge(v(&n), c(8)));
+        assert!(s.can_prove(&q));
+    });
+    assert!(!b.can_prove(&q));
+    // Rebinding `i` wider in `a` (the same variable, a new state): not proved.
+    a.bind(&i, c(0), c(20));
+    assert!(!a.can_prove(&q));
+    a.unbind(&i);
+    assert!(!a.can_prove(&q));
+}

@@ -26,6 +26,7 @@ mod stmt;
 mod sym;
 
 pub use index::{index_fits_i32, known_divisor, may_be_minus_one};
+pub use rewrite::forget_proofs;
 
 use crate::dtype::DType;
 use crate::tir::{CmpOp, Expr, Var};
@@ -61,12 +62,57 @@ pub(crate) enum Fact {
     Is(Expr, bool),
 }
 
+/// Facts in the structural order of their expressions (a key of remembered proofs).
+impl Ord for Fact {
+    fn cmp(&self, o: &Fact) -> std::cmp::Ordering {
+        match (self, o) {
+            (Fact::Le0(a), Fact::Le0(b)) => a.cmp(b),
+            (Fact::Is(a, x), Fact::Is(b, y)) => poly::cmp_expr(a, b).then(x.cmp(y)),
+            (Fact::Le0(_), Fact::Is(..)) => std::cmp::Ordering::Less,
+            (Fact::Is(..), Fact::Le0(_)) => std::cmp::Ordering::Greater,
+        }
+    }
+}
+impl PartialOrd for Fact {
+    fn partial_cmp(&self, o: &Fact) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl PartialEq for Fact {
+    fn eq(&self, o: &Fact) -> bool {
+        self.cmp(o) == std::cmp::Ordering::Equal
+    }
+}
+impl Eq for Fact {}
+
 /// Known variable ranges and facts, and the simplifier and prover that use them.
 #[derive(Clone, Debug, Default)]
 pub struct Analyzer {
     pub(crate) vars: HashMap<Var, VarInfo>,
     next_order: u64,
     pub(crate) facts: Vec<Fact>,
+    /// Names this state of `vars` and `facts`: a digest of the changes that made it from
+    /// the empty state (each change's whole content, so equal digests mean equal states;
+    /// a clone shares its original's, `restore` returns to the snapshot's). Another
+    /// analyzer that binds the same loops the same way, as every pass over the same
+    /// function does, reaches the same digest, and proofs are remembered under it
+    /// (`rewrite::Ctx::prove_le0`).
+    pub(crate) state: StateDigest,
+}
+
+/// See [`Analyzer::state`]: 128 bits of SHA-256.
+pub(crate) type StateDigest = [u8; 16];
+
+/// `state` after the change described by `change`.
+fn advance(state: &StateDigest, change: std::fmt::Arguments) -> StateDigest {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    h.update(state);
+    h.update(change.to_string().as_bytes());
+    let d = h.finalize();
+    let mut out = [0u8; 16];
+    out.copy_from_slice(&d[..16]);
+    out
 }
 
 /// A saved state of an [`Analyzer`], restored by [`Analyzer::restore`].
@@ -74,6 +120,7 @@ pub struct Analyzer {
 pub struct Snapshot {
     vars: HashMap<Var, VarInfo>,
     facts: usize,
+    state: StateDigest,
 }
 
 impl Analyzer {
@@ -83,7 +130,9 @@ impl Analyzer {
 
     fn set(&mut self, var: &Var, min: Option<Expr>, max: Option<Expr>) {
         self.next_order += 1;
-        self.vars.insert(var.clone(), VarInfo { min, max, order: self.next_order });
+        let info = VarInfo { min, max, order: self.next_order };
+        self.state = advance(&self.state, format_args!("set {var:?} {info:?}"));
+        self.vars.insert(var.clone(), info);
     }
 
     /// `var` takes the values `[min, min + extent)`; `min` and `extent` may be symbolic.
@@ -121,6 +170,7 @@ impl Analyzer {
 
     /// Forgets what is known of `var`.
     pub fn unbind(&mut self, var: &Var) {
+        self.state = advance(&self.state, format_args!("unbind {var:?}"));
         self.vars.remove(var);
     }
 
@@ -147,20 +197,26 @@ impl Analyzer {
         }
         let mut facts = Vec::new();
         rewrite::decompose(&c, true, &mut facts);
-        self.facts.extend(facts.into_iter().filter(|f| match f {
+        facts.retain(|f| match f {
             Fact::Le0(p) => p.terms.keys().all(|m| m.iter().all(|a| !reads_memory(&a.0))),
             Fact::Is(e, _) => !reads_memory(e),
-        }));
+        });
+        self.state = advance(&self.state, format_args!("assume {facts:?}"));
+        self.facts.extend(facts);
     }
 
     /// The current state, to [`restore`](Analyzer::restore) after a scope.
     pub fn snapshot(&self) -> Snapshot {
-        Snapshot { vars: self.vars.clone(), facts: self.facts.len() }
+        Snapshot { vars: self.vars.clone(), facts: self.facts.len(), state: self.state }
     }
 
+    /// Returns to the state of `s` (taken from this analyzer, scopes nested): facts are
+    /// only appended, so the first `s.facts` are the snapshot's, and the state is the
+    /// snapshot's again, its digest too.
     pub fn restore(&mut self, s: Snapshot) {
         self.vars = s.vars;
         self.facts.truncate(s.facts);
+        self.state = s.state;
     }
 
     /// Runs `f`, then forgets every binding and assumption it made.

@@ -40,7 +40,7 @@ impl Ord for Atom {
 /// A sorted, non-empty product of atoms.
 pub(crate) type Mono = Vec<Atom>;
 
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) struct Poly {
     pub terms: BTreeMap<Mono, i64>,
     pub c: i64,

@@ -23,6 +23,31 @@ pub(crate) const PROOF_FUEL: u32 = 48;
 /// The same for one top-level symbolic bound computation.
 pub(crate) const BOUNDS_FUEL: u32 = 400;
 
+/// How many answers of top-level proofs are kept (all are forgotten when full).
+const REMEMBERED_PROOFS: usize = 1 << 14;
+
+/// A top-level proof's question: the analyzer's state ([`Analyzer::state`]), the
+/// polynomial and the context's facts.
+type Question = (super::StateDigest, Poly, Vec<Fact>);
+
+/// Answers of top-level proofs, shared by the threads that lower a kernel for several
+/// targets at once (a question names the whole state it was asked in). A static, not a
+/// thread local: nothing is left to destroy when the macro's threads end.
+static PROOFS: std::sync::Mutex<std::collections::BTreeMap<Question, bool>> =
+    std::sync::Mutex::new(std::collections::BTreeMap::new());
+
+/// Forgets every remembered proof: a measurement of the compiler's time then sees what
+/// a first expansion does (answers are never wrong, only faster).
+pub fn forget_proofs() {
+    proofs().clear();
+}
+
+/// The remembered answers (a panic while they were held leaves them as they were:
+/// every entry is a whole answer).
+fn proofs() -> std::sync::MutexGuard<'static, std::collections::BTreeMap<Question, bool>> {
+    PROOFS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 pub(crate) struct Ctx<'a> {
     pub an: &'a Analyzer,
     /// Facts known inside the expression being simplified (the condition of a select
@@ -114,8 +139,26 @@ impl<'a> Ctx<'a> {
 
     /// Whether `p <= 0` holds for every value of the variables in their ranges (and
     /// under the facts). Sound; `false` when unsure.
+    ///
+    /// A top-level proof (with a budget of its own) depends on nothing but `p`, the
+    /// analyzer's state and this context's facts, so its answer is remembered under
+    /// them: the passes ask the same questions again and again (each `simplify` of an
+    /// unchanged loop nest, each load of the same index).
     pub fn prove_le0(&mut self, p: &Poly) -> bool {
-        self.with_budget(PROOF_FUEL, |s| s.prove_le0_inner(p))
+        if self.budgeted {
+            return self.prove_le0_inner(p);
+        }
+        let key = (self.an.state, p.clone(), self.facts.clone());
+        if let Some(&known) = proofs().get(&key) {
+            return known;
+        }
+        let r = self.with_budget(PROOF_FUEL, |s| s.prove_le0_inner(p));
+        let mut m = proofs();
+        if m.len() >= REMEMBERED_PROOFS {
+            m.clear();
+        }
+        m.insert(key, r);
+        r
     }
 
     fn prove_le0_inner(&mut self, p: &Poly) -> bool {

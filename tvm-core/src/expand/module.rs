@@ -222,7 +222,12 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
         schedule_of("webgpu", Some(&webgpu)),
     );
     let source_cpu = pretty_rust(&cpu_fn);
-    let docs_run = format!("Runs `{kname}` on `device`, writing into existing outputs of the right shapes.");
+    let docs_run = format!(
+        "Runs `{kname}` on `device`, writing into outputs you allocated: the inputs, then the outputs, each of \
+         the shape the function `{kname}` documents under \"Shapes\" (a tensor of another shape is \
+         `Err(ShapeMismatch)`). On a GPU the inputs are uploaded and the outputs downloaded; `run_on` keeps \
+         them on the device."
+    );
 
     let contract = super::signature::contract_doc(&kernel.ast.sig, None);
     Ok(quote! {

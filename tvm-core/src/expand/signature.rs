@@ -211,8 +211,10 @@ pub fn contract_doc(sig: &SigAst, generic: Option<&str>) -> String {
     }
     if !dims.is_empty() {
         let list: Vec<String> = dims.iter().map(|d| format!("`{d}`")).collect();
+        let (dims_are, sizes) =
+            if list.len() == 1 { ("dim", "is the inputs' size") } else { ("dims", "are the inputs' sizes") };
         doc.push_str(&format!(
-            "\nThe dims {} are the inputs' sizes at the call; inputs that disagree on one are \
+            "\nThe {dims_are} {} {sizes} at the call; inputs that disagree on one are \
              `Err(ShapeMismatch)` naming the parameter and the dimension.\n",
             list.join(", ")
         ));
