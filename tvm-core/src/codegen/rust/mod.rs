@@ -37,6 +37,7 @@
 //! `tvm_runtime::pool::ChunksMut`, chunk `k` for iteration `k`: race-free because the pool
 //! runs each iteration exactly once (its unit tests check that).
 
+mod cse;
 pub(crate) mod expr;
 mod facts;
 mod fused;

@@ -129,7 +129,19 @@ impl Emitter<'_> {
                 let [index] = indices.as_slice() else {
                     return Err(unsupported("multi-dimensional stores (the function was not flattened)"));
                 };
-                self.store(buffer, index, value)?
+                match super::cse::common(value) {
+                    // The repeats bound first, then the store of what reads them.
+                    Some((lets, value)) => {
+                        let store = Stmt::Store { buffer: buffer.clone(), indices: indices.clone(), value };
+                        let s = lets.into_iter().rev().fold(store, |body, (var, value)| Stmt::Let {
+                            var,
+                            value,
+                            body: Box::new(body),
+                        });
+                        self.stmt_code(&s)?
+                    }
+                    None => self.store(buffer, index, value)?,
+                }
             }
             Stmt::Prefetch { buffer, indices } => {
                 let [index] = indices.as_slice() else {
