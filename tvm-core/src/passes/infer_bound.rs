@@ -10,7 +10,7 @@
 //! elements of the one before it and every block is a whole vector. Those bounds hold only
 //! where `e >= f`: `schedule_ops` emits such a stage's nest twice, under that test and
 //! with the plain bounds in its `else`. Only where recomputing an element is harmless:
-//! see [`shifts_inwards`].
+//! see `shifts_inwards`.
 use crate::arith::Analyzer;
 use crate::schedule::{Attach, AxisId, Relation, Schedule, SplitBy, StageId};
 use crate::te::TensorId;
@@ -104,7 +104,7 @@ pub fn infer_bound(sch: &Schedule) -> Bounds {
 }
 
 /// The bounds of [`infer_bound`] with the last iteration of every split that
-/// [`shifts_inwards`] shifted inwards; valid where each such split's parent extent is at
+/// `shifts_inwards` shifted inwards; valid where each such split's parent extent is at
 /// least its factor ([`Bounds::shift_conditions`]).
 pub fn infer_bound_shifted(sch: &Schedule) -> Bounds {
     infer(sch, true)
@@ -193,8 +193,9 @@ fn shifts_inwards(sch: &Schedule, sid: StageId, split: (AxisId, AxisId, AxisId),
     // A stage computed outside the outer loop (a softmax's row sums at the row) covers
     // the whole row whatever the shift; its loops are left as they were.
     let outside = |a: AxisId| st.leaf.iter().position(|&b| b == a).is_some_and(|p| p < pos);
-    let nothing_outside =
-        sch.stage_ids().all(|q| !matches!(sch.stage(q).attach, Attach::At { stage, axis } if stage == sid && outside(axis)));
+    let nothing_outside = sch
+        .stage_ids()
+        .all(|q| !matches!(sch.stage(q).attach, Attach::At { stage, axis } if stage == sid && outside(axis)));
     // A test of the split axis in the stage's own body (a stencil's border) would stay in
     // the shifted last block, which then is the border itself: its lanes stay scalar (or
     // become masked gathers) either way, and the tail is left as it was.
