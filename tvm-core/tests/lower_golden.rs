@@ -218,13 +218,18 @@ fn softmax_default_cpu() {
                 let s_rf_tree_v = s_rf_tree[0] + s_rf_tree[1]
                 s_rf_tree[0] = s_rf_tree_v
                 s[i_1] = s[i_1] + s_rf_tree_v
-              for i_2 in parallel(0, M):
-                for j_o_2 in serial(0, N / 16):
-                  y[ramp(N * i_2 + j_o_2 * 16, 1, 16)] = exp(x[ramp(N * i_2 + j_o_2 * 16, 1, 16)] - broadcast(m[i_2], 16)) / broadcast(s[i_2], 16)
-                for j_o_2 in serial(N / 16, (N + 15) / 16 - N / 16):
-                  for j_i_3 in serial(0, 16):
-                    if j_o_2 * 16 + j_i_3 < N:
-                      y[N * i_2 + j_o_2 * 16 + j_i_3] = exp(x[N * i_2 + j_o_2 * 16 + j_i_3] - m[i_2]) / s[i_2]
+              if N >= 16:
+                for i_2 in parallel(0, M):
+                  for j_o_2 in serial(0, N / 16):
+                    y[ramp(N * i_2 + j_o_2 * 16, 1, 16)] = exp(x[ramp(N * i_2 + j_o_2 * 16, 1, 16)] - broadcast(m[i_2], 16)) / broadcast(s[i_2], 16)
+                  for j_o_2 in serial(N / 16, (N + 15) / 16 - N / 16):
+                    y[ramp(N + N * i_2 - 16, 1, 16)] = exp(x[ramp(N + N * i_2 - 16, 1, 16)] - broadcast(m[i_2], 16)) / broadcast(s[i_2], 16)
+              else:
+                for i_2 in parallel(0, M):
+                  for j_o_2 in serial(0, (N + 15) / 16):
+                    for j_i_3 in serial(0, 16):
+                      if j_o_2 * 16 + j_i_3 < N:
+                        y[N * i_2 + j_o_2 * 16 + j_i_3] = exp(x[N * i_2 + j_o_2 * 16 + j_i_3] - m[i_2]) / s[i_2]
         "#]],
     );
 }

@@ -2,14 +2,22 @@
 //! whole shape; a stage computed at a consumer's axis covers the region its consumers
 //! read during one iteration of that axis (relaxing the loops inside it), as in TVM's
 //! InferBound. Derived axes (split, fuse) start at 0.
-
+//!
+//! [`infer_bound_shifted`] also shifts the last iteration of some splits inwards
+//! (Halide's `TailStrategy::ShiftInwards`): a split whose inner loop is a vector and whose
+//! factor may not divide a symbolic extent `e` gives its parent the value
+//! `min(o * f, e - f) + i` rather than `o * f + i`, so the last block recomputes a few
+//! elements of the one before it and every block is a whole vector. Those bounds hold only
+//! where `e >= f`: `schedule_ops` emits such a stage's nest twice, under that test and
+//! with the plain bounds in its `else`. Only where recomputing an element is harmless:
+//! see `shifts_inwards`.
 use crate::arith::Analyzer;
 use crate::schedule::{Attach, AxisId, Relation, Schedule, SplitBy, StageId};
 use crate::te::TensorId;
 use crate::tir::mutate::substitute;
 use crate::tir::visit::for_each_expr;
-use crate::tir::{Expr, Range, Scope, Var};
-use std::collections::HashMap;
+use crate::tir::{Expr, ForKind, Range, Scope, Var};
+use std::collections::{HashMap, HashSet};
 
 /// The inferred ranges. Root axes have a `min` (possibly symbolic in the loop variables
 /// of the stages they are computed in); every axis has an extent.
@@ -17,6 +25,10 @@ use std::collections::HashMap;
 pub struct Bounds {
     pub root: HashMap<AxisId, Range>,
     pub extent: HashMap<AxisId, Expr>,
+    /// The outer axes of the splits whose last iteration shifts inwards.
+    pub shifted: HashSet<AxisId>,
+    /// Whether splits may shift (the bounds of [`infer_bound_shifted`]).
+    shift: bool,
 }
 
 impl Bounds {
@@ -33,8 +45,14 @@ impl Bounds {
             match *r {
                 Relation::Split { parent, outer, inner, .. } => {
                     if let (Some(o), Some(i)) = (v.get(&outer), v.get(&inner)) {
-                        let val = o.clone() * self.extent(inner).clone() + i.clone();
-                        v.insert(parent, val);
+                        let f = self.extent(inner).clone();
+                        let base = o.clone() * f.clone();
+                        let base = if self.shifted.contains(&outer) {
+                            Expr::min(base, self.extent(parent).clone() - f)
+                        } else {
+                            base
+                        };
+                        v.insert(parent, base + i.clone());
                     }
                 }
                 Relation::Fuse { outer, inner, fused } => {
@@ -55,6 +73,20 @@ impl Bounds {
         v
     }
 
+    /// The conditions under which the shifted splits of `sid` are valid: each one's
+    /// parent extent at least its factor. Empty when none of its splits shifts.
+    pub fn shift_conditions(&self, sch: &Schedule, sid: StageId) -> Vec<Expr> {
+        let mut out = Vec::new();
+        for r in &sch.stage(sid).relations {
+            if let Relation::Split { parent, outer, inner, .. } = *r {
+                if self.shifted.contains(&outer) {
+                    out.push(Expr::ge(self.extent(parent).clone(), self.extent(inner).clone()));
+                }
+            }
+        }
+        out
+    }
+
     /// The root variables of `sid` mapped to their values as functions of the leaf loop
     /// variables (each leaf axis' own `var`).
     pub fn root_var_map(&self, sch: &Schedule, sid: StageId) -> HashMap<Var, Expr> {
@@ -68,7 +100,18 @@ impl Bounds {
 /// Infers the bounds of every stage of `sch`, which must have its inlined stages
 /// substituted already (`inline_stages`).
 pub fn infer_bound(sch: &Schedule) -> Bounds {
-    let mut b = Bounds::default();
+    infer(sch, false)
+}
+
+/// The bounds of [`infer_bound`] with the last iteration of every split that
+/// `shifts_inwards` shifted inwards; valid where each such split's parent extent is at
+/// least its factor ([`Bounds::shift_conditions`]).
+pub fn infer_bound_shifted(sch: &Schedule) -> Bounds {
+    infer(sch, true)
+}
+
+fn infer(sch: &Schedule, shift: bool) -> Bounds {
+    let mut b = Bounds { shift, ..Bounds::default() };
     let mut state = vec![0u8; sch.stages.len()];
     for sid in sch.stage_ids() {
         if sch.stage(sid).attach != Attach::Inline {
@@ -110,6 +153,9 @@ fn infer_stage(sch: &Schedule, sid: StageId, b: &mut Bounds, state: &mut [u8]) {
                 };
                 b.extent.insert(outer, analyzer.simplify(&oe));
                 b.extent.insert(inner, analyzer.simplify(&ie));
+                if b.shift && shifts_inwards(sch, sid, (parent, outer, inner), &b.extent[&parent], by) {
+                    b.shifted.insert(outer);
+                }
             }
             Relation::Fuse { outer, inner, fused } => {
                 let e = b.extent[&outer].clone() * b.extent[&inner].clone();
@@ -118,6 +164,54 @@ fn infer_stage(sch: &Schedule, sid: StageId, b: &mut Bounds, state: &mut [u8]) {
         }
     }
     state[sid.0 as usize] = 2;
+}
+
+/// Whether the split of `sid` into `outer` and `inner` (of a parent of extent `pe`)
+/// shifts its last iteration inwards: on CPUs, in a stage at the root, a factor that may
+/// not divide a symbolic extent, a vector inner loop, and an outer loop that is a serial leaf (no other thread
+/// writes the block it recomputes) with every reduction loop of the stage inside it (an
+/// element recomputed is initialized again, never accumulated twice), and no stage
+/// computed at a loop outside it, and no test of the split axis in the stage's body. Constant extents
+/// keep their tail: `hoist_tail_guards` turns it into a shorter vector.
+fn shifts_inwards(sch: &Schedule, sid: StageId, split: (AxisId, AxisId, AxisId), pe: &Expr, by: SplitBy) -> bool {
+    let (parent, outer, inner) = split;
+    let st = sch.stage(sid);
+    let SplitBy::Factor(f) = by else { return false };
+    // At the root, the parent's extent is fixed by the shape, so the test that the shift
+    // needs can stand in front of the stage's whole nest.
+    if sch.target.is_gpu() || f < 2 || pe.as_int().is_some() || st.parallel_scan || st.attach != Attach::Root {
+        return false;
+    }
+    let ann = |a: AxisId| sch.ann(sid, a);
+    let Some(pos) = st.leaf.iter().position(|&a| a == outer) else { return false };
+    let serial = ann(outer).kind == ForKind::Serial && ann(outer).bind.is_none();
+    let vector = ann(inner).kind == ForKind::Vectorized && st.leaf.contains(&inner);
+    // A reduction axis (root or derived) left of the outer loop would update the
+    // recomputed elements twice.
+    let reduce_leaf = |a: AxisId| sch.axis(a).kind == crate::tir::IterKind::Reduce;
+    let reductions_inside = st.leaf[..pos].iter().all(|&a| !reduce_leaf(a));
+    // A stage computed outside the outer loop (a softmax's row sums at the row) covers
+    // the whole row whatever the shift; its loops are left as they were.
+    let outside = |a: AxisId| st.leaf.iter().position(|&b| b == a).is_some_and(|p| p < pos);
+    let nothing_outside = sch
+        .stage_ids()
+        .all(|q| !matches!(sch.stage(q).attach, Attach::At { stage, axis } if stage == sid && outside(axis)));
+    // A test of the split axis in the stage's own body (a stencil's border) would stay in
+    // the shifted last block, which then is the border itself: its lanes stay scalar (or
+    // become masked gathers) either way, and the tail is left as it was.
+    let vars: Vec<crate::tir::Var> = match st.root_axes.iter().find(|&&a| a == parent) {
+        Some(&a) => vec![sch.axis(a).var.clone()],
+        None => st.root_axes.iter().map(|&a| sch.axis(a).var.clone()).collect(),
+    };
+    let mut tests_axis = false;
+    if let Some(body) = sch.graph.tensor(st.tensor).body() {
+        for_each_expr(body, &mut |e| {
+            if let Expr::Select { cond, .. } = e {
+                tests_axis |= vars.iter().any(|v| crate::tir::visit::uses_var(cond, v));
+            }
+        });
+    }
+    serial && vector && reductions_inside && nothing_outside && !tests_axis
 }
 
 /// The stages between `q` and `c` on `q`'s attachment chain, `q` included, `c` not.

@@ -14,14 +14,25 @@ use crate::tir::{Buffer, Expr, IterKind, Param, PrimFunc, Range, Scope, Stmt, Va
 use std::collections::HashMap;
 
 /// Lowers the stages of `sch` (inlined stages already substituted) to a TIR function.
-pub fn schedule_ops(sch: &Schedule, b: &Bounds) -> Result<PrimFunc, Vec<ScheduleError>> {
+/// `shifted` are the bounds with the tails of some splits shifted inwards
+/// ([`super::infer_bound::infer_bound_shifted`]): a root stage with such a split gets its
+/// nest twice, `if e >= f { nest with the shifted bounds } else { nest with b }`.
+pub fn schedule_ops<'a>(sch: &'a Schedule, b: &'a Bounds, shifted: &'a Bounds) -> Result<PrimFunc, Vec<ScheduleError>> {
     let mut cx = Ctx { sch, b, buffers: HashMap::new(), errors: Vec::new() };
     cx.make_buffers();
     let order: Vec<StageId> =
         sch.stages_in_order().into_iter().filter(|&s| sch.stage(s).attach == Attach::Root).collect();
     let mut body = Stmt::NoOp;
     for &sid in order.iter().rev() {
-        let nest = cx.make_nest(sid);
+        let conds = shifted.shift_conditions(sch, sid);
+        let mut nest = cx.make_nest(sid);
+        if !conds.is_empty() {
+            cx.b = shifted;
+            let whole = cx.make_nest(sid);
+            cx.b = b;
+            let cond = conds.into_iter().reduce(Expr::and).expect("a condition");
+            nest = Stmt::If { cond, then: Box::new(whole), otherwise: Some(Box::new(nest)) };
+        }
         body = cx.realize(sid, Stmt::seq(vec![nest, body]));
     }
     // Dims bound by `usize` scalar parameters rather than by shapes: a `let` from the
@@ -130,10 +141,34 @@ impl Ctx<'_> {
         let var = self.sch.axis(a).var.clone();
         let extent = self.b.extent(a).clone();
         let body = self.with_prefetches(sid, a, &var, &extent, body);
+        if let Some((e, f)) = self.shifted_split(sid, a) {
+            // The whole blocks, then the last one shifted inwards, as two loops over one
+            // variable: in each, `min(o * f, e - f)` folds to one side (the simplifier
+            // knows the loop's range), and the first is partitioned like any other.
+            let whole = e.clone() / f.clone();
+            let tail = (e + (f.clone() - 1)) / f - whole.clone();
+            let first = Stmt::for_loop(var.clone(), whole.clone(), ann.kind, body.clone());
+            let last = Stmt::For { var, min: whole, extent: tail, kind: ann.kind, body: Box::new(body) };
+            return Stmt::seq(vec![first, last]);
+        }
         match ann.bind {
             Some(tag) => Stmt::ThreadBinding { tag, var, extent, body: Box::new(body) },
             None => Stmt::for_loop(var, extent, ann.kind, body),
         }
+    }
+
+    /// For the outer axis `a` of a split of `sid` that the bounds shift inwards, the
+    /// parent's extent and the factor.
+    fn shifted_split(&self, sid: StageId, a: AxisId) -> Option<(Expr, Expr)> {
+        if !self.b.shifted.contains(&a) {
+            return None;
+        }
+        self.sch.stage(sid).relations.iter().find_map(|r| match *r {
+            crate::schedule::Relation::Split { parent, outer, inner, .. } if outer == a => {
+                Some((self.b.extent(parent).clone(), self.b.extent(inner).clone()))
+            }
+            _ => None,
+        })
     }
 
     /// `body` (of the loop of `axis` of `sid`, over `var` in `0..extent`) after the
