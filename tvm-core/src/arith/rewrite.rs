@@ -1455,7 +1455,9 @@ pub(crate) fn decompose(c: &Expr, positive: bool, out: &mut Vec<Fact>) {
 fn fact_scale(p: &Poly, f: &Poly) -> Option<i64> {
     f.terms.iter().find_map(|(m, &kf)| {
         let kp = *p.terms.get(m)?;
-        (kf != 0 && kp % kf == 0 && kp / kf > 1).then(|| kp / kf)
+        // Checked: `i64::MIN / -1` overflows.
+        let q = kp.checked_div(kf)?;
+        (kp.checked_rem(kf) == Some(0) && q > 1).then_some(q)
     })
 }
 
