@@ -66,9 +66,10 @@ fn lower_common(sch: &Schedule, t: &mut Tracer<'_>) -> Result<(Schedule, PrimFun
     let sch = inline_stages::inline_stages(sch);
     t.te("inline_stages");
     let bounds = infer_bound::infer_bound(&sch);
-    let shifted = infer_bound::infer_bound_shifted(&sch);
+    // The second inference only where a split may shift (never on GPUs).
+    let shifted = (!bounds.shifted.is_empty()).then(|| infer_bound::infer_bound_shifted(&sch));
     t.te("infer_bound");
-    let f = schedule_ops::schedule_ops(&sch, &bounds, &shifted).map_err(LowerError::Schedule)?;
+    let f = schedule_ops::schedule_ops(&sch, &bounds, shifted.as_ref()).map_err(LowerError::Schedule)?;
     t.tir(&f, "schedule_ops", Phase::Scheduled);
     // Simplify before flattening, so that region extents are constants where possible.
     let f = t.run(f, "simplify", Phase::Scheduled, simplify::simplify);

@@ -25,9 +25,10 @@ use std::collections::{HashMap, HashSet};
 pub struct Bounds {
     pub root: HashMap<AxisId, Range>,
     pub extent: HashMap<AxisId, Expr>,
-    /// The outer axes of the splits whose last iteration shifts inwards.
+    /// The outer axes of the splits whose last iteration may shift inwards (found by
+    /// either inference; only the bounds of [`infer_bound_shifted`] shift them).
     pub shifted: HashSet<AxisId>,
-    /// Whether splits may shift (the bounds of [`infer_bound_shifted`]).
+    /// Whether these bounds shift the splits of `shifted` (those of [`infer_bound_shifted`]).
     shift: bool,
 }
 
@@ -47,11 +48,8 @@ impl Bounds {
                     if let (Some(o), Some(i)) = (v.get(&outer), v.get(&inner)) {
                         let f = self.extent(inner).clone();
                         let base = o.clone() * f.clone();
-                        let base = if self.shifted.contains(&outer) {
-                            Expr::min(base, self.extent(parent).clone() - f)
-                        } else {
-                            base
-                        };
+                        let base =
+                            if self.shifts(outer) { Expr::min(base, self.extent(parent).clone() - f) } else { base };
                         v.insert(parent, base + i.clone());
                     }
                 }
@@ -73,13 +71,19 @@ impl Bounds {
         v
     }
 
+    /// Whether these bounds shift the last iteration of the split whose outer axis is
+    /// `outer`.
+    pub fn shifts(&self, outer: AxisId) -> bool {
+        self.shift && self.shifted.contains(&outer)
+    }
+
     /// The conditions under which the shifted splits of `sid` are valid: each one's
     /// parent extent at least its factor. Empty when none of its splits shifts.
     pub fn shift_conditions(&self, sch: &Schedule, sid: StageId) -> Vec<Expr> {
         let mut out = Vec::new();
         for r in &sch.stage(sid).relations {
             if let Relation::Split { parent, outer, inner, .. } = *r {
-                if self.shifted.contains(&outer) {
+                if self.shifts(outer) {
                     out.push(Expr::ge(self.extent(parent).clone(), self.extent(inner).clone()));
                 }
             }
@@ -153,7 +157,7 @@ fn infer_stage(sch: &Schedule, sid: StageId, b: &mut Bounds, state: &mut [u8]) {
                 };
                 b.extent.insert(outer, analyzer.simplify(&oe));
                 b.extent.insert(inner, analyzer.simplify(&ie));
-                if b.shift && shifts_inwards(sch, sid, (parent, outer, inner), &b.extent[&parent], by) {
+                if shifts_inwards(sch, sid, (parent, outer, inner), &b.extent[&parent], by) {
                     b.shifted.insert(outer);
                 }
             }

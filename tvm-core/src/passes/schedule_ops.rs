@@ -14,23 +14,26 @@ use crate::tir::{Buffer, Expr, IterKind, Param, PrimFunc, Range, Scope, Stmt, Va
 use std::collections::HashMap;
 
 /// Lowers the stages of `sch` (inlined stages already substituted) to a TIR function.
-/// `shifted` are the bounds with the tails of some splits shifted inwards
-/// ([`super::infer_bound::infer_bound_shifted`]): a root stage with such a split gets its
-/// nest twice, `if e >= f { nest with the shifted bounds } else { nest with b }`.
-pub fn schedule_ops<'a>(sch: &'a Schedule, b: &'a Bounds, shifted: &'a Bounds) -> Result<PrimFunc, Vec<ScheduleError>> {
+/// `shifted`, where some split may shift, are the bounds with the tails of those splits
+/// shifted inwards ([`super::infer_bound::infer_bound_shifted`]): a root stage with such a
+/// split gets its nest twice, `if e >= f { nest with the shifted bounds } else { nest with b }`.
+pub fn schedule_ops<'a>(
+    sch: &'a Schedule,
+    b: &'a Bounds,
+    shifted: Option<&'a Bounds>,
+) -> Result<PrimFunc, Vec<ScheduleError>> {
     let mut cx = Ctx { sch, b, buffers: HashMap::new(), errors: Vec::new() };
     cx.make_buffers();
     let order: Vec<StageId> =
         sch.stages_in_order().into_iter().filter(|&s| sch.stage(s).attach == Attach::Root).collect();
     let mut body = Stmt::NoOp;
     for &sid in order.iter().rev() {
-        let conds = shifted.shift_conditions(sch, sid);
         let mut nest = cx.make_nest(sid);
-        if !conds.is_empty() {
+        let shift = shifted.and_then(|s| Some((s, s.shift_conditions(sch, sid).into_iter().reduce(Expr::and)?)));
+        if let Some((shifted, cond)) = shift {
             cx.b = shifted;
             let whole = cx.make_nest(sid);
             cx.b = b;
-            let cond = conds.into_iter().reduce(Expr::and).expect("a condition");
             nest = Stmt::If { cond, then: Box::new(whole), otherwise: Some(Box::new(nest)) };
         }
         body = cx.realize(sid, Stmt::seq(vec![nest, body]));
@@ -160,7 +163,7 @@ impl Ctx<'_> {
     /// For the outer axis `a` of a split of `sid` that the bounds shift inwards, the
     /// parent's extent and the factor.
     fn shifted_split(&self, sid: StageId, a: AxisId) -> Option<(Expr, Expr)> {
-        if !self.b.shifted.contains(&a) {
+        if !self.b.shifts(a) {
             return None;
         }
         self.sch.stage(sid).relations.iter().find_map(|r| match *r {

@@ -10,7 +10,6 @@
 //! it read before.
 
 use crate::tir::{BinOp, Expr, Var};
-use std::collections::HashMap;
 
 /// The repeated subexpressions of `value` to bind first (in order: a later one may use
 /// an earlier one's variable) and `value` reading them, or `None` when nothing repeats.
@@ -20,15 +19,10 @@ pub(super) fn common(value: &Expr) -> Option<(Vec<(Var, Expr)>, Expr)> {
     // The largest repeat first: its copies hold the smaller ones.
     while let Some(repeat) = largest_repeat(&value) {
         let var = Var::new(format!("cse{}", lets.len()), repeat.dtype());
-        value = replace(&value, &key(&repeat), &Expr::var(&var));
+        value = replace(&value, &repeat, &Expr::var(&var));
         lets.push((var, repeat));
     }
     (!lets.is_empty()).then_some((lets, value))
-}
-
-/// A structural key (variables by identity, as their `Debug` prints them).
-fn key(e: &Expr) -> String {
-    format!("{e:?}")
 }
 
 /// Whether `e` is worth a variable of its own: it computes or reads something, and holds
@@ -86,19 +80,25 @@ fn size(e: &Expr) -> usize {
 fn largest_repeat(value: &Expr) -> Option<Expr> {
     let mut parts = Vec::new();
     strict_parts(value, &mut parts);
-    let mut seen: HashMap<String, (usize, &Expr)> = HashMap::new();
+    // Structural equality (`Expr`'s, variables by identity), each part against the
+    // distinct ones before it.
+    let mut seen: Vec<(usize, &Expr)> = Vec::new();
     for p in parts.into_iter().filter(|p| movable(p)) {
-        seen.entry(key(p)).or_insert((0, p)).0 += 1;
+        match seen.iter_mut().find(|(_, e)| *e == p) {
+            Some((n, _)) => *n += 1,
+            None => seen.push((1, p)),
+        }
     }
-    seen.into_values().filter(|(n, _)| *n >= 2).max_by_key(|(_, e)| size(e)).map(|(_, e)| e.clone())
+    seen.into_iter().filter(|(n, _)| *n >= 2).max_by_key(|(_, e)| size(e)).map(|(_, e)| e.clone())
 }
 
-/// `e` with every strictly evaluated copy of the subexpression keyed `k` replaced by `by`.
-fn replace(e: &Expr, k: &str, by: &Expr) -> Expr {
-    if movable(e) && key(e) == k {
+/// `e` with every strictly evaluated copy of `target` (a movable subexpression) replaced
+/// by `by`.
+fn replace(e: &Expr, target: &Expr, by: &Expr) -> Expr {
+    if e == target {
         return by.clone();
     }
-    let r = |x: &Expr| Box::new(replace(x, k, by));
+    let r = |x: &Expr| Box::new(replace(x, target, by));
     match e {
         Expr::Select { cond, then, otherwise } => {
             Expr::Select { cond: r(cond), then: then.clone(), otherwise: otherwise.clone() }
@@ -112,7 +112,7 @@ fn replace(e: &Expr, k: &str, by: &Expr) -> Expr {
         Expr::Cast { dtype, value } => Expr::Cast { dtype: *dtype, value: r(value) },
         Expr::Broadcast { value, lanes } => Expr::Broadcast { value: r(value), lanes: *lanes },
         Expr::Call { func, args } => {
-            Expr::Call { func: func.clone(), args: args.iter().map(|a| replace(a, k, by)).collect() }
+            Expr::Call { func: func.clone(), args: args.iter().map(|a| replace(a, target, by)).collect() }
         }
         Expr::Load { .. }
         | Expr::ProducerLoad { .. }
