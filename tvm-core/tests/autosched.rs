@@ -105,6 +105,24 @@ fn a_conv2d_pads_once_and_tiles_filters_by_whole_rows() {
     assert!(d.contains("cache_read(shared") && d.contains("bind(out_bz, block.z)"), "{d}");
 }
 
+/// P-Net's third convolution: no batch, 32 filters, so the filter blocks are the
+/// parallel loop's only tasks.
+const CONV_FEW_FILTERS: &str = "pub fn conv(x: f32[16, H, W], w: f32[32, 16, 3, 3], oh: usize, ow: usize) -> y: f32[32, oh, ow] {
+    y[f, i, j] = sum(if i + r < H && j + s < W { x[c, i + r, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..16, r in 0..3, s in 0..3);
+}";
+
+#[test]
+fn a_conv_with_few_filters_keeps_tall_register_tiles_while_every_core_has_a_block() {
+    // Four blocks of 8 filters give each of 4 cores one: the tile keeps 8 rows (16
+    // accumulators), loading each vector of `x` once for 8 filters.
+    let d = derived(CONV_FEW_FILTERS, "cpu");
+    assert!(d.contains("y.split(y.f, 8)") && d.contains("y_l.compute_at(y, y.i)"), "{d}");
+    // With 16 cores, tiles of 4 filters (the fewest rows that still hide the FMA
+    // latency) make 8 blocks.
+    let d = derived(CONV_FEW_FILTERS, "llvm -num-cores=16");
+    assert!(d.contains("y.split(y.f, 4)"), "{d}");
+}
+
 #[test]
 fn reductions_along_either_axis_and_transposes() {
     let rows = derived("pub fn rowsum(x: f32[M, N]) -> y: f32[M] { y[i] = sum(x[i, k] for k in 0..N); }", "cpu");

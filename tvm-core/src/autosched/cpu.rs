@@ -124,13 +124,15 @@ impl Cx<'_> {
             Some(k) => pick_divisor(info.axes[k].extent, mr_max.min(8)),
             None => 1,
         };
-        // Too few blocks of rows to keep every core busy (a convolution with few filters
+        // Too few blocks of rows to give every core one (a convolution with few filters
         // and no batch, whose parallel loop is its filter blocks): shorter register tiles,
-        // down to the accumulators that still hide the FMA latency, make more blocks.
+        // down to the accumulators that still hide the FMA latency, make more blocks. One
+        // block per core is enough here: a shorter tile loads its vector operand for
+        // fewer rows, which costs more than the balance of two tasks per core gains.
         let fma = (self.target.facts.fma_units.max(1) * self.target.facts.fma_latency.max(1)) as i64;
         let min_rows = ((fma + per_row - 1) / per_row).max(1);
         if let Some(e) = eu {
-            while outer * ((e + mr - 1) / mr) < want {
+            while outer * ((e + mr - 1) / mr) < self.cores() {
                 let fewer = pick_divisor(Some(e), mr / 2);
                 if fewer < min_rows {
                     break;
