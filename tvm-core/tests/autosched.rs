@@ -105,6 +105,23 @@ fn a_conv2d_pads_once_and_tiles_filters_by_whole_rows() {
     assert!(d.contains("cache_read(shared") && d.contains("bind(out_bz, block.z)"), "{d}");
 }
 
+#[test]
+fn a_prime_row_count_gets_a_full_register_tile_with_a_tail() {
+    // 127 rows have no divisor between 2 and 8: a tile of one row (2 accumulators) would
+    // leave the FMA units waiting on each other; 8 rows and a tail of 7 do not.
+    let d = derived(
+        "pub fn mm(a: f32[127, 127], b: f32[127, 127]) -> c: f32[127, 127] { c[i, j] = sum(a[i, k] * b[k, j] for k in 0..127); }",
+        "cpu",
+    );
+    assert!(d.contains("register tile of 8 x i by 32 `j` lanes (16 accumulators"), "{d}");
+    // A row count with a fair divisor keeps it: 10 rows in tiles of 5.
+    let d = derived(
+        "pub fn mm(a: f32[10, 64], b: f32[64, 256]) -> c: f32[10, 256] { c[i, j] = sum(a[i, k] * b[k, j] for k in 0..64); }",
+        "cpu",
+    );
+    assert!(d.contains("register tile of 5 x i"), "{d}");
+}
+
 /// P-Net's third convolution: no batch, 32 filters, so the filter blocks are the
 /// parallel loop's only tasks.
 const CONV_FEW_FILTERS: &str = "pub fn conv(x: f32[16, H, W], w: f32[32, 16, 3, 3], oh: usize, ow: usize) -> y: f32[32, oh, ow] {
@@ -130,7 +147,9 @@ fn reductions_along_either_axis_and_transposes() {
     let cols = derived("pub fn colsum(x: f32[M, N]) -> y: f32[N] { y[j] = sum(x[k, j] for k in 0..M); }", "cpu");
     assert!(cols.contains("y.cache_write(local)") && cols.contains("y_l.vectorize(y_l_j)"), "{cols}");
     let t = derived("pub fn transpose(x: f32[M, N]) -> y: f32[N, M] { y[i, j] = x[j, i]; }", "cpu");
-    assert!(t.contains("y.tile(y.i, y.j, 16, 16)"), "{t}");
+    // Tiles of two vectors a side, their rows not unrolled (each unrolled row would cost
+    // the macro a bounds proof).
+    assert!(t.contains("y.tile(y.i, y.j, 32, 32)") && !t.contains("unroll"), "{t}");
 }
 
 /// A read made only where a boundary or a wrap's condition fails (the `else` of the

@@ -686,13 +686,17 @@ impl Cx<'_> {
             return false;
         };
         let lanes = self.lanes(y);
+        // Tiles of two vectors a side: each tile row read and written is two whole vectors
+        // (two cache lines of f32 with AVX-512), and a tile touches half as many pages per
+        // element as one of a vector a side.
+        let side = 2 * lanes;
         let name = info.name.clone();
         let why = format!(
-            "`{name}` reads `{}` across its rows: tiles of {lanes} x {lanes}, the tile rows in parallel",
+            "`{name}` reads `{}` across its rows: tiles of {side} x {side}, the tile rows in parallel",
             self.graph.tensor(strided.tensor).name
         );
         self.b.comment(why.clone());
-        let tsz = self.b.int_knob(&format!("{name}_tile"), [lanes, lanes / 2, 2 * lanes]);
+        let tsz = self.b.int_knob(&format!("{name}_tile"), [side, lanes, 4 * lanes]);
         let names: Vec<String> =
             ["uo", "vo", "ui", "vi"].iter().map(|s| self.b.fresh(&format!("{name}_{s}"))).collect();
         self.b.stmt(format!(
@@ -702,7 +706,7 @@ impl Cx<'_> {
         let outer: Vec<String> = (0..u).map(|k| format!("{name}.{}", info.axes[k].name)).collect();
         // The tile rows join the fused parallel loop only when the tile divides their axis
         // (see `emit_tile`).
-        let exact = info.axes[u].extent.is_some_and(|e| e % lanes == 0);
+        let exact = info.axes[u].extent.is_some_and(|e| e % side == 0);
         let mut par = outer;
         if par.is_empty() || exact {
             par.push(names[0].clone());
@@ -714,8 +718,9 @@ impl Cx<'_> {
             self.b.stmt(format!("let {f} = {name}.fuse({})", par.join(", ")));
             f
         };
+        // The tile's rows are not unrolled: LLVM keeps the loop as fast, and 32 unrolled
+        // rows cost the macro a bounds proof each.
         self.b.stmt(format!("{name}.parallel({p})"));
-        self.b.stmt(format!("{name}.unroll({})", names[2]));
         self.handled.insert(y);
         self.note(y, "transpose", why);
         true
@@ -823,8 +828,10 @@ fn reads_directly(cx: &Cx<'_>, s: TensorId, a: &Access) -> bool {
     cx.graph.inputs_of(s).contains(&a.tensor)
 }
 
-/// The largest divisor of `extent` that is at most `max` and a power of two, else
-/// `max` (the tile then has a tail); `max` for an unknown extent.
+/// The largest power of two that divides `extent` and is at most `max`; where that is
+/// under `max / 2`, the largest divisor at most `max`; where that is under `max / 2` too
+/// (a prime such as 127), `max` itself, and the tile has a tail: a tile of one or two
+/// rows could not keep the FMA units busy. `max` for an unknown extent.
 fn pick_divisor(extent: Option<i64>, max: i64) -> i64 {
     let Some(e) = extent else { return max };
     let mut d = 1;
@@ -832,8 +839,12 @@ fn pick_divisor(extent: Option<i64>, max: i64) -> i64 {
         d *= 2;
     }
     if d * 2 <= max && d < max / 2 {
-        // No power of two divides well: take the largest divisor at most max.
-        (1..=max.min(e)).rev().find(|x| e % x == 0).unwrap_or(1)
+        let best = (1..=max.min(e)).rev().find(|x| e % x == 0).unwrap_or(1);
+        if best < max / 2 && e > max {
+            max
+        } else {
+            best
+        }
     } else {
         d.min(e)
     }
