@@ -66,14 +66,15 @@ impl<T: Element, const R: usize> DeviceTensor<T, R> {
         Ok(DeviceTensor { shape, storage })
     }
 
-    /// A tensor of `shape` on `device` whose contents the next kernel writes: on a GPU,
-    /// pooled memory that is not cleared (generated code allocates outputs with this; every
-    /// element of an output is written by its kernel).
+    /// A tensor of `shape` on `device` whose contents the next kernel writes: pooled
+    /// memory that is not cleared (on the host, a block a dropped tensor of the same size
+    /// left, else zeros); generated code allocates outputs with this, and every element
+    /// of an output is written by its kernel.
     #[doc(hidden)]
     pub fn uninit_for_output(device: &Device, shape: [usize; R]) -> Result<Self, Error> {
         let n = element_count::<T>(&shape)?;
         let storage = match device {
-            Device::Cpu => Storage::Host(HostData::try_filled(n, T::default()).map_err(host_oom)?),
+            Device::Cpu => Storage::Host(HostData::try_for_overwrite(n).map_err(host_oom)?),
             _ => Storage::Gpu(gpu::Gpu::of(device)?.alloc(n * std::mem::size_of::<T>())?),
         };
         Ok(DeviceTensor { shape, storage })

@@ -141,6 +141,112 @@ unsafe fn unmap_huge(p: *mut u8, bytes: usize) {
 #[cfg(not(target_os = "linux"))]
 unsafe fn unmap_huge(_p: *mut u8, _bytes: usize) {}
 
+/// How a block was obtained, which decides how it is freed and which requests it can
+/// serve: a mapping of `huge_len` bytes ([`map_huge`]), or the allocator's block of
+/// `layout`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Block {
+    Huge(usize),
+    Alloc(Layout),
+}
+
+impl Block {
+    /// The block a request of `bytes` at `layout` gets.
+    fn of(bytes: usize, layout: Layout) -> Block {
+        if is_huge(bytes) {
+            Block::Huge(huge_len(bytes))
+        } else {
+            Block::Alloc(layout)
+        }
+    }
+
+    fn bytes(self) -> usize {
+        match self {
+            Block::Huge(n) => n,
+            Block::Alloc(l) => l.size(),
+        }
+    }
+}
+
+/// Freed blocks kept for the next allocation of the same size, as allocators keep their
+/// free lists: a kernel called in a loop gets its outputs back without a new mapping
+/// (each page of which the OS faults in and clears on first touch) or a trip through the
+/// allocator. At most [`KEPT_BLOCKS`] blocks of [`KEPT_MIN`] bytes and more, [`KEPT_BYTES`]
+/// in all, the oldest freed first.
+mod kept {
+    use super::{unmap_huge, Block};
+    use std::ptr::NonNull;
+    use std::sync::Mutex;
+
+    /// The smallest block kept.
+    pub const KEPT_MIN: usize = 256 << 10;
+    /// How many blocks are kept at most.
+    pub const KEPT_BLOCKS: usize = 64;
+    /// How many bytes are kept at most.
+    pub const KEPT_BYTES: usize = 128 << 20;
+
+    /// The kept blocks: where each starts and how it was obtained.
+    ///
+    /// Invariant: each address is a block no tensor owns, obtained as its `Block` says
+    /// and not freed; its bytes are initialized (zero from its mapping or allocation, or
+    /// written as the elements of the tensor that owned it).
+    static KEPT: Mutex<Vec<(usize, Block)>> = Mutex::new(Vec::new());
+
+    fn kept() -> std::sync::MutexGuard<'static, Vec<(usize, Block)>> {
+        // A panic while the lock was held left the list consistent (every change is one
+        // push or remove).
+        KEPT.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// A kept block obtained as `b`, now the caller's.
+    pub fn take(b: Block) -> Option<NonNull<u8>> {
+        if b.bytes() < KEPT_MIN {
+            return None;
+        }
+        let mut k = kept();
+        let i = k.iter().rposition(|e| e.1 == b)?;
+        NonNull::new(k.remove(i).0 as *mut u8)
+    }
+
+    /// Keeps the block at `p`, obtained as `b`, whose bytes are initialized; `false`
+    /// (the caller frees it) when it is too small or larger than all that is kept.
+    pub fn give(b: Block, p: NonNull<u8>) -> bool {
+        if b.bytes() < KEPT_MIN || b.bytes() > KEPT_BYTES {
+            return false;
+        }
+        let mut k = kept();
+        while !k.is_empty() && (k.len() >= KEPT_BLOCKS || k.iter().map(|e| e.1.bytes()).sum::<usize>() + b.bytes() > KEPT_BYTES) {
+            let (addr, old) = k.remove(0);
+            free(addr as *mut u8, old);
+        }
+        k.push((p.as_ptr() as usize, b));
+        true
+    }
+
+    /// The bytes kept now.
+    #[cfg(test)]
+    pub fn bytes() -> usize {
+        kept().iter().map(|e| e.1.bytes()).sum()
+    }
+
+    /// The blocks kept now.
+    #[cfg(test)]
+    pub fn count() -> usize {
+        kept().len()
+    }
+
+    /// Frees a block that was kept.
+    fn free(p: *mut u8, b: Block) {
+        match b {
+            // SAFETY: the block came from `map_huge` of a size whose mapping is `n` bytes
+            // (the invariant), and nothing owns it.
+            Block::Huge(n) => unsafe { unmap_huge(p, n) },
+            // SAFETY: the block came from `alloc` with this layout, and nothing owns it.
+            Block::Alloc(l) => unsafe { std::alloc::dealloc(p, l) },
+        }
+    }
+}
+
 /// The elements of a host tensor.
 pub(crate) enum Storage<T: Element> {
     /// A caller's `Vec` whose data starts at a multiple of [`ALIGN`] (or is empty).
@@ -158,6 +264,13 @@ impl<T: Element> Storage<T> {
     /// `n` copies of `value`; `Err(bytes)` when the memory cannot be had.
     pub fn try_filled(n: usize, value: T) -> Result<Self, usize> {
         Aligned::try_filled(n, value).map(Storage::Aligned)
+    }
+
+    /// `n` elements the caller overwrites before it reads any (a kernel's output): a
+    /// kept block as its last owner left it where one fits, else zeros; `Err(bytes)` when
+    /// the memory cannot be had.
+    pub fn try_for_overwrite(n: usize) -> Result<Self, usize> {
+        Aligned::try_for_overwrite(n).map(Storage::Aligned)
     }
 
     /// A copy of `s`; `Err(bytes)` when the memory cannot be had.
@@ -247,6 +360,13 @@ impl<T: Element> Aligned<T> {
         if beyond_host_memory(bytes as u128) {
             return Err(bytes);
         }
+        if let Some(p) = kept::take(Block::of(bytes, layout)) {
+            if zeroed {
+                // SAFETY: the kept block is ours now and holds at least `bytes` bytes.
+                unsafe { std::ptr::write_bytes(p.as_ptr(), 0, bytes) };
+            }
+            return Ok(p.cast());
+        }
         if is_huge(bytes) {
             // Zero bytes already (an anonymous mapping), at a multiple of 2 MiB (so of
             // ALIGN and of T's alignment).
@@ -281,6 +401,22 @@ impl<T: Element> Aligned<T> {
         Ok(Aligned { ptr, len })
     }
 
+    /// `len` elements whose values the caller overwrites before reading any: a block
+    /// freed earlier of the same size as it was left (without clearing it), else zeros.
+    /// Only for element types of which every bit pattern is a value (not `bool`): the
+    /// kept block's bytes were written as another tensor's elements, of any type.
+    fn try_for_overwrite(len: usize) -> Result<Self, usize> {
+        let bytes = bytes_of::<T>(len).unwrap_or(usize::MAX);
+        if T::DTYPE != crate::DType::BOOL && len > 0 && std::mem::size_of::<T>() != 0 {
+            if let Some(p) = Self::layout(len).and_then(|layout| kept::take(Block::of(bytes, layout))) {
+                // The block's bytes are all initialized (written by its earlier owner, or
+                // zero from its mapping), and any bytes are a `T`.
+                return Ok(Aligned { ptr: p.cast(), len });
+            }
+        }
+        Self::try_filled(len, T::default())
+    }
+
     /// A copy of `s`.
     fn try_from_slice(s: &[T]) -> Result<Self, usize> {
         let ptr = Self::try_alloc(s.len(), false)?;
@@ -310,6 +446,13 @@ impl<T> Drop for Aligned<T> {
             return;
         }
         let bytes = self.len * std::mem::size_of::<T>();
+        // Kept for the next block of its size, if large enough and there is room; the
+        // layout is the one it was allocated with (valid then, for this `len`).
+        if let Some(layout) = Self::layout(self.len) {
+            if kept::give(Block::of(bytes, layout), self.ptr.cast()) {
+                return;
+            }
+        }
         if is_huge(bytes) {
             // SAFETY: the block came from `map_huge(bytes)` (the invariant) and `self`
             // is gone after this.
@@ -366,9 +509,9 @@ mod tests {
                 let flags = vm_flags_at(p).expect("the block's mapping is in smaps");
                 assert!(flags.split_whitespace().any(|f| f == "hg"), "not advised for huge pages: {flags}");
             }
+            // Dropped, the block is kept (or unmapped): the next round's block of the
+            // same size, kept or new, must come zeroed again all the same.
             drop(z);
-            #[cfg(target_os = "linux")]
-            assert_eq!(vm_flags_at(p), None, "the mapping outlived its block");
         }
         // Below the threshold: the allocator's block at 64 bytes.
         let small = Aligned::<f32>::try_filled(HUGE_MIN / 4 - 1, 1.0).unwrap();
@@ -433,6 +576,44 @@ mod tests {
         s.as_mut_slice()[9] = 5;
         assert_eq!(s.as_slice()[9], 5);
         assert_eq!(s.clone().as_slice(), s.as_slice());
+    }
+
+    #[test]
+    fn a_dropped_block_serves_the_next_request_of_its_size() {
+        // A size no other test asks for, between the smallest kept block and a mapping.
+        let n = kept::KEPT_MIN / 4 + 1001;
+        let mut a = Storage::<f32>::try_filled(n, 0.0).unwrap();
+        a.as_mut_slice()[n - 1] = 3.5;
+        let p = a.as_slice().as_ptr();
+        drop(a);
+        // An output the kernel overwrites gets the block as it was left.
+        let b = Storage::<f32>::try_for_overwrite(n).unwrap();
+        assert_eq!((b.as_slice().as_ptr(), b.as_slice()[n - 1]), (p, 3.5));
+        drop(b);
+        // Zeros asked for are zeros, from the same block.
+        let z = Storage::<f32>::try_filled(n, 0.0).unwrap();
+        assert_eq!(z.as_slice().as_ptr(), p);
+        assert!(z.as_slice().iter().all(|&v| v == 0.0));
+        // An `i32` output may take an `f32` block's bytes as they are; a `bool` never.
+        let mut w = z;
+        w.as_mut_slice().fill(f32::from_bits(0x0102_0304));
+        drop(w);
+        let flags = Storage::<bool>::try_for_overwrite(4 * n).unwrap();
+        assert!(flags.as_slice().iter().all(|&f| !f), "a bool output from stale bytes");
+    }
+
+    #[test]
+    fn what_is_kept_stays_within_its_bounds() {
+        let blocks: Vec<_> = (0..2 * kept::KEPT_BLOCKS)
+            .map(|i| Storage::<f32>::try_filled(kept::KEPT_MIN / 4 + 17 * i, 1.0).unwrap())
+            .collect();
+        drop(blocks);
+        assert!(kept::bytes() <= kept::KEPT_BYTES);
+        assert!(kept::count() <= kept::KEPT_BLOCKS);
+        // A block larger than all that may be kept is freed at once.
+        let huge = Storage::<u8>::try_filled(kept::KEPT_BYTES + 1, 0).unwrap();
+        drop(huge);
+        assert!(kept::bytes() <= kept::KEPT_BYTES);
     }
 
     #[test]
