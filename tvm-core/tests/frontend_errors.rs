@@ -658,3 +658,23 @@ fn errors_of_every_block_are_checked() {
     assert!(matches!(es[0].kind, K::UnknownAxis { .. }));
     assert!(matches!(es[1].kind, K::BindOnCpu { .. }));
 }
+
+#[test]
+fn a_widening_cast_of_arithmetic_casts_the_operands() {
+    // `(w[i, k] * x[k]) as i32` would multiply in `i8` and wrap: the help casts each operand.
+    let e = one_error(
+        "fn gemv(w: i8[m, n], x: i8[n]) -> y: i32[m] { y[i] = sum(w[i, k] * x[k] for k in 0..n); }",
+        &["mismatched types"],
+    );
+    let help = e.help.as_deref().unwrap_or("");
+    assert!(help.contains("`w[i, k] as i32 * x[k] as i32`"), "{help}");
+    // A narrowing cast of arithmetic, or a cast of a plain read, stays one cast.
+    let e = one_error("fn f(x: i32[n]) -> y: i8[n] { y[i] = x[i] * 2; }", &["mismatched types"]);
+    assert!(e.help.as_deref().unwrap_or("").contains("`(x[i] * 2) as i8`"), "{:?}", e.help);
+    let e = one_error("fn f(x: i8[n]) -> y: i32[n] { y[i] = x[i]; }", &["mismatched types"]);
+    assert!(e.help.as_deref().unwrap_or("").contains("`x[i] as i32`"), "{:?}", e.help);
+    // Nested arithmetic: every leaf is cast, the grouping kept.
+    let e =
+        one_error("fn f(a: i16[n], b: i16[n]) -> y: f32[n] { y[i] = (a[i] + b[i]) * a[i]; }", &["mismatched types"]);
+    assert!(e.help.as_deref().unwrap_or("").contains("`(a[i] as f32 + b[i] as f32) * a[i] as f32`"), "{:?}", e.help);
+}

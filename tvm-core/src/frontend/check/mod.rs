@@ -260,6 +260,49 @@ fn visit_ast<'a>(e: &'a ExprAst, f: &mut impl FnMut(&'a ExprAst)) {
 }
 
 /// `e` as it would be written as the operand of `as`.
+/// The help for a value `e` of type `from` where `to` is wanted: `e as to`, except that
+/// arithmetic widened by a cast (`i8` to `i32`, an integer to a float, `f32` to `f64`) has
+/// its operands cast instead: `(w[i, k] * x[k]) as i32` would multiply in `i8` and wrap,
+/// `w[i, k] as i32 * x[k] as i32` multiplies in `i32`.
+pub(super) fn cast_help(e: &ExprAst, from: DType, to: DType) -> String {
+    let widens = (from.is_integer() && to.is_float())
+        || (from.is_integer() == to.is_integer() && from.is_float() == to.is_float() && to.bits > from.bits);
+    if widens && arithmetic(e) {
+        format!("cast the operands, so the arithmetic is done in `{to}`: `{}`", operands_cast(e, to))
+    } else {
+        format!("cast it: `{} as {to}`", castable(e))
+    }
+}
+
+/// Whether `e` is `+`, `-`, `*` or a negation (whose result a later cast cannot unwrap).
+fn arithmetic(e: &ExprAst) -> bool {
+    match &e.kind {
+        ExprKind::Binary { op, .. } => matches!(op, BinOpAst::Add | BinOpAst::Sub | BinOpAst::Mul),
+        ExprKind::Unary { op, .. } => *op == UnOp::Neg,
+        ExprKind::Paren(inner) => arithmetic(inner),
+        _ => false,
+    }
+}
+
+/// `e` with each operand of its arithmetic cast to `to`.
+fn operands_cast(e: &ExprAst, to: DType) -> String {
+    match &e.kind {
+        ExprKind::Binary { op, lhs, rhs, .. } if arithmetic(e) => {
+            let side = |x: &ExprAst| {
+                if arithmetic(x) {
+                    format!("({})", operands_cast(x, to))
+                } else {
+                    format!("{} as {to}", castable(x))
+                }
+            };
+            format!("{} {} {}", side(lhs), op.symbol(), side(rhs))
+        }
+        ExprKind::Unary { expr, .. } if arithmetic(e) => format!("-({})", operands_cast(expr, to)),
+        ExprKind::Paren(inner) => operands_cast(inner, to),
+        _ => format!("{} as {to}", castable(e)),
+    }
+}
+
 fn castable(e: &ExprAst) -> String {
     match e.kind {
         ExprKind::Binary { .. } | ExprKind::Cast { .. } | ExprKind::If { .. } | ExprKind::Unary { .. } => {
@@ -695,7 +738,7 @@ impl<'a> Checker<'a> {
                             t.dtype,
                             x.dtype()
                         ),
-                        format!("cast it: `{} as {}`", castable(e), t.dtype),
+                        cast_help(e, x.dtype(), t.dtype),
                     );
                     return None;
                 }
@@ -916,11 +959,7 @@ impl<'a> Checker<'a> {
     /// [`Self::expr_of_type`] of `e`, already checked from `x`.
     fn of_type(&mut self, x: &ExprAst, e: Expr, d: DType, what: impl FnOnce(DType) -> String) -> R<Expr> {
         if e.dtype() != d {
-            self.error_help(
-                x.loc,
-                format!("mismatched types: {}", what(e.dtype())),
-                format!("cast it: `{} as {d}`", castable(x)),
-            );
+            self.error_help(x.loc, format!("mismatched types: {}", what(e.dtype())), cast_help(x, e.dtype(), d));
             return Err(Poisoned);
         }
         Ok(e)
