@@ -122,6 +122,33 @@ fn a_prime_row_count_gets_a_full_register_tile_with_a_tail() {
     assert!(d.contains("register tile of 5 x i"), "{d}");
 }
 
+#[test]
+fn an_expensive_stage_broadcast_over_rows_is_computed_once() {
+    // `rstd[j]` (a square root and a division) read by every row of `y[i, j]`: inlined,
+    // each row would recompute it.
+    let d = derived(
+        "pub fn col_std(x: f32[R, C]) -> y: f32[R, C] {
+            let s[j]: f32[C] = sum(x[k, j] for k in 0..R);
+            let mean[j]: f32[C] = s[j] / R as f32;
+            let v[j]: f32[C] = sum((x[k, j] - mean[j]) * (x[k, j] - mean[j]) for k in 0..R);
+            let rstd[j]: f32[C] = 1.0 / (v[j] / R as f32).sqrt();
+            y[i, j] = (x[i, j] - mean[j]) * rstd[j];
+        }",
+        "cpu",
+    );
+    assert!(!d.contains("rstd.compute_inline()") && d.contains("rstd.vectorize("), "{d}");
+    // Read along the inner axis only (`r[i]` in `y[i, j]`), LLVM hoists it: inlined.
+    let d = derived(
+        "pub fn row_scale(x: f32[R, C]) -> y: f32[R, C] {
+            let s[i]: f32[R] = sum(x[i, k] for k in 0..C);
+            let r[i]: f32[R] = 1.0 / s[i].sqrt();
+            y[i, j] = x[i, j] * r[i];
+        }",
+        "cpu",
+    );
+    assert!(d.contains("r.compute_inline()"), "{d}");
+}
+
 /// P-Net's third convolution: no batch, 32 filters, so the filter blocks are the
 /// parallel loop's only tasks.
 const CONV_FEW_FILTERS: &str = "pub fn conv(x: f32[16, H, W], w: f32[32, 16, 3, 3], oh: usize, ow: usize) -> y: f32[32, oh, ow] {

@@ -37,7 +37,7 @@ pub mod text;
 use crate::schedule::{Attach, Schedule};
 use crate::target::Target;
 use crate::te::{Graph, TensorId};
-use analysis::{Kind, StageInfo};
+use analysis::{Kind, StageInfo, Step};
 use std::collections::{BTreeSet, HashMap};
 use text::Builder;
 
@@ -112,8 +112,8 @@ pub fn derive(base: &Schedule, taken: &[String]) -> Derived {
 /// The stages that end up inlined: those a block inlines, and every unshaped, unplaced
 /// injective intermediate that is cheap (on GPUs, any) or read once without reuse (an
 /// expensive one read by several stages, or by a stage that would recompute it for every
-/// element of a tile, is computed once on CPUs; a boundary read by a tiled reduction is
-/// computed once everywhere).
+/// element of a tile or every row, is computed once on CPUs; a boundary read by a tiled
+/// reduction is computed once everywhere).
 fn inline_set(base: &Schedule) -> BTreeSet<TensorId> {
     let graph = &base.graph;
     let all = analysis::analyze(graph, &|_| false);
@@ -145,7 +145,19 @@ fn inline_set(base: &Schedule) -> BTreeSet<TensorId> {
         let boundary = graph.tensor(t).body().is_some_and(analysis::has_select);
         // A GPU recomputes rather than round-trips through memory.
         let cheap = !i.expensive || base.target.is_gpu();
-        if (cheap && !(boundary && reused)) || (i.consumers.len() <= 1 && !reused) {
+        // An expensive stage that a consumer reads along its innermost axis but not along
+        // an outer one (`rstd[j]` in `y[i, j]`) would be recomputed for every row: LLVM
+        // hoists a value out of the inner loop (`rstd[i]` in `y[i, j]`), not out of the
+        // rows. Computed once, it is a load.
+        let broadcast = !cheap
+            && i.consumers.iter().filter_map(|c| all.get(c)).any(|c| {
+                let Some((inner, outer)) = c.axes.split_last() else { return false };
+                c.reads.iter().filter(|a| a.tensor == t).any(|a| {
+                    StageInfo::step(a, &inner.var) != Step::Invariant
+                        && outer.iter().any(|o| StageInfo::step(a, &o.var) == Step::Invariant)
+                })
+            });
+        if (cheap && !(boundary && reused)) || (i.consumers.len() <= 1 && !reused && !broadcast) {
             out.insert(t);
         }
     }
