@@ -3,15 +3,45 @@
 
 use super::paths;
 use super::signature::Signature;
+use crate::codegen::CodegenError;
+use crate::frontend::ast::{SExpr, SchedStmt};
+use crate::frontend::Kernel;
+use crate::loc::Loc;
 use crate::tir::PrimFunc;
 use proc_macro2::{Span, TokenStream};
 use quote::{format_ident, quote};
 
 /// The CPU function (an item of the module) and its name; a code generation error is a
-/// compile error at the kernel's name.
-pub fn function(f: &PrimFunc, span: Span) -> Result<(TokenStream, syn::Ident), Vec<syn::Error>> {
-    let item = crate::codegen::rust::emit_rust(f).map_err(|e| vec![syn::Error::new(span, e.to_string())])?;
+/// compile error at the `parallel` it is about, else at the kernel's name (`span`).
+pub fn function(f: &PrimFunc, kernel: &Kernel, span: Span) -> Result<(TokenStream, syn::Ident), Vec<syn::Error>> {
+    let item = crate::codegen::rust::emit_rust(f).map_err(|e| {
+        let (at, help) = match &e {
+            CodegenError::ParallelNotDisjoint { loop_var, buffer, .. } => (
+                parallel_stmt(kernel, loop_var).map(|loc| kernel.span(loc)),
+                format!(
+                    "\nhelp: each iteration of a parallel loop writes one contiguous block of `{buffer}`: make an \
+                     axis parallel whose blocks are contiguous in its layout (its outermost one, or that axis fused \
+                     with the next ones: `let p = {buffer}.fuse(..)`), with the loops it contains inside it"
+                ),
+            ),
+            _ => (None, String::new()),
+        };
+        vec![syn::Error::new(at.unwrap_or(span), format!("{e}{help}"))]
+    })?;
     Ok((item, crate::codegen::rust::fn_ident(f)))
+}
+
+/// The `X.parallel(AXIS)` statement of the kernel's CPU block whose axis is `var`.
+fn parallel_stmt(kernel: &Kernel, var: &str) -> Option<Loc> {
+    let block = kernel.schedule_block(&crate::Target::parse("cpu").ok()?)?;
+    block.stmts.iter().find_map(|st| {
+        let SchedStmt::Call { call: SExpr::Method { method, args, .. }, .. } = st else { return None };
+        match args.first()? {
+            SExpr::Name(n) if method.name == "parallel" && n.name == var => Some(n.loc),
+            SExpr::Field { field, .. } if method.name == "parallel" && field.name == var => Some(field.loc),
+            _ => None,
+        }
+    })
 }
 
 /// The call of the CPU function `name` from a match arm: `tensor` gives each tensor

@@ -95,7 +95,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     let out_checks = dims::output_checks(kernel, &sig);
 
     // The CPU kernel, on host tensors and on device tensors (host memory on the CPU).
-    let (cpu_fn, cpu_name) = cpu::function(&lowered.cpu, sig.name.span())?;
+    let (cpu_fn, cpu_name) = cpu::function(&lowered.cpu, kernel, sig.name.span())?;
     let cpu_run = cpu::call(kname, &sig, &lowered.cpu, &cpu_name, |i, out| {
         if out {
             quote!(#i.as_mut_slice())
@@ -134,7 +134,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     let mut tuned_cpu_fn = TokenStream::new();
     let (mut cpu_run, mut cpu_run_on) = (cpu_run, cpu_run_on);
     if let Some((t, tf)) = lowered.tuned.cpu.as_ref().and_then(|t| Some((t, t.f.as_ref()?))) {
-        let (f, fname) = cpu::function(tf, sig.name.span())?;
+        let (f, fname) = cpu::function(tf, kernel, sig.name.span())?;
         let run =
             cpu::call(
                 kname,
