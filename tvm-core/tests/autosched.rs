@@ -149,6 +149,20 @@ fn an_expensive_stage_broadcast_over_rows_is_computed_once() {
     assert!(d.contains("r.compute_inline()"), "{d}");
 }
 
+#[test]
+fn a_stencil_through_a_boundary_view_takes_one_vector_blocks_and_unrolls_its_window() {
+    // Blocks of 64 lanes of a 128-wide row all reach past an edge, and each then takes
+    // the clamped reads; blocks of 16 leave 6 of 8 in the interior.
+    let d = derived(
+        "pub fn dw(x: f32[C, H, W], w: f32[C, 3, 3]) -> y: f32[C, H, W] {
+            let xe = repeat_edge(x);
+            y[c, i, j] = sum(xe[c, i + r - 1, j + t - 1] * w[c, r, t] for r in 0..3, t in 0..3);
+        }",
+        "cpu",
+    );
+    assert!(d.contains("y.split(y.j, 16)") && d.contains("y_l.unroll(y_l.r)") && d.contains("y_l.unroll(y_l.t)"), "{d}");
+}
+
 /// P-Net's third convolution: no batch, 32 filters, so the filter blocks are the
 /// parallel loop's only tasks.
 const CONV_FEW_FILTERS: &str = "pub fn conv(x: f32[16, H, W], w: f32[32, 16, 3, 3], oh: usize, ow: usize) -> y: f32[32, oh, ow] {

@@ -35,6 +35,9 @@ struct Tile {
     /// The split of the innermost reduction axis that is unrolled (`None`: unrolled whole
     /// when short, else not split).
     ku: Option<i64>,
+    /// The stage reads through a boundary view (a stencil with clamped or wrapped edges):
+    /// its short reduction axes are all unrolled.
+    stencil: bool,
 }
 
 impl Cx<'_> {
@@ -100,8 +103,13 @@ impl Cx<'_> {
                 })
             })
             .max_by_key(|&k| (info.axes[k].extent.unwrap_or(i64::MAX), k));
+        // A stencil read through a boundary view (`repeat_edge`) takes its edge's slower
+        // reads in every vector block that reaches past an edge: blocks of one vector
+        // leave the most of its rows in the fast interior.
+        let stencil = info.reads.iter().any(|a| !a.unless.is_empty());
         let nr = match ev {
-            Some(e) if e <= 4 * lanes => e,
+            Some(e) if e <= lanes || (e <= 4 * lanes && !(stencil && u.is_none())) => e,
+            _ if stencil && u.is_none() => lanes,
             _ if u.is_some() => 2 * lanes,
             _ => 4 * lanes,
         };
@@ -184,7 +192,7 @@ impl Cx<'_> {
         // The owner: an element-wise consumer reading this stage at its own index, which
         // then computes in the tile (bias, activation), else the stage itself.
         let fused = if info.is_output { None } else { self.elementwise_consumer(s) };
-        Some(Tile { owner: fused.unwrap_or(s), fused_consumer: fused.is_some(), u, v, mr, nr, mb, pack, ku })
+        Some(Tile { owner: fused.unwrap_or(s), fused_consumer: fused.is_some(), u, v, mr, nr, mb, pack, ku, stencil })
     }
 
     /// The one consumer of `s` that is free, injective, of the same rank, and reads `s`
@@ -388,6 +396,15 @@ impl Cx<'_> {
         self.b.stmt(format!("{acc}.reorder({})", order.join(", ")));
         if let Some(k) = unrolled {
             self.b.stmt(format!("{acc}.unroll({k})"));
+        }
+        // A stencil's other short reduction axes too (the rows of a 3x3 window): its
+        // taps then read at constant offsets, in one straight run.
+        if p.stencil {
+            for r in &info.reduce[..info.reduce.len() - 1] {
+                if r.extent.is_some_and(|e| e <= 4) {
+                    self.b.stmt(format!("{acc}.unroll({acc}.{})", r.name));
+                }
+            }
         }
         if let (Some(u), true) = (p.u, p.mr > 1) {
             self.b.stmt(format!("{acc}.unroll({})", names[u]));
