@@ -153,7 +153,9 @@ impl fmt::Display for Profile {
             self.times.len(),
             if self.clock == Clock::Device { ", device timestamps" } else { "" }
         )?;
-        if let Some(g) = self.gflops() {
+        // A kernel with no floating-point arithmetic (an integer GEMV, a copy) has no
+        // FLOP rate to show.
+        if let Some(g) = self.gflops().filter(|_| self.flops.is_some_and(|n| n > 0.0)) {
             write!(f, ", {} GFLOP/s", significant(g))?;
         }
         if let Some(g) = self.gbps() {
@@ -315,4 +317,30 @@ pub fn call<R>(
         eprintln!("tvm profile: {p}");
     }
     r
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Clock, Profile};
+
+    fn profile(flops: f64) -> Profile {
+        let times = vec![1e-3, 2e-3, 3e-3];
+        Profile {
+            kernel: "k".into(),
+            device: "cpu".into(),
+            times,
+            flops: Some(flops),
+            bytes: Some(4e6),
+            clock: Clock::Host,
+            peak: None,
+        }
+    }
+
+    #[test]
+    fn a_line_shows_a_flop_rate_only_for_floating_point_work() {
+        let line = profile(2e6).to_string();
+        assert!(line.contains("1.00 GFLOP/s") && line.contains("2.00 GB/s"), "{line}");
+        let line = profile(0.0).to_string();
+        assert!(!line.contains("GFLOP/s") && line.contains("2.00 GB/s"), "{line}");
+    }
 }

@@ -89,7 +89,14 @@ fn run(o: &cli::Options) -> Result<bool, String> {
             example.join(",")
         ));
     }
+    let probe = std::time::Instant::now();
     let identity = bench::identity(o)?;
+    // The first build of a run compiles tvm-rs for the candidates' crates: minutes that
+    // belong to no kernel's --budget, said so the wall time adds up.
+    let setup = probe.elapsed().as_secs_f64();
+    if setup >= 5.0 {
+        eprintln!("tvm-tune: built tvm-rs for the candidates in {setup:.1} s (once per target and tvm-rs version; no kernel's --budget counts it)");
+    }
     for f in &ks.found {
         match o.auto {
             Some(s) => search::tune_one(o, &crate_dir, &identity, f, s)?,
