@@ -160,7 +160,10 @@ fn a_stencil_through_a_boundary_view_takes_one_vector_blocks_and_unrolls_its_win
         }",
         "cpu",
     );
-    assert!(d.contains("y.split(y.j, 16)") && d.contains("y_l.unroll(y_l.r)") && d.contains("y_l.unroll(y_l.t)"), "{d}");
+    assert!(
+        d.contains("y.split(y.j, 16)") && d.contains("y_l.unroll(y_l.r)") && d.contains("y_l.unroll(y_l.t)"),
+        "{d}"
+    );
 }
 
 /// P-Net's third convolution: no batch, 32 filters, so the filter blocks are the

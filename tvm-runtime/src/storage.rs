@@ -215,7 +215,9 @@ mod kept {
             return false;
         }
         let mut k = kept();
-        while !k.is_empty() && (k.len() >= KEPT_BLOCKS || k.iter().map(|e| e.1.bytes()).sum::<usize>() + b.bytes() > KEPT_BYTES) {
+        while !k.is_empty()
+            && (k.len() >= KEPT_BLOCKS || k.iter().map(|e| e.1.bytes()).sum::<usize>() + b.bytes() > KEPT_BYTES)
+        {
             let (addr, old) = k.remove(0);
             free(addr as *mut u8, old);
         }
