@@ -317,6 +317,15 @@ fn read_past_an_edge_suggests_repeat_edge() {
     assert!(h.contains("`let x_edge = repeat_edge(x);`") && h.contains("`x_edge[i + 2]`"), "{h}");
     let h = help("fn f(x: f32[N, 8]) -> y: f32[N] { y[i] = sum(x[i, k + 2] for k in 0..8); }", "reaches 9");
     assert!(h.contains("`xe[i, k + 2]`"), "{h}");
+    // A 3x3 window past both edges: both ends named, and the view offered.
+    let e = one_error(
+        "fn f(x: f32[C, H, W], w: f32[C, 3, 3]) -> y: f32[C, H, W] {
+            y[c, i, j] = sum(x[c, i + r - 1, j] * w[c, r, 0] for r in 0..3);
+        }",
+        &["out of bounds at both ends: it goes down to -1 and reaches H"],
+    );
+    let h = e.help.unwrap_or_default();
+    assert!(h.contains("`let xe = repeat_edge(x);`") && h.contains("`xe[c, i + r - 1, j]`"), "{h}");
     for (src, needle) in [
         ("fn f(x: f32[n]) -> out: f32[n] { out[i] = out[i - 1] + x[i]; }", "goes down to -1"),
         ("fn f(x: f32[8]) -> y: f32[8] { y[i] = x[2 * i]; }", "reaches 14"),

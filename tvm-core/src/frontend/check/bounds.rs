@@ -13,6 +13,7 @@ use super::*;
 use crate::arith::Analyzer;
 use crate::tir::mutate::{super_expr, Mutator};
 use crate::tir::printer::print_expr;
+use crate::tir::visit::uses_var;
 
 /// A read of another tensor written through a `repeat_edge` view of it, which reads the
 /// nearest element outside the tensor: the help of a read out of bounds near an edge.
@@ -36,6 +37,8 @@ struct Discharge<'a> {
     az: Analyzer,
     /// The axes of the stage and of its reduction (bound in `az`).
     axes: Vec<Var>,
+    /// The reduction's axes of constant extent, with it: a stencil's window.
+    window: Vec<(Var, i64)>,
     /// How many conditions guard the expression being visited.
     guarded: usize,
     /// How many of them are proved false (the expression never runs).
@@ -64,6 +67,7 @@ pub(super) fn discharge(
     let mut d = Discharge {
         az,
         axes: axes.iter().map(|a| a.var.clone()).collect(),
+        window: Vec::new(),
         guarded: 0,
         dead: 0,
         sites,
@@ -137,9 +141,17 @@ impl Discharge<'_> {
         // the nearest element there. Not for a read that spreads wider (`x[2 * i]`), lies
         // wholly outside (`x[i + 8]` of 8 elements) or drifts with the shape
         // (`x[i + N]`), where the nearest element is not what the kernel means.
+        // A stencil's window (the constant-extent reduction axes the index reads) widens
+        // the read by as many elements as it has, past both edges (`x[i + r - 1]` for
+        // `r in 0..3` spans `-1..=N`): no wider than that, it fits too.
+        let window: i64 = self.window.iter().filter(|(v, _)| uses_var(value, v)).map(|(_, e)| e - 1).sum();
+        let spread_fits = |lo: &Expr, hi: &Expr| {
+            let room = extent.clone() - Expr::int(1) + Expr::int(window);
+            self.az.can_prove(&Expr::le(hi.clone() - lo.clone(), room))
+        };
         let fits = match (&lo, &hi) {
             (Some(lo), Some(hi)) => {
-                self.az.can_prove(&Expr::le(hi.clone() - lo.clone(), extent.clone() - Expr::int(1)))
+                spread_fits(lo, hi)
                     && !self.az.can_prove(&Expr::ge(lo.clone(), extent.clone()))
                     && !self.az.can_prove(&Expr::lt(hi.clone(), Expr::int(0)))
             }
@@ -160,13 +172,22 @@ impl Discharge<'_> {
                  read with `if`"
             ),
         };
+        let below = lo.clone().filter(|lo| self.az.can_prove(&Expr::lt(lo.clone(), Expr::int(0))));
         if let Some(hi) = hi.filter(|hi| self.az.can_prove(&Expr::ge(hi.clone(), extent.clone()))) {
-            let message = format!(
-                "index `{index}` of `{tensor}` is out of bounds: it reaches {}, but dimension {dim} of `{tensor}` \
-                 has size {n}",
-                print_expr(&hi)
-            );
-            let help = help(near_edge(hi - extent.clone()));
+            let message = match &below {
+                Some(lo) => format!(
+                    "index `{index}` of `{tensor}` is out of bounds at both ends: it goes down to {} and reaches \
+                     {}, but dimension {dim} of `{tensor}` has size {n}",
+                    print_expr(lo),
+                    print_expr(&hi)
+                ),
+                None => format!(
+                    "index `{index}` of `{tensor}` is out of bounds: it reaches {}, but dimension {dim} of \
+                     `{tensor}` has size {n}",
+                    print_expr(&hi)
+                ),
+            };
+            let help = help(near_edge(hi - extent.clone()) && below.is_none_or(|lo| near_edge(lo)));
             return Some(Failure { site, message, help });
         }
         if let Some(lo) = lo.filter(|lo| self.az.can_prove(&Expr::lt(lo.clone(), Expr::int(0)))) {
@@ -201,13 +222,17 @@ impl Mutator for Discharge<'_> {
             }
             Expr::Reduce(r) => {
                 let snap = self.az.snapshot();
-                let n = self.axes.len();
+                let (n, w) = (self.axes.len(), self.window.len());
                 for ax in &r.axes {
                     self.az.bind(&ax.var, ax.dom.min.clone(), ax.dom.extent.clone());
                     self.axes.push(ax.var.clone());
+                    if let Some(e) = ax.dom.extent.as_int() {
+                        self.window.push((ax.var.clone(), e));
+                    }
                 }
                 let r = r.map_sources(|s| self.mutate_expr(s));
                 self.axes.truncate(n);
+                self.window.truncate(w);
                 self.az.restore(snap);
                 Expr::Reduce(Box::new(r))
             }
