@@ -36,6 +36,10 @@ struct Args {
     /// repeatable
     #[arg(long = "dim", value_name = "NAME=VALUE", value_parser = parse_dim)]
     dims: Vec<(String, i64)>,
+
+    /// Only the kernel of this name (repeatable); the others of the files are not run
+    #[arg(long = "kernel", value_name = "NAME")]
+    kernels: Vec<String>,
 }
 
 fn parse_dim(s: &str) -> Result<(String, i64), String> {
@@ -46,7 +50,7 @@ fn parse_dim(s: &str) -> Result<(String, i64), String> {
 
 fn main() -> ExitCode {
     let args = Args::parse();
-    let opts = model::Options { dims: args.dims.into_iter().collect::<HashMap<_, _>>() };
+    let opts = model::Options { dims: args.dims.into_iter().collect::<HashMap<_, _>>(), kernels: args.kernels };
     let (files, text, out) = (args.files, args.text, args.out);
     let (data, texts) = match model::build(&files, &opts) {
         Ok(built) => built,

@@ -25,6 +25,23 @@ use tvm_core::Target;
 pub struct Options {
     /// Values of named dims (`--dim M=1024`) for the cost view.
     pub dims: HashMap<String, i64>,
+    /// Only these kernels (`--kernel NAME`); every kernel when empty.
+    pub kernels: Vec<String>,
+}
+
+/// The name of the function a `compute!` invocation defines: the identifier after its
+/// first `fn`.
+fn kernel_name(tokens: &proc_macro2::TokenStream) -> Option<String> {
+    let mut it = tokens.clone().into_iter();
+    while let Some(t) = it.next() {
+        if matches!(&t, proc_macro2::TokenTree::Ident(i) if i == "fn") {
+            return match it.next() {
+                Some(proc_macro2::TokenTree::Ident(name)) => Some(name.to_string()),
+                _ => None,
+            };
+        }
+    }
+    None
 }
 
 /// The texts of the page, each stored once.
@@ -71,7 +88,15 @@ pub fn build(names: &[String], opts: &Options) -> Result<(Value, Texts), String>
     let mut texts = Texts::default();
     let mut kernels = Vec::new();
     let mut sources: HashMap<PathBuf, String> = HashMap::new();
-    for inv in &found.invocations {
+    let wanted = |inv: &tvm_core::build::scan::Invocation| {
+        opts.kernels.is_empty() || kernel_name(&inv.tokens).is_some_and(|n| opts.kernels.contains(&n))
+    };
+    let names: Vec<String> = found.invocations.iter().filter_map(|i| kernel_name(&i.tokens)).collect();
+    if let Some(k) = opts.kernels.iter().find(|k| !names.contains(k)) {
+        let known = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+        return Err(format!("no kernel `{k}` in the files given (their kernels: {known})"));
+    }
+    for inv in found.invocations.iter().filter(|i| wanted(i)) {
         if !sources.contains_key(&inv.file) {
             let text =
                 std::fs::read_to_string(&inv.file).map_err(|e| format!("cannot read `{}`: {e}", shown(&inv.file)))?;

@@ -117,3 +117,15 @@ fn a_kernel_without_a_schedule_shows_what_was_derived_and_why() {
     }
     assert!(!out.contains("warning: the derived schedule fell back"), "{out}");
 }
+
+#[test]
+fn kernel_selects_the_kernels_to_run() {
+    let file = "examples/kernels/softmax_stats.rs";
+    let (code, out, err) = explorer(&[file, "--text", "--kernel", "stats_online"]);
+    assert_eq!(code, 0, "{err}");
+    assert!(out.contains("════ kernel stats_online") && !out.contains("════ kernel stats_two_pass"), "{out}");
+    // A name no file defines is an error that lists the ones they do.
+    let (code, out, err) = explorer(&[file, "--text", "--kernel", "stats_online", "--kernel", "stats"]);
+    assert_ne!(code, 0, "{out}");
+    assert!(err.contains("no kernel `stats`") && err.contains("stats_two_pass"), "{err}");
+}
