@@ -88,15 +88,14 @@ pub fn build(names: &[String], opts: &Options) -> Result<(Value, Texts), String>
     let mut texts = Texts::default();
     let mut kernels = Vec::new();
     let mut sources: HashMap<PathBuf, String> = HashMap::new();
-    let wanted = |inv: &tvm_core::build::scan::Invocation| {
-        opts.kernels.is_empty() || kernel_name(&inv.tokens).is_some_and(|n| opts.kernels.contains(&n))
-    };
-    let names: Vec<String> = found.invocations.iter().filter_map(|i| kernel_name(&i.tokens)).collect();
-    if let Some(k) = opts.kernels.iter().find(|k| !names.contains(k)) {
-        let known = if names.is_empty() { "none".to_string() } else { names.join(", ") };
+    let names: Vec<Option<String>> = found.invocations.iter().map(|i| kernel_name(&i.tokens)).collect();
+    let known: Vec<&str> = names.iter().flatten().map(String::as_str).collect();
+    if let Some(k) = opts.kernels.iter().find(|k| !known.contains(&k.as_str())) {
+        let known = if known.is_empty() { "none".to_string() } else { known.join(", ") };
         return Err(format!("no kernel `{k}` in the files given (their kernels: {known})"));
     }
-    for inv in found.invocations.iter().filter(|i| wanted(i)) {
+    let wanted = |n: &Option<String>| opts.kernels.is_empty() || n.as_ref().is_some_and(|n| opts.kernels.contains(n));
+    for (inv, _) in found.invocations.iter().zip(&names).filter(|(_, n)| wanted(n)) {
         if !sources.contains_key(&inv.file) {
             let text =
                 std::fs::read_to_string(&inv.file).map_err(|e| format!("cannot read `{}`: {e}", shown(&inv.file)))?;

@@ -600,7 +600,11 @@ mod tests {
         let mut w = z;
         w.as_mut_slice().fill(f32::from_bits(0x0102_0304));
         drop(w);
+        let ints = Storage::<i32>::try_for_overwrite(n).unwrap();
+        assert_eq!((ints.as_slice().as_ptr().cast::<f32>(), ints.as_slice()[0]), (p, 0x0102_0304));
+        drop(ints);
         let flags = Storage::<bool>::try_for_overwrite(4 * n).unwrap();
+        assert_eq!(flags.as_slice().as_ptr().cast::<f32>(), p, "the same block, cleared");
         assert!(flags.as_slice().iter().all(|&f| !f), "a bool output from stale bytes");
     }
 
@@ -612,9 +616,12 @@ mod tests {
         drop(blocks);
         assert!(kept::bytes() <= kept::KEPT_BYTES);
         assert!(kept::count() <= kept::KEPT_BLOCKS);
-        // A block larger than all that may be kept is freed at once.
+        // A block larger than all that may be kept is unmapped at once.
         let huge = Storage::<u8>::try_filled(kept::KEPT_BYTES + 1, 0).unwrap();
+        let _p = huge.as_slice().as_ptr() as usize;
         drop(huge);
+        #[cfg(target_os = "linux")]
+        assert_eq!(vm_flags_at(_p), None, "the mapping outlived its block");
         assert!(kept::bytes() <= kept::KEPT_BYTES);
     }
 

@@ -107,9 +107,10 @@ impl Cx<'_> {
         // reads in every vector block that reaches past an edge: blocks of one vector
         // leave the most of its rows in the fast interior.
         let stencil = info.reads.iter().any(|a| !a.unless.is_empty());
+        let one_vector = stencil && u.is_none();
         let nr = match ev {
-            Some(e) if e <= lanes || (e <= 4 * lanes && !(stencil && u.is_none())) => e,
-            _ if stencil && u.is_none() => lanes,
+            Some(e) if e <= if one_vector { lanes } else { 4 * lanes } => e,
+            _ if one_vector => lanes,
             _ if u.is_some() => 2 * lanes,
             _ => 4 * lanes,
         };
@@ -735,8 +736,8 @@ impl Cx<'_> {
             self.b.stmt(format!("let {f} = {name}.fuse({})", par.join(", ")));
             f
         };
-        // The tile's rows are not unrolled: LLVM keeps the loop as fast, and 32 unrolled
-        // rows cost the macro a bounds proof each.
+        // The tile's rows stay a loop: unrolled, each of them would cost the macro a
+        // bounds proof per access.
         self.b.stmt(format!("{name}.parallel({p})"));
         self.handled.insert(y);
         self.note(y, "transpose", why);

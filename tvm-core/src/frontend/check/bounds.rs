@@ -145,13 +145,9 @@ impl Discharge<'_> {
         // the read by as many elements as it has, past both edges (`x[i + r - 1]` for
         // `r in 0..3` spans `-1..=N`): no wider than that, it fits too.
         let window: i64 = self.window.iter().filter(|(v, _)| uses_var(value, v)).map(|(_, e)| e - 1).sum();
-        let spread_fits = |lo: &Expr, hi: &Expr| {
-            let room = extent.clone() - Expr::int(1) + Expr::int(window);
-            self.az.can_prove(&Expr::le(hi.clone() - lo.clone(), room))
-        };
         let fits = match (&lo, &hi) {
             (Some(lo), Some(hi)) => {
-                spread_fits(lo, hi)
+                self.az.can_prove(&Expr::le(hi.clone() - lo.clone(), extent.clone() - Expr::int(1 - window)))
                     && !self.az.can_prove(&Expr::ge(lo.clone(), extent.clone()))
                     && !self.az.can_prove(&Expr::lt(hi.clone(), Expr::int(0)))
             }
@@ -190,7 +186,7 @@ impl Discharge<'_> {
             let help = help(near_edge(hi - extent.clone()) && below.is_none_or(|lo| near_edge(lo)));
             return Some(Failure { site, message, help });
         }
-        if let Some(lo) = lo.filter(|lo| self.az.can_prove(&Expr::lt(lo.clone(), Expr::int(0)))) {
+        if let Some(lo) = below {
             let message =
                 format!("index `{index}` of `{tensor}` is out of bounds: it goes down to {}, below 0", print_expr(&lo));
             let help = help(near_edge(lo));

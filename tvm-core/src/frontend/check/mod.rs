@@ -259,14 +259,13 @@ fn visit_ast<'a>(e: &'a ExprAst, f: &mut impl FnMut(&'a ExprAst)) {
     }
 }
 
-/// `e` as it would be written as the operand of `as`.
 /// The help for a value `e` of type `from` where `to` is wanted: `e as to`, except that
 /// arithmetic widened by a cast (`i8` to `i32`, an integer to a float, `f32` to `f64`) has
 /// its operands cast instead: `(w[i, k] * x[k]) as i32` would multiply in `i8` and wrap,
 /// `w[i, k] as i32 * x[k] as i32` multiplies in `i32`.
 pub(super) fn cast_help(e: &ExprAst, from: DType, to: DType) -> String {
-    let widens = (from.is_integer() && to.is_float())
-        || (from.is_integer() == to.is_integer() && from.is_float() == to.is_float() && to.bits > from.bits);
+    let same_kind = from.is_integer() == to.is_integer() && from.is_float() == to.is_float();
+    let widens = (from.is_integer() && to.is_float()) || (same_kind && to.bits > from.bits);
     if widens && arithmetic(e) {
         format!("cast the operands, so the arithmetic is done in `{to}`: `{}`", operands_cast(e, to))
     } else {
@@ -303,6 +302,7 @@ fn operands_cast(e: &ExprAst, to: DType) -> String {
     }
 }
 
+/// `e` as it would be written as the operand of `as`.
 fn castable(e: &ExprAst) -> String {
     match e.kind {
         ExprKind::Binary { .. } | ExprKind::Cast { .. } | ExprKind::If { .. } | ExprKind::Unary { .. } => {
