@@ -21,6 +21,7 @@ mod index;
 mod interval;
 pub mod narrow;
 mod poly;
+mod refute;
 mod rewrite;
 mod stmt;
 mod sym;

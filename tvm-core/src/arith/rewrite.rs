@@ -40,6 +40,7 @@ static PROOFS: std::sync::Mutex<std::collections::BTreeMap<Question, bool>> =
 /// a first expansion does (answers are never wrong, only faster).
 pub fn forget_proofs() {
     proofs().clear();
+    super::refute::forget();
 }
 
 /// The remembered answers (a panic while they were held leaves them as they were:
@@ -152,13 +153,22 @@ impl<'a> Ctx<'a> {
         if let Some(&known) = proofs().get(&key) {
             return known;
         }
-        let r = self.with_budget(PROOF_FUEL, |s| s.prove_le0_inner(p));
+        // A question false at a known point is answered at once (see `refute`).
+        let r =
+            !super::refute::refuted(self.an, &self.facts, p) && self.with_budget(PROOF_FUEL, |s| s.prove_le0_inner(p));
         let mut m = proofs();
         if m.len() >= REMEMBERED_PROOFS {
             m.clear();
         }
         m.insert(key, r);
         r
+    }
+
+    /// The full proof of a top-level question, without the counterexamples and without
+    /// the remembered answers (to check that a refutation never changes an answer).
+    #[cfg(test)]
+    pub(crate) fn prove_le0_in_full(&mut self, p: &Poly) -> bool {
+        self.with_budget(PROOF_FUEL, |s| s.prove_le0_inner(p))
     }
 
     fn prove_le0_inner(&mut self, p: &Poly) -> bool {
