@@ -114,10 +114,10 @@ compute! {
     ) -> (reg: f32[4, oh, ow], prob: f32[2, oh, ow]) {
         let c[f, i, j]: f32[32, oh, ow] = sum(if i + r < H && j + s < W { x[c, i + r, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..16, r in 0..3, s in 0..3);
         let a[f, i, j]: f32[32, oh, ow] = (c[f, i, j] + b[f]).max(0.0) + alpha[f] * (c[f, i, j] + b[f]).min(0.0);
-        let r0[k, i, j]: f32[4, oh, ow] = sum(a[f, i, j] * wr[k, f, 0, 0] for f in 0..32);
-        reg[k, i, j] = r0[k, i, j] + br[k];
-        let l0[k, i, j]: f32[2, oh, ow] = sum(a[f, i, j] * wc[k, f, 0, 0] for f in 0..32);
-        let l[k, i, j]: f32[2, oh, ow] = l0[k, i, j] + bc[k];
+        let h[i, k, j]: f32[oh, 6, ow] =
+            sum(a[f, i, j] * if k < 4 { wr[k, f, 0, 0] } else { wc[k - 4, f, 0, 0] } for f in 0..32);
+        reg[k, i, j] = h[i, k, j] + br[k];
+        let l[k, i, j]: f32[2, oh, ow] = h[i, k + 4, j] + bc[k];
         prob[k, i, j] = 1.0 / (1.0 + (l[1 - k, i, j] - l[k, i, j]).exp());
     }
 }

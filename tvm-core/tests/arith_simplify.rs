@@ -1177,3 +1177,19 @@ fn remembered_proofs_answer_only_their_own_state() {
     a.unbind(&i);
     assert!(!a.can_prove(&q));
 }
+
+/// A fact is kept in its tightest integer form: `3·H >= 1` (a loop of `3·H` iterations
+/// that runs) gives `H >= 1`, which dividing by `H` needs.
+#[test]
+fn a_scaled_fact_is_tightened_to_whole_numbers() {
+    let h = Var::new("H", DType::I64);
+    let mut an = Analyzer::new();
+    an.assume_nonneg(&h);
+    assert!(!an.can_prove(&Expr::ge(v(&h), c(1))));
+    an.assume(&Expr::ge(v(&h) * c(3), c(1)));
+    assert!(an.can_prove(&Expr::ge(v(&h), c(1))));
+    // `2·H <= 5` gives `H <= 2`.
+    an.assume(&Expr::le(v(&h) * c(2), c(5)));
+    assert!(an.can_prove(&Expr::le(v(&h), c(2))));
+    assert!(!an.can_prove(&Expr::le(v(&h), c(1))));
+}

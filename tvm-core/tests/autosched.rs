@@ -106,6 +106,23 @@ fn a_conv2d_pads_once_and_tiles_filters_by_whole_rows() {
 }
 
 #[test]
+fn a_gather_reduction_fuses_its_leading_axes_for_the_parallel_loop() {
+    // An area resize's row pass: three channels alone would leave one of two cores idle
+    // a third of the time; the channels and rows together give every core tasks.
+    let d = derived(
+        "pub fn resize_rows(img: u8[H, W, 3], xs: i32[OW, L], wx: f32[OW, L]) -> h: f32[3, H, OW] {
+            let ie = repeat_edge(img);
+            h[c, r, j] = sum(wx[j, b] * (ie[r, xs[j, b] as i64, c] as f32) for b in 0..L);
+        }",
+        "cpu",
+    );
+    assert!(d.contains("let h_par = h.fuse(h.c, h.r);") && d.contains("h.parallel(h_par);"), "{d}");
+    // A reduction that reads no index from memory keeps the other rules' treatment.
+    let d = derived(SOFTMAX, "cpu");
+    assert!(!d.contains("each output reduced in place"), "{d}");
+}
+
+#[test]
 fn a_prime_row_count_gets_a_full_register_tile_with_a_tail() {
     // 127 rows have no divisor between 2 and 8: a tile of one row (2 accumulators) would
     // leave the FMA units waiting on each other; 8 rows and a tail of 7 do not.

@@ -38,6 +38,15 @@ const VECTOR_ADD_DEFAULT: &str = r#"
 
 const VECTOR_ADD_16: &str = include_str!("corpus/vector_add_golden.rs");
 
+/// An area resize's row pass (no schedule): a gather reduction whose fused parallel loop
+/// divides by the symbolic `H`.
+const RESIZE_ROWS: &str = r#"
+    fn resize_rows(img: f32[H, W, 3], xs: i32[OW, L], wx: f32[OW, L]) -> h: f32[3, H, OW] {
+        let ie = repeat_edge(img);
+        h[c, r, j] = sum(wx[j, b] * ie[r, xs[j, b] as i64, c] for b in 0..L);
+    }
+"#;
+
 const MATMUL: &str = include_str!("corpus/matmul.rs");
 
 const SOFTMAX: &str = include_str!("corpus/softmax_default.rs");
@@ -232,6 +241,11 @@ fn kernels() -> Vec<Kernel> {
             ],
         ),
         k(SOFTMAX, "cpu", &[&[("M", 4), ("N", 40)], &[("M", 3), ("N", 37)]]),
+        k(
+            RESIZE_ROWS,
+            "cpu",
+            &[&[("H", 5), ("W", 7), ("OW", 4), ("L", 3)], &[("H", 1), ("W", 2), ("OW", 9), ("L", 1)]],
+        ),
         // The last two cases have a dim above the fast path's bound (2^16 here), so the
         // checked instantiation runs: once on data (its loads and stores execute), once
         // with empty tensors (the parallel loop's one iteration gets an empty chunk).
@@ -729,6 +743,18 @@ fn float_multiply_adds_contract_unless_turned_off() {
     assert!(avx2_only.contains("if false {"), "a level without FMA must not contract:\n{avx2_only}");
     let off = emit_rust(&lower(MATMUL, "cpu -fp-contract=off")).unwrap().to_string();
     assert!(!off.contains("mul_add"), "{off}");
+}
+
+/// A fused parallel loop's `p / H` and `p % H` are computed once per iteration, as
+/// unsigned divisions that cannot panic (proved `p >= 0`, `H >= 1` there): kept where the
+/// source has them, LLVM leaves a 64-bit division per element in the innermost loop.
+/// (The fixture above runs the kernel against the interpreter.)
+#[test]
+fn a_fused_parallel_loop_divides_once_per_iteration() {
+    let code = emit_rust(&lower(RESIZE_ROWS, "cpu")).unwrap().to_string();
+    assert!(code.contains("h_par = h . fuse") || code.contains("NonZeroU64"), "{code}");
+    assert!(code.contains("let v__q0 : i64 = (((h_par as u64) / :: core :: num :: NonZeroU64"), "{code}");
+    assert!(!code.contains("h_par . wrapping_div (H)") && !code.contains("h_par . wrapping_rem (H)"), "{code}");
 }
 
 #[test]

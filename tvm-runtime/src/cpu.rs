@@ -922,7 +922,7 @@ impl<T: crate::Element + std::fmt::Debug> std::fmt::Debug for HostBuf<T> {
 
 /// How many blocks the intermediate pool of one thread keeps, and how many bytes in all
 /// (a larger block is freed on drop; the oldest go first).
-pub const HOST_POOL_ENTRIES: usize = 8;
+pub const HOST_POOL_ENTRIES: usize = 64;
 pub const HOST_POOL_BYTES: usize = 256 << 20;
 
 thread_local! {

@@ -1441,13 +1441,13 @@ pub(crate) fn decompose(c: &Expr, positive: bool, out: &mut Vec<Fact>) {
             let op = if positive { *op } else { negate_cmp(*op) };
             let d = parse_poly(a).sub(&parse_poly(b));
             match op {
-                CmpOp::Lt => out.push(Fact::Le0(d.add_const(1))),
-                CmpOp::Le => out.push(Fact::Le0(d)),
-                CmpOp::Gt => out.push(Fact::Le0(d.neg().add_const(1))),
-                CmpOp::Ge => out.push(Fact::Le0(d.neg())),
+                CmpOp::Lt => out.push(Fact::Le0(tighten(d.add_const(1)))),
+                CmpOp::Le => out.push(Fact::Le0(tighten(d))),
+                CmpOp::Gt => out.push(Fact::Le0(tighten(d.neg().add_const(1)))),
+                CmpOp::Ge => out.push(Fact::Le0(tighten(d.neg()))),
                 CmpOp::Eq => {
-                    out.push(Fact::Le0(d.clone()));
-                    out.push(Fact::Le0(d.neg()));
+                    out.push(Fact::Le0(tighten(d.clone())));
+                    out.push(Fact::Le0(tighten(d.neg())));
                 }
                 CmpOp::Ne => out.push(Fact::Is(Expr::cmp(CmpOp::Ne, (**a).clone(), (**b).clone()), true)),
             }
@@ -1458,6 +1458,21 @@ pub(crate) fn decompose(c: &Expr, positive: bool, out: &mut Vec<Fact>) {
             }
         }
     }
+}
+
+/// The fact `p <= 0` in its tightest integer form: `g·q + c <= 0` is `q + ceil(c / g) <= 0`
+/// for the gcd `g` of the coefficients (`1 - 3·H <= 0` is `1 - H <= 0`: a loop of `3·H`
+/// iterations that runs has `H >= 1`).
+fn tighten(mut p: Poly) -> Poly {
+    let g = p.terms.values().fold(0u64, |g, &k| gcd(g, k.unsigned_abs()));
+    if g > 1 && g <= i64::MAX as u64 {
+        let g = g as i64;
+        for k in p.terms.values_mut() {
+            *k /= g;
+        }
+        p.c = p.c.div_euclid(g) + i64::from(p.c.rem_euclid(g) != 0);
+    }
+    p
 }
 
 /// A factor `s > 1` such that `p - s·f` cancels a term of `p` (sound for a fact

@@ -52,6 +52,7 @@ impl Cx<'_> {
                 self.placed_stage(t);
             } else if self.free(t) {
                 self.elementwise(t);
+                self.parallel_reduction(t);
             }
         }
     }
@@ -787,6 +788,31 @@ impl Cx<'_> {
         }
         self.handled.insert(t);
         self.note(t, "elementwise", why);
+    }
+
+    /// A reduction at the root that gathers through indices it reads (an area resize's
+    /// taps) and that no rule shaped: its leading axes fused until every core has tasks,
+    /// each output reduced where it is stored. Alone, only the first axis would be
+    /// parallel, and an image's three channels leave one of two cores idle a third of
+    /// the time.
+    fn parallel_reduction(&mut self, t: TensorId) {
+        let Some(info) = self.info.get(&t).cloned() else { return };
+        let gathers = info.reads.iter().any(|a| a.indices.iter().any(crate::arith::reads_memory));
+        if !matches!(info.kind, Kind::Reduction | Kind::TupleReduction)
+            || !gathers
+            || info.axes.is_empty()
+            || !self.free(t)
+            || !matches!(self.attach(t), Attach::Root)
+        {
+            return;
+        }
+        let name = info.name.clone();
+        let why = format!("`{name}`: the leading axes in parallel, each output reduced in place");
+        self.b.comment(why.clone());
+        let p = self.parallel_prefix(&info, info.axes.len());
+        self.b.stmt(format!("{name}.parallel({p})"));
+        self.handled.insert(t);
+        self.note(t, "parallel_reduction", why);
     }
 
     /// A stage a written block placed without shaping its loops: its reduction still

@@ -81,12 +81,36 @@ impl Emitter<'_> {
                 let (t, o) = self.sides(cond, then, otherwise, Self::expr)?;
                 quote!((if #c { #t } else { #o }))
             }
+            Expr::Binary { op: op @ (BinOp::Div | BinOp::Mod), a, b } if self.nonnegative_division(a, b) => {
+                let (x, y) = (self.expr(a)?, self.expr(b)?);
+                let q = if *op == BinOp::Div { quote!(/) } else { quote!(%) };
+                // Proved `a >= 0` and `b >= 1` for the values computed: the unsigned
+                // operation by a `NonZeroU64` is the same value and cannot panic, so LLVM
+                // may hoist it out of the loops it does not vary in (a fused parallel
+                // loop's `p / H` and `p % H`, which `wrapping_div` would keep in the
+                // innermost loop behind its zero check).
+                quote!((((#x as u64) #q ::core::num::NonZeroU64::new(#y as u64).unwrap_or(::core::num::NonZeroU64::MIN)) as i64))
+            }
             // Constants and operators.
             _ => {
                 let xs = operands(e).into_iter().map(|x| self.expr(x)).collect::<R<Vec<_>>>()?;
                 scalar_operator(e, xs)?
             }
         })
+    }
+
+    /// Whether `a / b` (and `a % b`) of `i64` values is proved to divide a non-negative
+    /// value by a positive symbolic one, for the values the generated code computes.
+    pub(super) fn nonnegative_division(&self, a: &Expr, b: &Expr) -> bool {
+        let f = &self.facts;
+        // A constant divisor is left to `wrapping_div`, which cannot panic then either.
+        a.dtype() == DType::I64
+            && b.dtype() == DType::I64
+            && !matches!(b, Expr::Int { .. })
+            && f.exact(a)
+            && f.exact(b)
+            && f.safe.can_prove(&Expr::ge(a.clone(), Expr::int(0)))
+            && f.safe.can_prove(&Expr::ge(b.clone(), Expr::int(1)))
     }
 
     /// `tvm_runtime::cpu::<helper>(args..)` in the instances of the AVX-512 levels,

@@ -131,14 +131,15 @@ pub fn emit_rust_with(f: &PrimFunc, opts: &EmitOptions) -> Result<TokenStream, C
     }
     let dims = dim_vars(f);
     let levels = levels_of(&f.target)?;
-    // The smallest dim bound proves the most accesses; take the largest bound that
-    // proves as many (a proof never needs a smaller bound than one it already has).
+    // The smallest dim bound proves the most accesses (and divisions); take the largest
+    // bound that proves as many (a proof never needs a smaller bound than one it already
+    // has).
     let run = |k: u32| Emitter::new(f, opts, &dims, &levels, k).run();
     let mut best = run(K_BITS[K_BITS.len() - 1])?;
-    if best.unchecked > 0 {
+    if best.unchecked > 0 || best.hoisted > 0 {
         for &k in &K_BITS[..K_BITS.len() - 1] {
             let e = run(k)?;
-            if e.unchecked == best.unchecked {
+            if e.unchecked == best.unchecked && e.hoisted == best.hoisted {
                 best = e;
                 break;
             }
@@ -292,6 +293,8 @@ pub(super) struct Emitter<'f> {
     /// about chunk bounds; the tokens are thrown away).
     probing: bool,
     unchecked: usize,
+    /// Divisions computed once per parallel iteration (`parallel::hoist_divisions`).
+    hoisted: usize,
     helpers: BTreeSet<&'static str>,
     /// The fast path's bound on every dim is `2^k_bits`.
     k_bits: u32,
@@ -308,6 +311,7 @@ pub(super) struct Emitted {
     body: TokenStream,
     items: Vec<TokenStream>,
     unchecked: usize,
+    hoisted: usize,
     helpers: BTreeSet<&'static str>,
     k_bits: u32,
 }
@@ -345,6 +349,7 @@ impl<'f> Emitter<'f> {
             in_tail: false,
             probing: false,
             unchecked: 0,
+            hoisted: 0,
             helpers: BTreeSet::new(),
             k_bits,
             contract: opts.contract && f.target.fp_contract,
@@ -389,6 +394,7 @@ impl<'f> Emitter<'f> {
             body,
             items: self.items,
             unchecked: self.unchecked,
+            hoisted: self.hoisted,
             helpers: self.helpers,
             k_bits: self.k_bits,
         })
@@ -459,7 +465,7 @@ fn helper(name: &str, rt: &TokenStream) -> TokenStream {
 
 /// Puts the function together: signature, checks, helpers, body, dispatch.
 fn assemble(f: &PrimFunc, opts: &EmitOptions, dims: &[Var], levels: &[Level], e: Emitted) -> TokenStream {
-    let Emitted { mut names, body, items, unchecked, helpers, k_bits } = e;
+    let Emitted { mut names, body, items, unchecked, hoisted: _, helpers, k_bits } = e;
     let rt = &opts.rt_path;
     let fname = fn_ident(f);
     let mut sig = Vec::new();

@@ -87,6 +87,7 @@ impl Visitor for Scan {
 impl Emitter<'_> {
     /// An outermost parallel loop with a possibly non-trivial extent.
     pub(super) fn parallel_loop(&mut self, var: &Var, min: &Expr, extent: &Expr, body: &Stmt) -> R<TokenStream> {
+        let body = &self.hoist_divisions(var, min, extent, body);
         let mut scan = Scan::default();
         scan.visit_stmt(body);
         let written: Vec<Buffer> = scan.written.iter().filter(|b| !scan.allocated.contains(*b)).cloned().collect();
@@ -233,6 +234,68 @@ impl Emitter<'_> {
                 })?;
             }
         })
+    }
+
+    /// `body` with each division or remainder by a symbolic divisor that depends on
+    /// nothing bound inside (a fused parallel axis's `p / H`, `p % H`) computed once, in
+    /// a `let` at the start of the iteration. Inside the loops LLVM keeps it where the
+    /// source has it (in a select's branch it is not hoisted), one 64-bit division per
+    /// element. Only divisions the emitter proves non-negative by a positive divisor
+    /// there are moved (see `nonnegative_division`): computed where the source did not,
+    /// they can neither panic nor differ.
+    fn hoist_divisions(&mut self, var: &Var, min: &Expr, extent: &Expr, body: &Stmt) -> Stmt {
+        let mut scan = Scan::default();
+        scan.visit_stmt(body);
+        struct Find<'a> {
+            bound: &'a BTreeSet<Var>,
+            found: Vec<Expr>,
+        }
+        impl Visitor for Find<'_> {
+            fn visit_expr(&mut self, e: &Expr) {
+                if let Expr::Binary { op: crate::tir::BinOp::Div | crate::tir::BinOp::Mod, b, .. } = e {
+                    if e.dtype() == crate::dtype::DType::I64
+                        && !matches!(**b, Expr::Int { .. })
+                        && !vars_of(e).iter().any(|v| self.bound.contains(v))
+                        && !crate::arith::reads_memory(e)
+                    {
+                        if !self.found.contains(e) {
+                            self.found.push(e.clone());
+                        }
+                        return;
+                    }
+                }
+                walk_expr(self, e)
+            }
+        }
+        let mut find = Find { bound: &scan.bound, found: Vec::new() };
+        find.visit_stmt(body);
+        let mut found = find.found;
+        if found.is_empty() {
+            return body.clone();
+        }
+        let snap = self.facts.snapshot();
+        self.facts.bind_loop(var, min, extent);
+        found.retain(|e| match e {
+            Expr::Binary { a, b, .. } => self.nonnegative_division(a, b),
+            _ => false,
+        });
+        self.facts.restore(snap);
+        if !self.probing {
+            self.hoisted += found.len();
+        }
+        let lets: Vec<(Var, Expr)> =
+            found.into_iter().enumerate().map(|(i, e)| (Var::new(format!("__q{i}"), e.dtype()), e)).collect();
+        struct Replace<'a>(&'a [(Var, Expr)]);
+        impl crate::tir::mutate::Mutator for Replace<'_> {
+            fn mutate_expr(&mut self, e: Expr) -> Expr {
+                match self.0.iter().find(|(_, x)| *x == e) {
+                    Some((v, _)) => Expr::var(v),
+                    None => crate::tir::mutate::super_expr(self, e),
+                }
+            }
+        }
+        let replaced = crate::tir::mutate::Mutator::mutate_stmt(&mut Replace(&lets), body.clone());
+        lets.into_iter().rev().fold(replaced, |body, (var, value)| Stmt::Let { var, value, body: Box::new(body) })
     }
 
     /// Emits a parallel loop's body with the `written` buffers replaced by their chunks
