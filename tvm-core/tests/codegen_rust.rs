@@ -745,15 +745,18 @@ fn float_multiply_adds_contract_unless_turned_off() {
     assert!(!off.contains("mul_add"), "{off}");
 }
 
-/// A fused parallel loop's `p / H` and `p % H` are computed once per iteration, as
-/// unsigned divisions that cannot panic (proved `p >= 0`, `H >= 1` there): kept where the
-/// source has them, LLVM leaves a 64-bit division per element in the innermost loop.
+/// A fused parallel loop's `p / H` and `p % H` under a select (the resize's clamped read)
+/// are computed once per iteration, as unsigned divisions that cannot panic (proved
+/// `p >= 0`, `H >= 1` there): kept in the select's branches, LLVM leaves a 64-bit
+/// division per element in the innermost loop.
 /// (The fixture above runs the kernel against the interpreter.)
 #[test]
 fn a_fused_parallel_loop_divides_once_per_iteration() {
     let code = emit_rust(&lower(RESIZE_ROWS, "cpu")).unwrap().to_string();
-    assert!(code.contains("h_par = h . fuse") || code.contains("NonZeroU64"), "{code}");
-    assert!(code.contains("let v__q0 : i64 = (((h_par as u64) / :: core :: num :: NonZeroU64"), "{code}");
+    for op in ["/", "%"] {
+        let hoisted = format!("i64 = (((h_par as u64) {op} :: core :: num :: NonZeroU64 :: new (H as u64)");
+        assert!(code.contains(&hoisted), "no `let` of h_par {op} H:\n{code}");
+    }
     assert!(!code.contains("h_par . wrapping_div (H)") && !code.contains("h_par . wrapping_rem (H)"), "{code}");
 }
 

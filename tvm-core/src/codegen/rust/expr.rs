@@ -81,7 +81,9 @@ impl Emitter<'_> {
                 let (t, o) = self.sides(cond, then, otherwise, Self::expr)?;
                 quote!((if #c { #t } else { #o }))
             }
-            Expr::Binary { op: op @ (BinOp::Div | BinOp::Mod), a, b } if self.nonnegative_division(a, b) => {
+            Expr::Binary { op: op @ (BinOp::Div | BinOp::Mod), a, b }
+                if self.proved_divisions.contains(e) || self.nonnegative_division(a, b) =>
+            {
                 let (x, y) = (self.expr(a)?, self.expr(b)?);
                 let q = if *op == BinOp::Div { quote!(/) } else { quote!(%) };
                 // Proved `a >= 0` and `b >= 1` for the values computed: the unsigned

@@ -54,12 +54,6 @@ impl Facts {
 
     /// `var` takes the values `[min, min + extent)`.
     pub fn bind_loop(&mut self, var: &Var, min: &Expr, extent: &Expr) {
-        // The body runs only when the loop has an iteration: `extent >= 1` there (with
-        // `p` in `[0, 3 * H)`, `H >= 1`, which a division by `H` needs). Only `safe`
-        // learns it: the chunks of a parallel loop are cut by what `math` proves alone.
-        if !matches!(extent, Expr::Int { .. }) && self.exact(extent) {
-            self.safe.assume(&Expr::ge(extent.clone(), Expr::int(1)));
-        }
         self.math.bind(var, min.clone(), extent.clone());
         if self.exact(min) && self.exact(extent) && self.exact(&(min.clone() + extent.clone())) {
             self.safe.bind(var, min.clone(), extent.clone());

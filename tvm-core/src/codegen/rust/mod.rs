@@ -295,6 +295,9 @@ pub(super) struct Emitter<'f> {
     unchecked: usize,
     /// Divisions computed once per parallel iteration (`parallel::hoist_divisions`).
     hoisted: usize,
+    /// Those of the parallel loop being emitted, proved non-negative by a positive
+    /// divisor where its iterations run (emitted as unsigned divisions).
+    proved_divisions: Vec<crate::tir::Expr>,
     helpers: BTreeSet<&'static str>,
     /// The fast path's bound on every dim is `2^k_bits`.
     k_bits: u32,
@@ -350,6 +353,7 @@ impl<'f> Emitter<'f> {
             probing: false,
             unchecked: 0,
             hoisted: 0,
+            proved_divisions: Vec::new(),
             helpers: BTreeSet::new(),
             k_bits,
             contract: opts.contract && f.target.fp_contract,

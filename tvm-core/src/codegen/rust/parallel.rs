@@ -220,6 +220,7 @@ impl Emitter<'_> {
             let m = self.expr(min)?;
             quote!(let #v: #vty = (__k as #vty).wrapping_add(#m);)
         };
+        self.proved_divisions.clear();
         Ok(quote! {
             {
                 let __n: usize = ::core::cmp::Ord::max(#ext, #zero) as usize;
@@ -246,40 +247,74 @@ impl Emitter<'_> {
     fn hoist_divisions(&mut self, var: &Var, min: &Expr, extent: &Expr, body: &Stmt) -> Stmt {
         let mut scan = Scan::default();
         scan.visit_stmt(body);
+        // Only divisions under a condition (a select's branch, an `if`'s body): LLVM
+        // hoists the others itself, and every `let` makes the emitter's proofs of the
+        // accesses that use it dearer.
         struct Find<'a> {
             bound: &'a BTreeSet<Var>,
             found: Vec<Expr>,
+            conditional: u32,
         }
         impl Visitor for Find<'_> {
             fn visit_expr(&mut self, e: &Expr) {
-                if let Expr::Binary { op: crate::tir::BinOp::Div | crate::tir::BinOp::Mod, b, .. } = e {
-                    if e.dtype() == crate::dtype::DType::I64
-                        && !matches!(**b, Expr::Int { .. })
-                        && !vars_of(e).iter().any(|v| self.bound.contains(v))
-                        && !crate::arith::reads_memory(e)
+                match e {
+                    Expr::Binary { op: crate::tir::BinOp::Div | crate::tir::BinOp::Mod, b, .. }
+                        if self.conditional > 0
+                            && e.dtype() == crate::dtype::DType::I64
+                            && !matches!(**b, Expr::Int { .. })
+                            && !vars_of(e).iter().any(|v| self.bound.contains(v))
+                            && !crate::arith::reads_memory(e) =>
                     {
                         if !self.found.contains(e) {
                             self.found.push(e.clone());
                         }
-                        return;
                     }
+                    Expr::Select { cond, then, otherwise } => {
+                        self.visit_expr(cond);
+                        self.conditional += 1;
+                        self.visit_expr(then);
+                        self.visit_expr(otherwise);
+                        self.conditional -= 1;
+                    }
+                    _ => walk_expr(self, e),
                 }
-                walk_expr(self, e)
+            }
+            fn visit_stmt(&mut self, s: &Stmt) {
+                match s {
+                    Stmt::If { cond, then, otherwise } => {
+                        self.visit_expr(cond);
+                        self.conditional += 1;
+                        self.visit_stmt(then);
+                        if let Some(o) = otherwise {
+                            self.visit_stmt(o);
+                        }
+                        self.conditional -= 1;
+                    }
+                    _ => walk_stmt(self, s),
+                }
             }
         }
-        let mut find = Find { bound: &scan.bound, found: Vec::new() };
+        let mut find = Find { bound: &scan.bound, found: Vec::new(), conditional: 0 };
         find.visit_stmt(body);
         let mut found = find.found;
         if found.is_empty() {
             return body.clone();
         }
+        // An iteration runs only when the loop has one: `extent >= 1` there (with `p` in
+        // `[0, 3 * H)`, `H >= 1`). Known for these proofs alone: as a fact of every loop
+        // it made each proof of the body dearer (the macro's time on the MTCNN kernels
+        // doubled).
         let snap = self.facts.snapshot();
         self.facts.bind_loop(var, min, extent);
+        if !matches!(extent, Expr::Int { .. }) && self.facts.exact(extent) {
+            self.facts.safe.assume(&Expr::ge(extent.clone(), Expr::int(1)));
+        }
         found.retain(|e| match e {
             Expr::Binary { a, b, .. } => self.nonnegative_division(a, b),
             _ => false,
         });
         self.facts.restore(snap);
+        self.proved_divisions = found.clone();
         if !self.probing {
             self.hoisted += found.len();
         }
