@@ -263,7 +263,10 @@ impl Emitter<'_> {
                             && e.dtype() == crate::dtype::DType::I64
                             && !matches!(**b, Expr::Int { .. })
                             && !vars_of(e).iter().any(|v| self.bound.contains(v))
-                            && !crate::arith::reads_memory(e) =>
+                            && !crate::arith::reads_memory(e)
+                            // A check records a fault where it is evaluated: not moved
+                            // out of its guard.
+                            && !has_check(e) =>
                     {
                         if !self.found.contains(e) {
                             self.found.push(e.clone());
@@ -306,7 +309,8 @@ impl Emitter<'_> {
         // doubled).
         let snap = self.facts.snapshot();
         self.facts.bind_loop(var, min, extent);
-        if !matches!(extent, Expr::Int { .. }) && self.facts.exact(extent) {
+        if extent.dtype() == crate::dtype::DType::I64 && !matches!(extent, Expr::Int { .. }) && self.facts.exact(extent)
+        {
             self.facts.safe.assume(&Expr::ge(extent.clone(), Expr::int(1)));
         }
         found.retain(|e| match e {
@@ -455,4 +459,11 @@ impl Emitter<'_> {
         };
         Ok(ChunkAccess { index, size, size_exact, start, offset, offset_exact })
     }
+}
+
+/// Whether `e` contains an `Expr::Check`.
+fn has_check(e: &Expr) -> bool {
+    let mut found = false;
+    crate::tir::visit::for_each_expr(e, &mut |x| found |= matches!(x, Expr::Check { .. }));
+    found
 }
