@@ -1,9 +1,10 @@
 //! Counterexamples that answer a proof at once.
 //!
-//! The prover is sound: it never proves `p <= 0` when some values of the variables, in
-//! their known ranges and satisfying the known facts, make `p` positive. So a question
-//! that is false at one such point can be answered "not proved" without spending the
-//! proof's fuel, and the answer is the one the full proof would give. Most questions the
+//! A sound prover never proves `p <= 0` when some values of the variables, in their known
+//! ranges and satisfying the known facts, make `p` positive. So a question that is false
+//! at one such point can be answered "not proved" without spending the proof's fuel: the
+//! answer is the one a sound full proof gives. (Where the prover is not sound, when a
+//! coefficient scaled by a bound near `2^62` wraps, the point corrects it.) Most questions the
 //! passes ask and cannot prove are of that kind (the simplifier asks both `c` and `!c`
 //! of every condition it meets), and a failed proof spends all its fuel: it is the
 //! costly kind of question.
