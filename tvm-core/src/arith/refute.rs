@@ -16,10 +16,11 @@
 //! by zero or leave the `i64` range there rules the point out). Points depend only on
 //! the analyzer's state, so they are drawn once per state ([`super::Analyzer::state`]).
 
+use super::fold::cmp_values;
 use super::poly::Poly;
 use super::{Analyzer, Fact, StateDigest};
 use crate::dtype::DType;
-use crate::tir::{BinOp, CmpOp, Expr, Var};
+use crate::tir::{BinOp, Expr, Var};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -229,17 +230,7 @@ fn truth(e: &Expr, pt: &mut Free) -> Option<bool> {
         Expr::Not(a) => truth(a, pt).map(|b| !b),
         Expr::And(a, b) => Some(truth(a, pt)? && truth(b, pt)?),
         Expr::Or(a, b) => Some(truth(a, pt)? || truth(b, pt)?),
-        Expr::Cmp { op, a, b } if a.dtype() == DType::I64 => {
-            let (x, y) = (value(a, pt)?, value(b, pt)?);
-            Some(match op {
-                CmpOp::Lt => x < y,
-                CmpOp::Le => x <= y,
-                CmpOp::Gt => x > y,
-                CmpOp::Ge => x >= y,
-                CmpOp::Eq => x == y,
-                CmpOp::Ne => x != y,
-            })
-        }
+        Expr::Cmp { op, a, b } if a.dtype() == DType::I64 => Some(cmp_values(*op, value(a, pt)?, value(b, pt)?)),
         _ => None,
     }
 }

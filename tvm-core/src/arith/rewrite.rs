@@ -174,21 +174,13 @@ impl<'a> Ctx<'a> {
     fn prove_le0_inner(&mut self, p: &Poly) -> bool {
         let mut p = p.clone();
         merge_divmod(&mut p);
-        // `g·q + c <= 0` is `q + ceil(c / g) <= 0` for the gcd `g` of the coefficients
-        // (a bound scaled by a vector width proves like the unscaled one). Tried after
-        // the scaled form, which `d·(x / d) == x - x % d` may need.
-        let g = p.terms.values().fold(0u64, |g, &k| gcd(g, k.unsigned_abs()));
-        if g > 1 && g <= i64::MAX as u64 {
-            if self.prove_le0_poly(&p) {
-                return true;
-            }
-            let g = g as i64;
-            for k in p.terms.values_mut() {
-                *k /= g;
-            }
-            p.c = p.c.div_euclid(g) + i64::from(p.c.rem_euclid(g) != 0);
+        // The tightened form (a bound scaled by a vector width proves like the unscaled
+        // one), tried after the scaled form, which `d·(x / d) == x - x % d` may need.
+        let q = tighten(p.clone());
+        if q != p && self.prove_le0_poly(&p) {
+            return true;
         }
-        self.prove_le0_poly(&p)
+        self.prove_le0_poly(&q)
     }
 
     fn prove_le0_poly(&mut self, p: &Poly) -> bool {

@@ -81,16 +81,14 @@ impl Emitter<'_> {
                 let (t, o) = self.sides(cond, then, otherwise, Self::expr)?;
                 quote!((if #c { #t } else { #o }))
             }
-            Expr::Binary { op: op @ (BinOp::Div | BinOp::Mod), a, b }
-                if self.proved_divisions.contains(e) || self.nonnegative_division(a, b) =>
-            {
+            Expr::Binary { op: op @ (BinOp::Div | BinOp::Mod), a, b } if self.proved_divisions.contains(e) => {
                 let (x, y) = (self.expr(a)?, self.expr(b)?);
                 let q = if *op == BinOp::Div { quote!(/) } else { quote!(%) };
-                // Proved `a >= 0` and `b >= 1` for the values computed: the unsigned
-                // operation by a `NonZeroU64` is the same value and cannot panic, so LLVM
-                // may hoist it out of the loops it does not vary in (a fused parallel
-                // loop's `p / H` and `p % H`, which `wrapping_div` would keep in the
-                // innermost loop behind its zero check).
+                // A division `parallel::hoist_divisions` moved, proved `a >= 0` and `b >= 1`
+                // for the values computed: the unsigned operation by a `NonZeroU64` is the
+                // same value and cannot panic where the source would not have evaluated it.
+                // (Others stay `wrapping_div`: proving each would cost the macro two proofs
+                // a division, and LLVM hoists those not under a condition itself.)
                 quote!((((#x as u64) #q ::core::num::NonZeroU64::new(#y as u64).unwrap_or(::core::num::NonZeroU64::MIN)) as i64))
             }
             // Constants and operators.
