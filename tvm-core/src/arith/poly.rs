@@ -2,7 +2,10 @@
 //! whose monomials are sorted products of opaque atoms (variables, divisions,
 //! remainders, min/max, selects, loads, casts, ...). Coefficients use wrapping
 //! arithmetic, which is exact modulo 2^64, so rewriting `+ - *` through this form never
-//! changes a value.
+//! changes a value. A result that wrapped says so (`wrapped`): it is still the same
+//! `i64` value, but not the same integer, so the prover, which reasons about integers
+//! (`3·H <= 0` is false for `H = 2^62` although `3·2^62` wraps to a negative), proves
+//! nothing from it.
 //!
 //! Atoms are ordered structurally, variables by creation order (their ids), so the
 //! printed form is deterministic: `io*4 + ii + 2`.
@@ -44,11 +47,13 @@ pub(crate) type Mono = Vec<Atom>;
 pub(crate) struct Poly {
     pub terms: BTreeMap<Mono, i64>,
     pub c: i64,
+    /// Some coefficient of this polynomial (or of one it was computed from) wrapped.
+    pub wrapped: bool,
 }
 
 impl Poly {
     pub fn constant(c: i64) -> Poly {
-        Poly { terms: BTreeMap::new(), c }
+        Poly { terms: BTreeMap::new(), c, wrapped: false }
     }
     pub fn atom(e: Expr) -> Poly {
         let mut p = Poly::default();
@@ -68,12 +73,15 @@ impl Poly {
     }
     pub fn add_term(&mut self, m: Mono, k: i64) {
         if m.is_empty() {
-            self.c = self.c.wrapping_add(k);
+            let (c, o) = self.c.overflowing_add(k);
+            self.c = c;
+            self.wrapped |= o;
             return;
         }
         match self.terms.entry(m) {
             Entry::Occupied(mut o) => {
-                let v = o.get().wrapping_add(k);
+                let (v, over) = o.get().overflowing_add(k);
+                self.wrapped |= over;
                 if v == 0 {
                     o.remove();
                 } else {
@@ -92,7 +100,9 @@ impl Poly {
         for (m, &k) in &o.terms {
             r.add_term(m.clone(), k);
         }
-        r.c = r.c.wrapping_add(o.c);
+        let (c, over) = r.c.overflowing_add(o.c);
+        r.c = c;
+        r.wrapped |= over || o.wrapped;
         r
     }
     pub fn sub(&self, o: &Poly) -> Poly {
@@ -105,14 +115,19 @@ impl Poly {
         if k == 0 {
             return Poly::default();
         }
-        Poly {
-            terms: self.terms.iter().map(|(m, &c)| (m.clone(), c.wrapping_mul(k))).collect(),
-            c: self.c.wrapping_mul(k),
-        }
+        let mut wrapped = self.wrapped;
+        let mut mul = |c: i64| {
+            let (v, o) = c.overflowing_mul(k);
+            wrapped |= o;
+            v
+        };
+        let terms = self.terms.iter().map(|(m, &c)| (m.clone(), mul(c))).collect();
+        let c = mul(self.c);
+        Poly { terms, c, wrapped }
     }
     pub fn add_const(&self, k: i64) -> Poly {
         let mut r = self.clone();
-        r.c = r.c.wrapping_add(k);
+        r.add_term(vec![], k);
         r
     }
     /// The atom, when the polynomial is exactly one atom.
@@ -165,26 +180,34 @@ fn merge_mono(a: &Mono, b: &Mono) -> Mono {
 /// `a * b`, expanded unless the product would be too large.
 pub(crate) fn mul_polys(a: &Poly, b: &Poly) -> Poly {
     if let Some(k) = a.as_const() {
-        return b.scale(k);
+        let mut r = b.scale(k);
+        r.wrapped |= a.wrapped;
+        return r;
     }
     if let Some(k) = b.as_const() {
-        return a.scale(k);
+        let mut r = a.scale(k);
+        r.wrapped |= b.wrapped;
+        return r;
     }
     let na = a.terms.len() + (a.c != 0) as usize;
     let nb = b.terms.len() + (b.c != 0) as usize;
     if na * nb > MUL_TERM_LIMIT {
         let (x, y) = (from_poly(a), from_poly(b));
         let (x, y) = if cmp_expr(&x, &y) == Ordering::Greater { (y, x) } else { (x, y) };
-        return Poly::atom(Expr::binary(BinOp::Mul, x, y));
+        let mut r = Poly::atom(Expr::binary(BinOp::Mul, x, y));
+        r.wrapped = a.wrapped || b.wrapped;
+        return r;
     }
-    let mut r = Poly::default();
+    let mut r = Poly { wrapped: a.wrapped || b.wrapped, ..Poly::default() };
     let ta: Vec<(Mono, i64)> =
         a.terms.iter().map(|(m, &k)| (m.clone(), k)).chain(std::iter::once((vec![], a.c))).collect();
     let tb: Vec<(Mono, i64)> =
         b.terms.iter().map(|(m, &k)| (m.clone(), k)).chain(std::iter::once((vec![], b.c))).collect();
     for (ma, ka) in &ta {
         for (mb, kb) in &tb {
-            r.add_term(merge_mono(ma, mb), ka.wrapping_mul(*kb));
+            let (k, over) = ka.overflowing_mul(*kb);
+            r.wrapped |= over;
+            r.add_term(merge_mono(ma, mb), k);
         }
     }
     r

@@ -3,8 +3,8 @@
 //! A sound prover never proves `p <= 0` when some values of the variables, in their known
 //! ranges and satisfying the known facts, make `p` positive. So a question that is false
 //! at one such point can be answered "not proved" without spending the proof's fuel: the
-//! answer is the one a sound full proof gives. (Where the prover is not sound, when a
-//! coefficient scaled by a bound near `2^62` wraps, the point corrects it.) Most questions the
+//! answer is the one a sound full proof gives (the prover proves nothing from a
+//! coefficient that wrapped: see `Poly::wrapped`). Most questions the
 //! passes ask and cannot prove are of that kind (the simplifier asks both `c` and `!c`
 //! of every condition it meets), and a failed proof spends all its fuel: it is the
 //! costly kind of question.
@@ -309,6 +309,21 @@ mod tests {
         assert!(refuted(&an, &[], &le(ie, Expr::int(0))));
     }
 
+    #[test]
+    fn a_bound_that_wraps_proves_nothing() {
+        // `3·H` with `H` up to `2^62` reaches `3·2^62`, past `i64::MAX`: its upper bound
+        // wraps to `-2^62`, which once "proved" `3·H <= 0`.
+        let (h, he) = var("H");
+        let mut an = Analyzer::new();
+        an.bind_const_bound(&h, 1, 1 << 62);
+        let three_h = parse_poly(&(he.clone() * Expr::int(3)));
+        assert!(!Ctx::new(&an).prove_le0_in_full(&three_h));
+        assert!(!Ctx::new(&an).prove_le0_in_full(&three_h.add_const(-(1 << 62))));
+        // What holds is still proved: `H <= 2^62`, and `-3·H <= 0`.
+        assert!(Ctx::new(&an).prove_le0_in_full(&parse_poly(&he).add_const(-(1 << 62))));
+        assert!(Ctx::new(&an).prove_le0_in_full(&three_h.neg()));
+    }
+
     /// A random question over `n >= 0`, `i in [0, n)`, `j in [0, 8)`: a small linear
     /// form with an optional division, remainder or minimum.
     fn question() -> impl Strategy<Value = (i64, i64, i64, i64, u8, i64)> {
@@ -321,12 +336,22 @@ mod tests {
         /// A refutation never changes an answer: what is refuted, the full proof does not
         /// prove either (the prover is sound, so this checks the points are real ones).
         #[test]
-        fn a_refuted_question_is_never_proved((kn, ki, kj, k0, form, d) in question(), fact in -4i64..=4) {
+        fn a_refuted_question_is_never_proved(
+            (kn, ki, kj, k0, form, d) in question(),
+            fact in -4i64..=4,
+            huge in any::<bool>(),
+        ) {
             let (n, ne) = var("n");
             let (i, ie) = var("i");
             let (j, je) = var("j");
             let mut an = Analyzer::new();
-            an.assume_nonneg(&n);
+            if huge {
+                // A dimension as large as the emitter assumes for its widest index type:
+                // its multiples overflow `i64`.
+                an.bind_const_bound(&n, 0, 1 << 62);
+            } else {
+                an.assume_nonneg(&n);
+            }
             an.bind(&i, Expr::int(0), ne.clone());
             an.bind(&j, Expr::int(0), Expr::int(8));
             // A fact relating the variables: `i + j <= n + fact`.

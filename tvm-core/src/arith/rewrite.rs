@@ -78,6 +78,9 @@ impl<'a> Ctx<'a> {
     }
 
     pub fn poly_interval(&self, p: &Poly) -> Iv {
+        if p.wrapped {
+            return Iv::FULL;
+        }
         let mut acc = Iv::point(p.c as i128);
         for (m, &k) in &p.terms {
             let mut t = Iv::point(k as i128);
@@ -184,6 +187,9 @@ impl<'a> Ctx<'a> {
     }
 
     fn prove_le0_poly(&mut self, p: &Poly) -> bool {
+        if p.wrapped {
+            return false;
+        }
         let p = p.clone();
         if let Some(c) = p.as_const() {
             return c <= 0;
@@ -374,6 +380,9 @@ impl<'a> Ctx<'a> {
     }
 
     fn quick_le0_n(&self, p: &Poly, budget: u32) -> bool {
+        if p.wrapped {
+            return false;
+        }
         if let Some(c) = p.as_const() {
             return c <= 0;
         }
@@ -451,7 +460,18 @@ impl<'a> Ctx<'a> {
 
     /// A symbolic upper (or lower) bound of `p` over the ranges of `vs`, the other
     /// variables fixed; `None` when unbounded.
+    ///
+    /// A bound that wrapped on the way is no bound (`None`): every bound computed from one
+    /// passes through here, so none reaches a division or a `min` atom, where its flag
+    /// would be lost.
     pub fn relax(&mut self, p: &Poly, vs: &[Var], upper: bool) -> Option<Poly> {
+        if p.wrapped {
+            return None;
+        }
+        self.relax_unchecked(p, vs, upper).filter(|b| !b.wrapped)
+    }
+
+    fn relax_unchecked(&mut self, p: &Poly, vs: &[Var], upper: bool) -> Option<Poly> {
         if !p.touches(vs) {
             return Some(p.clone());
         }
