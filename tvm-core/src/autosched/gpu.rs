@@ -64,7 +64,17 @@ fn tile_with_reuse(cx: &mut Cx<'_>, s: TensorId) -> bool {
     let big = (eu / 128) * (ev / 128) >= 2 * sms;
     let (tm, tn) = if big { (8, 8) } else { (4, 4) };
     let side = (threads(cx) as f64).sqrt() as i64;
-    let (bm, bn) = (side * tm, side * tn);
+    // A side of the block's tile no longer than its axis needs (rounded up to 8, which
+    // every register tile here divides): a convolution of 48 filters over rows of 9
+    // outputs is a block of 48 x 16, 48 threads, not 64 x 64 with 220 of 256 threads
+    // idle behind their guards.
+    // Along `v` (the threads' x, consecutive in a warp) no fewer than 8 threads: PoCL,
+    // which runs these schedules on the CPU, compiles a kernel whose work-groups are 2
+    // items wide for minutes.
+    let clamp = |full: i64, e: i64, least: i64| full.min(((e + 7) / 8 * 8).max(least));
+    let (bm, bn) = (clamp(side * tm, eu, 8), clamp(side * tn, ev, 8 * tn));
+    // The block's threads along each side, with the default register tile.
+    let (thy, thx) = (bm / tm, bn / tn);
     let outer = info.reduce.first().expect("a reduction");
     if outer.extent.is_some_and(|e| e < K_SLICE) || info.reduce_size().is_some_and(|r| r < 32) {
         return false;
@@ -204,8 +214,8 @@ fn tile_with_reuse(cx: &mut Cx<'_>, s: TensorId) -> bool {
         };
         let (o, tyx) = (cx.b.fresh(&format!("{sh}_o")), cx.b.fresh(&format!("{sh}_t")));
         let (sy, sx) = (cx.b.fresh(&format!("{sh}_ty")), cx.b.fresh(&format!("{sh}_tx")));
-        cx.b.stmt(format!("let ({o}, {tyx}) = {sh}.split({all}, {})", side * side));
-        cx.b.stmt(format!("let ({sy}, {sx}) = {sh}.split({tyx}, {side})"));
+        cx.b.stmt(format!("let ({o}, {tyx}) = {sh}.split({all}, {})", thy * thx));
+        cx.b.stmt(format!("let ({sy}, {sx}) = {sh}.split({tyx}, {thx})"));
         cx.b.stmt(format!("{sh}.bind({sy}, thread.y)"));
         cx.b.stmt(format!("{sh}.bind({sx}, thread.x)"));
     }
