@@ -114,13 +114,15 @@ cargo test -p tvm-example-kernels 2>&1
 took "debug-build kernels"
 # The runtime without its GPU backends (their `*_off.rs` stand-ins), warnings denied:
 # nothing above builds it that way.
-RUSTFLAGS="-D warnings" cargo check -p tvm-rs-runtime --no-default-features --target-dir target/no-gpu 2>&1
+# (From the runtime's folder: with the workspace's resolver 1, feature flags apply to the
+# package of the current folder, not to one `-p` names.)
+(cd tvm-runtime && RUSTFLAGS="-D warnings" cargo check --no-default-features --target-dir ../target/no-gpu 2>&1)
 took "runtime without GPU"
 # The thread pool's protocol model-checked by loom (tvm-runtime/src/pool/loom.rs): every
 # interleaving of its threads with up to three preemptions each. A target dir of its own:
 # `--cfg loom` rebuilds everything it compiles, and would invalidate the main build.
-RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test -p tvm-rs-runtime --release --no-default-features \
-  --features rayon --lib pool --target-dir target/loom 2>&1
+(cd tvm-runtime && RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --no-default-features \
+  --features rayon --lib pool --target-dir ../target/loom 2>&1)
 took "loom"
 # The API docs must build without warnings.
 RUSTDOCFLAGS="-D warnings" cargo doc -p tvm-rs -p tvm-rs-runtime -p tvm-rs-core --no-deps --all-features 2>&1

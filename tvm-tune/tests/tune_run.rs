@@ -69,14 +69,13 @@ fn user_crate(name: &str) -> PathBuf {
 
 /// A crate whose `src/main.rs` is `source`, in a directory of its own. It runs its kernels
 /// on the CPU, so it depends on `tvm` without the GPU features, as `tvm-tune`'s CPU benches
-/// do: built into the benches' target directory, it reuses their build of `tvm` (with
-/// their profile: a manifest without it builds the compiler for the macro once more).
+/// do: built into the benches' target directory, it reuses their build of `tvm`.
 fn crate_with(name: &str, source: &str) -> PathBuf {
     let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("src")).unwrap();
     let manifest = format!(
-        "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n[dependencies]\ntvm = {{ package = \"tvm-rs\", path = {:?}, default-features = false }}\n\n[workspace]\n\n[profile.release]\ndebug = false\n",
+        "[package]\nname = \"{name}\"\nversion = \"0.0.0\"\nedition = \"2021\"\n\n[dependencies]\ntvm = {{ package = \"tvm-rs\", path = {:?}, default-features = false }}\n\n[workspace]\n",
         workspace().to_string_lossy()
     );
     std::fs::write(dir.join("Cargo.toml"), manifest).unwrap();
