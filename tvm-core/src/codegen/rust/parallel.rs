@@ -266,7 +266,7 @@ impl Emitter<'_> {
                             && !crate::arith::reads_memory(e)
                             // A check records a fault where it is evaluated: not moved
                             // out of its guard.
-                            && !has_check(e) =>
+                            && !crate::tir::visit::expr_has_check(e) =>
                     {
                         if !self.found.contains(e) {
                             self.found.push(e.clone());
@@ -459,11 +459,4 @@ impl Emitter<'_> {
         };
         Ok(ChunkAccess { index, size, size_exact, start, offset, offset_exact })
     }
-}
-
-/// Whether `e` contains an `Expr::Check`.
-fn has_check(e: &Expr) -> bool {
-    let mut found = false;
-    crate::tir::visit::for_each_expr(e, &mut |x| found |= matches!(x, Expr::Check { .. }));
-    found
 }
