@@ -109,7 +109,7 @@ fn a_conv2d_pads_once_and_tiles_filters_by_whole_rows() {
 fn a_gpu_block_is_no_larger_than_the_axes_it_tiles() {
     // 48 filters over rows of 9 outputs (R-Net's second convolution): a block of 48 x 32
     // outputs (12 x 8 threads of 4 x 4), not 64 x 64 (256 threads, 36 of them in range),
-    // and the operands' copies spread over those 96 threads.
+    // and the operands' copies spread over those 96 threads (8 along x, rows of 12).
     let conv = "pub fn conv(x: f32[N, 28, 11, 11], w: f32[48, 28, 3, 3]) -> c: f32[N, 48, 9, 9] {
         c[n, f, i, j] = sum(x[n, k, i + r, j + s] * w[f, k, r, s] for k in 0..28, r in 0..3, s in 0..3);
     }";
@@ -117,7 +117,9 @@ fn a_gpu_block_is_no_larger_than_the_axes_it_tiles() {
         let d = derived(conv, target);
         assert!(d.contains("blocks of 48 x 32 outputs, 96 threads of 4 x 4"), "{target}: {d}");
         assert!(d.contains("c.split(c.f, 48)") && d.contains("c.split(c.j, 32)"), "{target}: {d}");
-        assert!(d.contains("x_s.split(x_s_f, 96)") && d.contains("x_s.split(x_s_t, 8)"), "{target}: {d}");
+        // 12 x 8 threads: the compute's split into threads and the copies' are one knob each.
+        assert!(d.contains("c.split_nparts(c_ii, 12)") && d.contains("c.split_nparts(c_jj, 8)"), "{target}: {d}");
+        assert!(d.contains("x_s.split(x_s_f, 8)") && d.contains("x_s.split(x_s_r, 12)"), "{target}: {d}");
     }
     // A large matmul keeps the full block.
     let d = derived(MATMUL, "cuda");

@@ -352,3 +352,29 @@ fn local_stage_bound_to_a_thread_is_a_race() {
     let ok = errors(src, "cuda", &sched("shared"));
     assert!(ok.is_empty(), "{ok:?}");
 }
+
+/// A stage attached inside a thread-bound loop spreads over no more threads of that
+/// index than the loop has: everything under the loop is guarded by its extent, so the
+/// extra threads would never copy their part (and no barrier could follow the copy).
+/// As many threads, or fewer, is legal.
+#[test]
+fn a_nested_stage_binds_no_more_threads_than_the_loop_around_it() {
+    let src = "fn t(x: f32[64, 64]) -> y: f32[64, 64] { y[i, j] = x[j, i] * 2.0; }";
+    let sched = |copy: i64| {
+        format!(
+            "let c = x.cache_read(shared, [y]); let (to, ti) = y.split(y.j, 16); y.reorder(y.i, ti, to); \
+             y.bind(y.i, block.x); y.bind(ti, thread.x); c.compute_at(y, to); \
+             let (co, ci) = c.split(c.ax0, {copy}); c.bind(ci, thread.x);"
+        )
+    };
+    let k = one(src, "cuda", &sched(32));
+    assert!(
+        matches!(k, K::NestedThreadsExceed { ref axis, ref tag, threads: 32, ref outer_axis, outer_threads: 16, .. }
+            if axis == "ci" && tag == "thread.x" && outer_axis == "ti"),
+        "{k:?}"
+    );
+    for fits in [16, 8] {
+        let ok = errors(src, "cuda", &sched(fits));
+        assert!(ok.is_empty(), "{fits}: {ok:?}");
+    }
+}

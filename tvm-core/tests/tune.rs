@@ -311,3 +311,82 @@ fn the_default_space_checks_for_each_form() {
         }
     }
 }
+
+/// The interpreter's output (race-checked, as it runs every GPU launch) of `f` on
+/// deterministic inputs of `shapes`, the output last.
+fn interpret(f: &tvm_core::tir::PrimFunc, shapes: &[Vec<usize>]) -> Result<Vec<f32>, String> {
+    use tvm_core::interp::{run, ArgValue, HostTensor};
+    let last = shapes.len() - 1;
+    let mut args: Vec<ArgValue> = shapes
+        .iter()
+        .enumerate()
+        .map(|(k, s)| {
+            let len: usize = s.iter().product();
+            let v = (0..len)
+                .map(|i| if k == last { f32::NAN } else { ((i * 37 + k * 101) % 29) as f32 / 29.0 - 0.5 })
+                .collect();
+            ArgValue::Tensor(HostTensor::f32(s.clone(), v))
+        })
+        .collect();
+    run(f, &mut args).map_err(|e| e.to_string())?;
+    Ok(args.last().and_then(|a| a.as_tensor()).and_then(|t| t.as_f32()).expect("an f32 output").to_vec())
+}
+
+/// Every candidate of the space derived for the GPU targets, not only the first, is a
+/// schedule that validates, lowers, and computes what the flat default computes, with
+/// no race. A register-tile knob once changed the compute's thread count but not the
+/// shared-memory copies': those alternatives copied half a tile, with no barriers.
+#[test]
+fn every_candidate_of_a_derived_gpu_space_computes_what_the_default_computes() {
+    let kernels: [(&str, Vec<Vec<usize>>); 3] = [
+        (
+            "pub fn mm(a: f32[48, 64], b: f32[64, 72]) -> c: f32[48, 72] {
+                c[i, j] = sum(a[i, k] * b[k, j] for k in 0..64); }",
+            vec![vec![48, 64], vec![64, 72], vec![48, 72]],
+        ),
+        (
+            "pub fn dense(x: f32[16, 64], w: f32[64, 40], bias: f32[40]) -> out: f32[16, 40] {
+                let d[i, j]: f32[16, 40] = sum(x[i, k] * w[k, j] for k in 0..64);
+                out[i, j] = max(d[i, j] + bias[j], 0.0); }",
+            vec![vec![16, 64], vec![64, 40], vec![40], vec![16, 40]],
+        ),
+        (
+            "pub fn conv(data: f32[1, 16, 10, 10], w: f32[24, 16, 3, 3]) -> out: f32[1, 24, 8, 8] {
+                out[n, f, y, x] = sum(data[n, c, y + r, x + s] * w[f, c, r, s] for c in 0..16, r in 0..3, s in 0..3); }",
+            vec![vec![1, 16, 10, 10], vec![24, 16, 3, 3], vec![1, 24, 8, 8]],
+        ),
+    ];
+    for (src, shapes) in kernels {
+        let ts = tokens(src);
+        let k = parse_kernel(ts.clone()).unwrap_or_else(|_| panic!("compiles: {src}"));
+        for kind in [TargetKind::Cuda, TargetKind::OpenCl] {
+            let target = tvm_core::Target::parse(kind.name()).unwrap();
+            let flat = tvm_core::schedule::Schedule::default_for(k.graph.clone(), target.clone());
+            let want = interpret(&tvm_core::driver::lower(&flat).expect("the flat default lowers"), &shapes)
+                .expect("the flat default runs");
+            let (aug, dk) = space::with_default_space(&ts, &k, kind).unwrap_or_else(|| panic!("a space for {src}"));
+            let b = record::block_index(&dk.ast.schedules, kind).expect("the derived block");
+            let ks = tune::knobs(&dk.ast.schedules[b]);
+            let n = space::space_size(&ks) as usize;
+            assert!((2..=64).contains(&n), "{kind:?} {src}: {ks:?}");
+            for c in 0..n {
+                let choice = space::choice_of(&ks, c);
+                let cand = parse_kernel(space::substitute(&aug, Some(b), &choice, "cand"))
+                    .unwrap_or_else(|_| panic!("{kind:?} candidate {choice:?} parses\n{aug}"));
+                let f = tvm_core::driver::lower_for(&cand, &target).unwrap_or_else(|e| {
+                    let msgs: Vec<String> = e.iter().map(|e| e.message()).collect();
+                    panic!("{kind:?} {src} candidate {:?}: {msgs:?}", space::assignment(&ks, &choice))
+                });
+                let got = interpret(&f, &shapes)
+                    .unwrap_or_else(|e| panic!("{kind:?} {src} candidate {:?}: {e}", space::assignment(&ks, &choice)));
+                for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+                    assert!(
+                        (g - w).abs() <= 1e-4 * w.abs().max(1.0),
+                        "{kind:?} {src} candidate {:?}: element {i} is {g}, the flat default's {w}",
+                        space::assignment(&ks, &choice)
+                    );
+                }
+            }
+        }
+    }
+}

@@ -72,8 +72,6 @@ fn tile_with_reuse(cx: &mut Cx<'_>, s: TensorId) -> bool {
     // with 220 of 256 threads idle behind their guards.
     let clamp = |full: i64, e: i64, least: i64| full.min(((e + 7) / 8 * 8).max(least));
     let (bm, bn) = (clamp(side * tm, eu, 8), clamp(side * tn, ev, 8 * tn));
-    // The block's threads along each side, with the default register tile.
-    let (thy, thx) = (bm / tm, bn / tn);
     let outer = info.reduce.first().expect("a reduction");
     if outer.extent.is_some_and(|e| e < K_SLICE) || info.reduce_size().is_some_and(|r| r < 32) {
         return false;
@@ -144,13 +142,16 @@ fn tile_with_reuse(cx: &mut Cx<'_>, s: TensorId) -> bool {
     if ms.iter().all(|&m| fits(m, alt(tn))) {
         ns.push(alt(tn));
     }
-    let tmk = cx.b.int_knob(&format!("{owner}_tm"), ms);
-    let tnk = cx.b.int_knob(&format!("{owner}_tn"), ns);
+    // The knobs are the block's thread counts (the register tile is the block's side
+    // over them): the shared-memory copies spread over the same threads, so every
+    // alternative launches exactly the threads that both the copies and the compute use.
+    let thyk = cx.b.int_knob(&format!("{owner}_threads_y"), ms.iter().map(|m| bm / m));
+    let thxk = cx.b.int_knob(&format!("{owner}_threads_x"), ns.iter().map(|n| bn / n));
     cx.b.stmt(format!("let ({bi}, {ii}) = {owner}.split({}, {bm})", oaxes[u]));
     cx.b.stmt(format!("let ({bj}, {jj}) = {owner}.split({}, {bn})", oaxes[v]));
     let (ty, yi, tx, xi) = (f(cx, "ty"), f(cx, "yi"), f(cx, "tx"), f(cx, "xi"));
-    cx.b.stmt(format!("let ({ty}, {yi}) = {owner}.split({ii}, {tmk})"));
-    cx.b.stmt(format!("let ({tx}, {xi}) = {owner}.split({jj}, {tnk})"));
+    cx.b.stmt(format!("let ({ty}, {yi}) = {owner}.split_nparts({ii}, {thyk})"));
+    cx.b.stmt(format!("let ({tx}, {xi}) = {owner}.split_nparts({jj}, {thxk})"));
     let others: Vec<String> = (0..n).filter(|&k| k != u && k != v).map(|k| oaxes[k].clone()).collect();
     let mut order = others.clone();
     order.extend([bi.clone(), bj.clone(), ty.clone(), tx.clone(), yi.clone(), xi.clone()]);
@@ -211,10 +212,11 @@ fn tile_with_reuse(cx: &mut Cx<'_>, s: TensorId) -> bool {
         } else {
             all
         };
-        let (o, tyx) = (cx.b.fresh(&format!("{sh}_o")), cx.b.fresh(&format!("{sh}_t")));
+        // Consecutive elements to consecutive threads along x, then rows of them along y.
+        let (o, rest) = (cx.b.fresh(&format!("{sh}_o")), cx.b.fresh(&format!("{sh}_r")));
         let (sy, sx) = (cx.b.fresh(&format!("{sh}_ty")), cx.b.fresh(&format!("{sh}_tx")));
-        cx.b.stmt(format!("let ({o}, {tyx}) = {sh}.split({all}, {})", thy * thx));
-        cx.b.stmt(format!("let ({sy}, {sx}) = {sh}.split({tyx}, {thx})"));
+        cx.b.stmt(format!("let ({rest}, {sx}) = {sh}.split({all}, {thxk})"));
+        cx.b.stmt(format!("let ({o}, {sy}) = {sh}.split({rest}, {thyk})"));
         cx.b.stmt(format!("{sh}.bind({sy}, thread.y)"));
         cx.b.stmt(format!("{sh}.bind({sx}, thread.x)"));
     }

@@ -57,6 +57,17 @@ pub enum ScheduleErrorKind {
     /// An axis of a stage in `local` (per-thread) storage bound to a thread index: each
     /// thread would hold only its own elements, which the other threads read.
     LocalStageBoundToThread { stage: String, axis: String, tag: String },
+    /// A stage attached inside a loop bound to a thread index binds the same index to
+    /// more threads than that loop has: the threads past the loop's extent never run it.
+    NestedThreadsExceed {
+        stage: String,
+        axis: String,
+        tag: String,
+        threads: i64,
+        outer_stage: String,
+        outer_axis: String,
+        outer_threads: i64,
+    },
     /// `parallel` on a reduction axis.
     ParallelOnReduce { stage: String, axis: String },
     /// `vectorize` on a reduction axis.
@@ -234,6 +245,10 @@ impl ScheduleError {
                 "`{stage}` is in `local` (per-thread) storage, but its axis `{axis}` is bound to `{tag}`: each thread \
                  would hold only its own elements while the others read them"
             ),
+            NestedThreadsExceed { stage, axis, tag, threads, outer_stage, outer_axis, outer_threads } => format!(
+                "`{stage}` binds `{axis}` to {threads} threads of `{tag}`, but it runs inside `{outer_stage}`'s \
+                 `{outer_axis}`, bound to `{tag}` with {outer_threads}: the threads past {outer_threads} never reach it"
+            ),
             ParallelOnReduce { axis, .. } => format!("cannot parallelize reduction axis `{axis}`"),
             VectorizeOnReduce { axis, .. } => format!("cannot vectorize reduction axis `{axis}`"),
             VectorizeNotInnermost { axis, innermost, .. } => {
@@ -375,6 +390,10 @@ impl ScheduleError {
                  thread loop"
                     .into()
             }
+            NestedThreadsExceed { tag, outer_threads, outer_axis, .. } => format!(
+                "split so that `{tag}` spans at most {outer_threads} threads here, or split `{outer_axis}` into as many \
+                 threads as this stage needs"
+            ),
             ParallelOnReduce { .. } => "parallelize a spatial axis, or rfactor the reduction first".into(),
             ScanAxisAnnotated { .. } => {
                 "annotate another axis of the stage (each of its iterations runs a whole scan); keep the scan axis a serial loop".into()

@@ -281,6 +281,9 @@ impl Schedule {
                 .stage_ids()
                 .filter(|&s| self.stage(s).attach != Attach::Inline && self.root_of(s) == root)
                 .collect();
+            for &m in &members {
+                self.validate_nested_threads(m, errors);
+            }
             let mut any_bound = false;
             let mut extents: BTreeMap<ThreadTag, (i64, Loc)> = BTreeMap::new();
             for &m in &members {
@@ -319,6 +322,49 @@ impl Schedule {
                         max: self.target.max_threads_per_block,
                     },
                 ));
+            }
+        }
+    }
+
+    /// A stage attached inside thread-bound loops binds no thread index to more threads
+    /// than the enclosing loop bound to the same index: lowering guards everything under
+    /// that loop by its extent, so the extra threads would skip this stage's work (and
+    /// the barriers after it could not be placed).
+    fn validate_nested_threads(&self, m: StageId, errors: &mut Vec<ScheduleError>) {
+        let st = self.stage(m);
+        for (&a, ann) in &st.ann {
+            let Some(tag) = ann.bind.filter(|t| !t.is_block()) else { continue };
+            if !st.leaf.contains(&a) {
+                continue;
+            }
+            let Some(e) = self.static_extent(a) else { continue };
+            let mut cur = m;
+            for _ in 0..self.stages.len() {
+                let Attach::At { stage: p, axis: at } = self.stage(cur).attach else { break };
+                let ps = self.stage(p);
+                let upto = ps.leaf.iter().position(|&x| x == at).map_or(0, |i| i + 1);
+                for &pa in &ps.leaf[..upto] {
+                    let outer = self.ann(p, pa);
+                    if outer.bind != Some(tag) {
+                        continue;
+                    }
+                    if let Some(pe) = self.static_extent(pa).filter(|&pe| e > pe) {
+                        errors.push(ScheduleError::new(
+                            ann.loc,
+                            ScheduleErrorKind::NestedThreadsExceed {
+                                stage: st.name.clone(),
+                                axis: self.axis(a).shown().to_string(),
+                                tag: tag.dsl_name().to_string(),
+                                threads: e,
+                                outer_stage: ps.name.clone(),
+                                outer_axis: self.axis(pa).shown().to_string(),
+                                outer_threads: pe,
+                            },
+                        ));
+                        return;
+                    }
+                }
+                cur = p;
             }
         }
     }
