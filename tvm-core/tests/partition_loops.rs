@@ -170,3 +170,36 @@ fn symbolic_split_tail_is_peeled_off_the_tiles() {
         }
     }
 }
+
+/// The border after a partitioned interior, where the one test that bounds it is false
+/// on every iteration, keeps nothing that test guards. The derived transpose's rows of
+/// a tile run `0..min(M - y_vo * 32, 32)` with no guard; the rest of the tile's row (from
+/// there to 32) would only hold iterations past `M`, so no second copy of the store is
+/// left. The interpreter's results equal the transpose at sizes with and without tails.
+#[test]
+fn a_border_its_only_test_rules_out_is_dropped() {
+    let src = "compute! { fn transpose(x: f32[M, N]) -> y: f32[N, M] {
+        y[j, i] = x[i, j];
+    } }";
+    let k = tvm_core::frontend::parse_str(&src[src.find("compute!").unwrap()..]).expect("parses");
+    let f = tvm_core::driver::lower(&lowered::derived_schedule(&k, &Target::parse("cpu").unwrap())).expect("lowers");
+    let text = tvm_core::tir::printer::print_func(&f);
+    let stores = text.lines().filter(|l| l.trim_start().starts_with("y[")).count();
+    assert_eq!(stores, 1, "a border past the end kept its copy of the store:\n{text}");
+    assert!(text.contains("min(M - y_vo * 32, 32)"), "the rows of a tile are not bounded by M:\n{text}");
+    let f32 = tvm_core::dtype::DType::F32;
+    for (m, n) in [(0usize, 3usize), (5, 7), (32, 32), (33, 40), (70, 31)] {
+        let x: Vec<f64> = (0..m * n).map(|k| (k * 7919 % 997) as f64).collect();
+        let mut args = vec![
+            ArgValue::Tensor(HostTensor::from_f64(f32, vec![m, n], &x).unwrap()),
+            ArgValue::Tensor(HostTensor::from_f64(f32, vec![n, m], &vec![f64::NAN; m * n]).unwrap()),
+        ];
+        run(&f, &mut args).unwrap_or_else(|e| panic!("{m} x {n}: {e:?}"));
+        let got = args[1].as_tensor().unwrap().to_f64_vec();
+        for i in 0..m {
+            for j in 0..n {
+                assert_eq!(got[j * m + i], x[i * n + j], "{m} x {n}: y[{j}, {i}]");
+            }
+        }
+    }
+}

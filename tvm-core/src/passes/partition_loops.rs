@@ -221,6 +221,10 @@ struct Bound {
     at: Expr,
     /// The same, clamped only below (at 0).
     raw: Expr,
+    /// The conjunct itself was solved (not its worst case over the loops inside): it is
+    /// false exactly outside the interval, so a border where it alone decides can drop
+    /// the code it guards.
+    exact: bool,
 }
 
 /// Conjuncts that mention a variable of `parallel` are not used: the border of a
@@ -242,13 +246,31 @@ fn partition(var: Var, min: Expr, extent: Expr, body: Stmt, parallel: &[Var], co
     // A narrower interior shared with sibling loops (`common_interiors`): the conjuncts
     // hold on all of it, and the iterations given up run the body with its tests. A
     // loop with no test on `var` is cut at the same points (the same loop shapes).
-    let (lo_e, hi_e, lo_interior) = match (common, lo_e.as_int(), hi_e.as_int(), lo_interior.as_int()) {
+    let (lo_e, hi_e, lo_interior, narrowed) = match (common, lo_e.as_int(), hi_e.as_int(), lo_interior.as_int()) {
         (Some((l, h)), Some(lo), Some(hi), Some(li)) if l >= lo.max(li) && h <= hi && l < h => {
-            (Expr::typed_int(l, dt), Expr::typed_int(h, dt), Expr::typed_int(l, dt))
+            (Expr::typed_int(l, dt), Expr::typed_int(h, dt), Expr::typed_int(l, dt), true)
         }
         _ if bounds.is_empty() => return unswitch(unchanged(body)),
-        _ => (lo_e, hi_e, lo_interior),
+        _ => (lo_e, hi_e, lo_interior, false),
     };
+    // A border decided by one exact conjunct: before `lo` the only lower conjunct is
+    // false, from `max(lo, hi)` on the only upper one (each border ends where its bound
+    // is, or the loop does). The code it guards never runs there, so the border keeps
+    // only what its conditions' other branches do: a split's tail loop whose every
+    // iteration is past the end, kept by a bound of `min(M - o * 32, 32)`, is empty.
+    let border = |lower: bool| {
+        let mut side = bounds.iter().filter(|b| b.lower == lower);
+        match (side.next(), side.next()) {
+            (Some(b), None) if b.exact && !narrowed => {
+                let c = b.conjunct.clone();
+                rewrite_conditions(body.clone(), &mut |cond| {
+                    conjuncts(cond.clone()).contains(&c).then_some(Expr::Bool(false))
+                })
+            }
+            _ => body.clone(),
+        }
+    };
+    let (before, after) = (border(true), border(false));
     let simplify = Analyzer::new();
     let peeled: Vec<Expr> = bounds.into_iter().map(|b| b.conjunct).collect();
     let interior = rewrite_conditions(body.clone(), &mut |c| strip(c, &peeled));
@@ -263,12 +285,12 @@ fn partition(var: Var, min: Expr, extent: Expr, body: Stmt, parallel: &[Var], co
         body: Box::new(body),
     };
     Stmt::Seq(vec![
-        part(Expr::typed_int(0, dt), lo_e.clone(), body.clone()),
+        part(Expr::typed_int(0, dt), lo_e.clone(), before),
         // The interior's extent `hi - lo` is negative when the conjuncts hold nowhere
         // (a loop of no iterations): its variable is then bounded by `hi` itself, which
         // is what proves its accesses in bounds without the peeled test.
         unswitch(part(lo_interior, hi_e.clone(), interior)),
-        part(simplify.simplify(&Expr::max(lo_e, hi_e)), extent.clone(), body),
+        part(simplify.simplify(&Expr::max(lo_e, hi_e)), extent.clone(), after),
     ])
 }
 
@@ -304,7 +326,8 @@ fn interior(
                 continue;
             }
             // A conjunct on the loops inside too: only a symbolic split's tail test.
-            let test = if inner.iter().any(|v| uses_var(&c, v)) {
+            let exact = !inner.iter().any(|v| uses_var(&c, v));
+            let test = if !exact {
                 if !parallel.is_empty() && !constant_strides(body, var) {
                     continue;
                 }
@@ -314,7 +337,7 @@ fn interior(
                 c.clone()
             };
             if let Some((lower, at, raw)) = linear_bound(&test, var, min, extent) {
-                bounds.push(Bound { conjunct: c, lower, at, raw });
+                bounds.push(Bound { conjunct: c, lower, at, raw, exact });
             }
         }
     }
