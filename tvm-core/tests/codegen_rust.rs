@@ -848,6 +848,19 @@ fn the_fast_path_bound_fits_the_kernel() {
     };
     assert_eq!(bound(VECTOR_ADD_16), "let __fast : bool = true && n <= 4611686018427387904i64");
     assert_eq!(bound(MATMUL), "let __fast : bool = true && M <= 4611686018427387904i64 && K <= 4611686018427387904i64 && N <= 4611686018427387904i64");
+    // P-Net's second convolution (`examples/kernels/mtcnn.rs`): its parallel chunks'
+    // products of dims overflow `i64` at the larger bounds, so the proofs that hold at
+    // 2^16 hold up to 2^24 and no further. The search tries 2^62, then bisects, and each
+    // emission stops at its first failed proof; it finds what trying every bound finds.
+    let pnet_conv2 = "compute! {
+        pub fn pnet_conv2(x: f32[10, H, W], w: f32[16, 10, 3, 3], b: f32[16], alpha: f32[16], oh: usize, ow: usize)
+            -> y: f32[16, oh, ow]
+        {
+            let c[f, i, j]: f32[16, oh, ow] = sum(if i + r < H && j + s < W { x[c, i + r, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..10, r in 0..3, s in 0..3);
+            y[f, i, j] = (c[f, i, j] + b[f]).max(0.0) + alpha[f] * (c[f, i, j] + b[f]).min(0.0);
+        }
+    }";
+    assert_eq!(bound(pnet_conv2), "let __fast : bool = true && H <= 16777216i64 && W <= 16777216i64 && oh_1 <= 16777216i64 && ow_1 <= 16777216i64");
 }
 
 #[test]

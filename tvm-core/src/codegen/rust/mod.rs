@@ -132,16 +132,43 @@ pub fn emit_rust_with(f: &PrimFunc, opts: &EmitOptions) -> Result<TokenStream, C
     let dims = dim_vars(f);
     let levels = levels_of(&f.target)?;
     // The smallest dim bound proves the most accesses (and divisions); take the largest
-    // bound that proves as many (a proof never needs a smaller bound than one it already
-    // has).
-    let run = |k: u32| Emitter::new(f, opts, &dims, &levels, k).run();
-    let mut best = run(K_BITS[K_BITS.len() - 1])?;
+    // bound that proves as many. A proof never needs a smaller bound than one it already
+    // has, so the bounds that prove as many are the smaller ones up to some `k`: the
+    // largest is tried first (kernels whose indices are linear in their dims get it), then
+    // the others by bisection. (Each emission that falls short costs failed proofs, the
+    // prover's dearest work: a product of dims, which overflows at large bounds, fails
+    // every bound down to about 2^24.)
+    let mut best = Emitter::new(f, opts, &dims, &levels, K_BITS[K_BITS.len() - 1])
+        .run()?
+        .ok_or_else(|| unsupported("internal: an emission with nothing to match stopped".to_string()))?;
     if best.unchecked > 0 || best.hoisted > 0 {
-        for &k in &K_BITS[..K_BITS.len() - 1] {
-            let e = run(k)?;
-            if e.unchecked == best.unchecked && e.hoisted == best.hoisted {
+        // The emission at `2^k` if it proves as many as `best`, else `None` (it stops at
+        // the first proof of `best`'s it fails).
+        let expect = best.proofs.clone();
+        let (unchecked, hoisted) = (best.unchecked, best.hoisted);
+        let run = |k: u32| -> R<Option<Emitted>> {
+            let mut e = Emitter::new(f, opts, &dims, &levels, k);
+            e.expect = expect.clone();
+            Ok(e.run()?.filter(|e| e.unchecked == unchecked && e.hoisted == hoisted))
+        };
+        if let Some(e) = run(K_BITS[0])? {
+            best = e;
+        } else {
+            // The largest good bound is among K_BITS[lo..=hi]; K_BITS[hi] is good.
+            let (mut lo, mut hi) = (1, K_BITS.len() - 1);
+            let mut found = None;
+            while lo < hi {
+                let mid = (lo + hi) / 2;
+                match run(K_BITS[mid])? {
+                    Some(e) => {
+                        hi = mid;
+                        found = Some(e);
+                    }
+                    None => lo = mid + 1,
+                }
+            }
+            if let Some(e) = found.filter(|e| e.k_bits == K_BITS[hi]) {
                 best = e;
-                break;
             }
         }
     }
@@ -293,6 +320,13 @@ pub(super) struct Emitter<'f> {
     /// about chunk bounds; the tokens are thrown away).
     probing: bool,
     unchecked: usize,
+    /// Whether each bounds proof attempted so far held, in emission order.
+    proofs: Vec<bool>,
+    /// The proofs of the emission with the smallest dim bound (empty: none to match): a
+    /// larger bound that fails one of them proves fewer accesses, so its emission stops
+    /// there (`fell_short`) instead of spending the prover's fuel on the rest.
+    expect: Vec<bool>,
+    pub(super) fell_short: bool,
     /// Divisions computed once per parallel iteration (`parallel::hoist_divisions`).
     hoisted: usize,
     /// Those of the parallel loop being emitted, proved non-negative by a positive
@@ -313,6 +347,7 @@ pub(super) struct Emitted {
     names: Names,
     body: TokenStream,
     items: Vec<TokenStream>,
+    proofs: Vec<bool>,
     unchecked: usize,
     hoisted: usize,
     helpers: BTreeSet<&'static str>,
@@ -352,6 +387,9 @@ impl<'f> Emitter<'f> {
             in_tail: false,
             probing: false,
             unchecked: 0,
+            proofs: Vec::new(),
+            expect: Vec::new(),
+            fell_short: false,
             hoisted: 0,
             proved_divisions: Vec::new(),
             helpers: BTreeSet::new(),
@@ -391,17 +429,34 @@ impl<'f> Emitter<'f> {
         }
     }
 
-    fn run(mut self) -> R<Emitted> {
-        let body = self.stmt(&self.f.body.clone())?;
-        Ok(Emitted {
+    /// The emitted function; `None` when it fell short of `expect` (and stopped).
+    fn run(mut self) -> R<Option<Emitted>> {
+        let body = match self.stmt(&self.f.body.clone()) {
+            Err(_) if self.fell_short => return Ok(None),
+            r => r?,
+        };
+        Ok(Some(Emitted {
             names: self.names,
             body,
             items: self.items,
             unchecked: self.unchecked,
+            proofs: self.proofs,
             hoisted: self.hoisted,
             helpers: self.helpers,
             k_bits: self.k_bits,
-        })
+        }))
+    }
+
+    /// Records whether a bounds proof held; an error (which stops the emission) when a
+    /// proof of `expect` failed.
+    pub(super) fn proved(&mut self, held: bool) -> R<()> {
+        let i = self.proofs.len();
+        self.proofs.push(held);
+        if !held && self.expect.get(i) == Some(&true) {
+            self.fell_short = true;
+            return Err(unsupported("a dim bound that proves fewer accesses".to_string()));
+        }
+        Ok(())
     }
 
     /// The Rust type of a value of `d` (`[T; L]` for vectors).
@@ -469,7 +524,7 @@ fn helper(name: &str, rt: &TokenStream) -> TokenStream {
 
 /// Puts the function together: signature, checks, helpers, body, dispatch.
 fn assemble(f: &PrimFunc, opts: &EmitOptions, dims: &[Var], levels: &[Level], e: Emitted) -> TokenStream {
-    let Emitted { mut names, body, items, unchecked, hoisted: _, helpers, k_bits } = e;
+    let Emitted { mut names, body, items, unchecked, proofs: _, hoisted: _, helpers, k_bits } = e;
     let rt = &opts.rt_path;
     let fname = fn_ident(f);
     let mut sig = Vec::new();

@@ -383,6 +383,9 @@ impl Emitter<'_> {
                     format!("0 <= {b} && {b} + {lanes} <= {n}")
                 }),
             };
+            if !self.probing {
+                self.proved(p.is_some())?;
+            }
             if let Some(p) = p {
                 proof = Some(format!("SAFETY: {p} (proved)"));
                 self.unchecked += 1;
