@@ -66,8 +66,9 @@ fn tile_with_reuse(cx: &mut Cx<'_>, s: TensorId) -> bool {
     let side = (threads(cx) as f64).sqrt() as i64;
     // A side of the block's tile no longer than its axis needs (rounded up to 8, which
     // every register tile here divides), and along `v` (the threads' x, consecutive in a
-    // warp) no fewer than 8 threads: PoCL, which runs these schedules on the CPU,
-    // compiles a kernel whose work-groups are 2 items wide for minutes. A convolution of
+    // warp) no fewer than 8 threads with the derived register tile (the knobs' larger
+    // tile may halve that): PoCL, which runs these schedules on the CPU, compiles a
+    // kernel whose work-groups are 2 items wide for minutes. A convolution of
     // 48 filters over rows of 9 outputs is a block of 48 x 32, 96 threads, not 64 x 64
     // with 220 of 256 threads idle behind their guards.
     let clamp = |full: i64, e: i64, least: i64| full.min(((e + 7) / 8 * 8).max(least));

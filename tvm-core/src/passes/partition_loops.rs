@@ -15,7 +15,10 @@
 //!
 //! `lo` and `hi` are clamped to `[0, ext]`; when the conjuncts hold nowhere, `hi < lo`
 //! and the interior is a loop of no iterations (a negative extent), which keeps its
-//! variable bounded by `hi` for the analyzers that prove its accesses in bounds.
+//! variable bounded by `hi` for the analyzers that prove its accesses in bounds. A border
+//! that one conjunct alone decides (the only lower one before, the only upper one after)
+//! has that conjunct false on every iteration: the conditions containing it become
+//! `false` there (unless a conjunct before it checks a value).
 //!
 //! **Unswitching.** In an innermost loop (the interior of a partitioned one included),
 //! the conjuncts that do not change inside it (a padded row's test, inside the loop over
@@ -264,7 +267,12 @@ fn partition(var: Var, min: Expr, extent: Expr, body: Stmt, parallel: &[Var], co
             (Some(b), None) if b.exact && !narrowed => {
                 let c = b.conjunct.clone();
                 rewrite_conditions(body.clone(), &mut |cond| {
-                    conjuncts(cond.clone()).contains(&c).then_some(Expr::Bool(false))
+                    let cs = conjuncts(cond.clone());
+                    let at = cs.iter().position(|x| *x == c)?;
+                    // `&&` evaluates left to right: a conjunct before `c` that checks a
+                    // value (an index, a divisor) still runs there, and a bad value must
+                    // still fail the call, so such a condition stays as it is.
+                    (!cs[..at].iter().any(crate::tir::visit::expr_has_check)).then_some(Expr::Bool(false))
                 })
             }
             _ => body.clone(),
