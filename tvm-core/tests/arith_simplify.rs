@@ -1193,3 +1193,28 @@ fn a_scaled_fact_is_tightened_to_whole_numbers() {
     assert!(an.can_prove(&Expr::le(v(&h), c(2))));
     assert!(!an.can_prove(&Expr::le(v(&h), c(1))));
 }
+
+/// `a && false` is `false` and `a || true` is `true`, except where `a` checks a value:
+/// `&&` and `||` evaluate `a` first, and a bad index there must still fail the call
+/// (docs/LANGUAGE.md §4), so the check stays.
+#[test]
+fn a_checked_operand_keeps_its_short_circuit() {
+    use tvm_core::tir::CheckKind;
+    let mut an = Analyzer::new();
+    let (t, ids) = (Buffer::new("t", DType::F32, Scope::Global), Buffer::new("ids", DType::I64, Scope::Global));
+    let i = Var::index("i");
+    let plain = Expr::Load { buffer: ids.clone(), indices: vec![v(&i)] };
+    let checked =
+        Expr::Check { value: Box::new(plain.clone()), kind: CheckKind::Index { extent: Box::new(c(8)) }, site: 0 };
+    let read = |index: Expr| {
+        Expr::cmp(CmpOp::Gt, Expr::Load { buffer: t.clone(), indices: vec![index] }, Expr::float(0.0, DType::F32))
+    };
+    let never = lt(v(&i), c(0));
+    an.bind_const_bound(&i, 0, 63);
+    assert_eq!(an.simplify(&Expr::and(read(plain.clone()), never.clone())), Expr::Bool(false));
+    assert_eq!(an.simplify(&Expr::or(read(plain), Expr::not(never.clone()))), Expr::Bool(true));
+    let kept = an.simplify(&Expr::and(read(checked.clone()), never.clone()));
+    assert!(matches!(&kept, Expr::And(a, b) if **a == read(checked.clone()) && **b == Expr::Bool(false)), "{kept:?}");
+    let kept = an.simplify(&Expr::or(read(checked.clone()), Expr::not(never)));
+    assert!(matches!(&kept, Expr::Or(a, b) if **a == read(checked) && **b == Expr::Bool(true)), "{kept:?}");
+}

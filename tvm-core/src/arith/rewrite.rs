@@ -1112,7 +1112,9 @@ impl<'a> Ctx<'a> {
         match (&a, &b) {
             (Expr::Bool(true), _) => b,
             (_, Expr::Bool(true)) => a,
-            (_, Expr::Bool(false)) => b,
+            // `a` is evaluated first: where it checks a value (an index, a divisor), a bad
+            // one must still fail, so `a && false` stays.
+            (_, Expr::Bool(false)) if !crate::tir::visit::expr_has_check(&a) => b,
             _ if a == b => a,
             _ => Expr::and(a, b),
         }
@@ -1132,7 +1134,8 @@ impl<'a> Ctx<'a> {
         match (&a, &b) {
             (Expr::Bool(false), _) => b,
             (_, Expr::Bool(false)) => a,
-            (_, Expr::Bool(true)) => b,
+            // As in `and`: `a || true` stays where `a` checks a value.
+            (_, Expr::Bool(true)) if !crate::tir::visit::expr_has_check(&a) => b,
             _ if a == b => a,
             _ => Expr::or(a, b),
         }
