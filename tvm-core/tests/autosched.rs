@@ -275,3 +275,49 @@ fn pasted_schedules_lower_to_the_same_tir() {
     }
     assert!(checked >= 3 * 27, "{checked}");
 }
+
+/// A dense layer with its weights stored `[out, in]` reduces along contiguous elements
+/// of both operands, each reused along the other's axis: the derived schedule cuts the
+/// outputs into blocks (the block's rows of `w` stay in L1 while the rows of `x` go by)
+/// sized by the target's caches, and still computes the layer: the interpreter's output
+/// equals a plain triple loop. Two rows (little reuse of `w`) keep the plain rows.
+#[test]
+fn a_dense_layer_with_transposed_weights_is_blocked_for_the_caches() {
+    use tvm_core::interp::{run, ArgValue, HostTensor};
+    let src = "pub fn dense(x: f32[40, 64], w: f32[24, 64]) -> d: f32[40, 24] {
+        d[i, j] = sum(x[i, k] * w[j, k] for k in 0..64);
+    }";
+    // Rows of 256 bytes: 4 of `w` fill the 1 KB L1, 16 of `x` half the 8 KB L2, halved
+    // to 8 so that the 40 rows make a few tasks for each core.
+    let target = "cpu -l1-cache=1K -l2-cache=8K";
+    let d = derived(src, target);
+    assert!(d.contains("blocks of 8 x 4 outputs"), "{d}");
+    assert!(d.contains("d.reorder(d_io, d_jo, d_ii, d_jj)") && d.contains("d.parallel(d_io)"), "{d}");
+    let k = parse_str(src).unwrap();
+    let f = tvm_core::driver::lower_for(&k, &Target::parse(target).unwrap()).unwrap();
+    let x: Vec<f32> = (0..40 * 64).map(|i| ((i * 37) % 23) as f32 / 23.0 - 0.5).collect();
+    let w: Vec<f32> = (0..24 * 64).map(|i| ((i * 11) % 19) as f32 / 19.0 - 0.5).collect();
+    let mut args = vec![
+        ArgValue::Tensor(HostTensor::f32(vec![40, 64], x.clone())),
+        ArgValue::Tensor(HostTensor::f32(vec![24, 64], w.clone())),
+        ArgValue::Tensor(HostTensor::f32(vec![40, 24], vec![f32::NAN; 40 * 24])),
+    ];
+    run(&f, &mut args).unwrap();
+    let got = args[2].as_tensor().unwrap().to_f64_vec();
+    for i in 0..40 {
+        for j in 0..24 {
+            let want: f64 = (0..64).map(|k| x[i * 64 + k] as f64 * w[j * 64 + k] as f64).sum();
+            assert!(
+                (got[i * 24 + j] - want).abs() <= 1e-4 * want.abs().max(1.0),
+                "d[{i}, {j}]: {} against {want}",
+                got[i * 24 + j]
+            );
+        }
+    }
+    let one = derived(
+        "pub fn gemv(x: f32[2, 64], w: f32[24, 64]) -> d: f32[2, 24] {
+        d[i, j] = sum(x[i, k] * w[j, k] for k in 0..64); }",
+        target,
+    );
+    assert!(!one.contains("blocks of"), "{one}");
+}

@@ -595,6 +595,18 @@ impl Cx<'_> {
     /// computed at `at` (stage, axis) or, when `None`, inside `t`'s own innermost loop,
     /// with `t`'s leading axes in parallel when `parallel`.
     fn partial_results(&mut self, t: TensorId, at: Option<(&str, &str)>, parallel: bool) {
+        self.partial_results_blocked(t, at, parallel, None)
+    }
+
+    /// [`Self::partial_results`], with the last two spatial axes of a root stage cut into
+    /// blocks of `block = (rows, cols)` (the blocks of rows in parallel) when given.
+    fn partial_results_blocked(
+        &mut self,
+        t: TensorId,
+        at: Option<(&str, &str)>,
+        parallel: bool,
+        block: Option<(i64, i64)>,
+    ) {
         let Some((k, p)) = self.row_reduction_plan(t) else { return };
         let info = self.info[&t].clone();
         let name = info.name.clone();
@@ -614,7 +626,28 @@ impl Cx<'_> {
                 self.b.stmt(format!("let [{}] = {name}.axes()", axes.join(", ")));
                 // The innermost loop of the stage, which the parallel loop may have fused.
                 let mut inner = axes[rank - 1].clone();
-                if parallel {
+                if let (true, Some((bi, bj))) = (parallel && rank >= 2, block) {
+                    let f = |cx: &mut Self, base: &str| cx.b.fresh(&format!("{name}_{base}"));
+                    let (io, ii, jo, jj) = (f(self, "io"), f(self, "ii"), f(self, "jo"), f(self, "jj"));
+                    let bik = self.b.int_knob(&format!("{name}_block_rows"), [bi, bi / 2, bi * 2]);
+                    let bjk = self.b.int_knob(&format!("{name}_block_cols"), [bj, bj * 2, (bj / 2).max(1)]);
+                    self.b.stmt(format!("let ({io}, {ii}) = {name}.split({}, {bik})", axes[rank - 2]));
+                    self.b.stmt(format!("let ({jo}, {jj}) = {name}.split({}, {bjk})", axes[rank - 1]));
+                    let mut order: Vec<String> = axes[..rank - 2].to_vec();
+                    order.extend([io.clone(), jo, ii, jj.clone()]);
+                    self.b.stmt(format!("{name}.reorder({})", order.join(", ")));
+                    let p = if rank == 2 {
+                        io
+                    } else {
+                        let fz = self.b.fresh(&format!("{name}_par"));
+                        let mut outer: Vec<String> = axes[..rank - 2].to_vec();
+                        outer.push(io);
+                        self.b.stmt(format!("let {fz} = {name}.fuse({})", outer.join(", ")));
+                        fz
+                    };
+                    self.b.stmt(format!("{name}.parallel({p})"));
+                    inner = jj;
+                } else if parallel {
                     let (p, fused) = self.parallel_of(&name, &axes, &info);
                     self.b.stmt(format!("{name}.parallel({p})"));
                     if fused == rank {
@@ -659,6 +692,46 @@ impl Cx<'_> {
         (f, k)
     }
 
+    /// Blocks of the last two spatial axes `(u, v)` of a row reduction whose operands
+    /// are each reused along the other's axis (`d[i, j] = sum(x[i, k] * w[j, k])`, a
+    /// dense layer with its weights stored `[out, in]`): without them every row of the
+    /// result streams all of `w` from memory. `v`'s rows of its operand fill L1 (they are
+    /// read again for every row of the block), `u`'s fill half of L2, and the blocks of
+    /// rows leave every core a few tasks. `None` where the extents are not known or one
+    /// block would cover the axis anyway.
+    fn reduction_blocks(&self, info: &StageInfo) -> Option<(i64, i64)> {
+        let n = info.axes.len();
+        let [k] = info.reduce.as_slice() else { return None };
+        if n < 2 {
+            return None;
+        }
+        let (u, v) = (&info.axes[n - 2], &info.axes[n - 1]);
+        let (eu, ev, ek) = (u.extent?, v.extent?, k.extent?);
+        // A read reused along `v` (it moves with `u` and `k`) and one reused along `u`.
+        let along = |a: &super::analysis::AxisInfo, b: &super::analysis::AxisInfo| {
+            info.reads.iter().any(|r| {
+                StageInfo::step(r, &a.var) == Step::Invariant
+                    && StageInfo::step(r, &b.var) != Step::Invariant
+                    && StageInfo::step(r, &k.var) == Step::Contiguous
+            })
+        };
+        if !along(v, u) || !along(u, v) {
+            return None;
+        }
+        let row = ek.saturating_mul(self.graph.tensor(info.tensor).dtype.bytes() as i64).max(1);
+        let pow2_floor = |x: i64| if x <= 1 { 1 } else { 1i64 << (63 - x.leading_zeros()) };
+        let bj = pow2_floor(self.target.facts.l1_bytes as i64 / row).clamp(1, ev);
+        let mut bi = pow2_floor(self.target.facts.l2_bytes as i64 / 2 / row).clamp(1, eu);
+        let outer: i64 = info.axes[..n - 2].iter().map(|a| a.extent.unwrap_or(64)).product();
+        while bi > 8 && outer * ((eu + bi - 1) / bi) < TASKS_PER_CORE * self.cores() {
+            bi /= 2;
+        }
+        // A few rows (a matrix-vector product) reuse nothing, and the blocks must still
+        // give every core a task.
+        let tasks = outer * ((eu + bi - 1) / bi);
+        (bj < ev && eu >= 8 && tasks >= self.cores()).then_some((bi, bj))
+    }
+
     /// A reduction along a contiguous axis that no other rule took (a row sum, a row
     /// max): its rows in parallel, each as vector partial results.
     fn row_reduction(&mut self, t: TensorId) -> bool {
@@ -669,12 +742,22 @@ impl Cx<'_> {
         if info.axes.is_empty() {
             return false;
         }
-        let why = format!(
-            "`{}` reduces along contiguous elements: its rows in parallel, each reduced as vector partial results",
-            info.name
-        );
+        let block = self.reduction_blocks(&info);
+        let why = match block {
+            Some((bi, bj)) => format!(
+                "`{}` reduces along contiguous elements, and each of two operands is reused along the other's \
+                 axis: blocks of {bi} x {bj} outputs (the {bj} rows of the one stay in L1 while the block's {bi} \
+                 rows of the other go by), the blocks of rows in parallel, each output reduced as vector \
+                 partial results",
+                info.name
+            ),
+            None => format!(
+                "`{}` reduces along contiguous elements: its rows in parallel, each reduced as vector partial results",
+                info.name
+            ),
+        };
         self.b.comment(why.clone());
-        self.partial_results(t, None, true);
+        self.partial_results_blocked(t, None, true, block);
         self.handled.insert(t);
         self.note(t, "row_reduction", why);
         true
