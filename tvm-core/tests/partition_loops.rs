@@ -154,21 +154,7 @@ fn symbolic_split_tail_is_peeled_off_the_tiles() {
     );
     assert!(lines[tail..].iter().any(|l| l.contains("< M")), "the tail lost its guard:\n{text}");
 
-    let f32 = tvm_core::dtype::DType::F32;
-    for (m, n) in [(0usize, 3usize), (5, 7), (16, 16), (32, 17), (37, 20), (15, 33)] {
-        let x: Vec<f64> = (0..m * n).map(|k| (k * 7919 % 997) as f64).collect();
-        let mut args = vec![
-            ArgValue::Tensor(HostTensor::from_f64(f32, vec![m, n], &x).unwrap()),
-            ArgValue::Tensor(HostTensor::from_f64(f32, vec![n, m], &vec![f64::NAN; m * n]).unwrap()),
-        ];
-        run(&f, &mut args).unwrap_or_else(|e| panic!("{m} x {n}: {e:?}"));
-        let got = args[1].as_tensor().unwrap().to_f64_vec();
-        for i in 0..m {
-            for j in 0..n {
-                assert_eq!(got[j * m + i], x[i * n + j], "{m} x {n}: y[{j}, {i}]");
-            }
-        }
-    }
+    check_transpose(&f, &[(0, 3), (5, 7), (16, 16), (32, 17), (37, 20), (15, 33)]);
 }
 
 /// The border after a partitioned interior, where the one test that bounds it is false
@@ -187,14 +173,20 @@ fn a_border_its_only_test_rules_out_is_dropped() {
     let stores = text.lines().filter(|l| l.trim_start().starts_with("y[")).count();
     assert_eq!(stores, 1, "a border past the end kept its copy of the store:\n{text}");
     assert!(text.contains("min(M - y_vo * 32, 32)"), "the rows of a tile are not bounded by M:\n{text}");
+    check_transpose(&f, &[(0, 3), (5, 7), (32, 32), (33, 40), (70, 31)]);
+}
+
+/// The interpreter's results of the transpose `f` (`y[j, i] = x[i, j]` over `M x N`)
+/// equal the transpose at each size `(M, N)`.
+fn check_transpose(f: &PrimFunc, sizes: &[(usize, usize)]) {
     let f32 = tvm_core::dtype::DType::F32;
-    for (m, n) in [(0usize, 3usize), (5, 7), (32, 32), (33, 40), (70, 31)] {
+    for &(m, n) in sizes {
         let x: Vec<f64> = (0..m * n).map(|k| (k * 7919 % 997) as f64).collect();
         let mut args = vec![
             ArgValue::Tensor(HostTensor::from_f64(f32, vec![m, n], &x).unwrap()),
             ArgValue::Tensor(HostTensor::from_f64(f32, vec![n, m], &vec![f64::NAN; m * n]).unwrap()),
         ];
-        run(&f, &mut args).unwrap_or_else(|e| panic!("{m} x {n}: {e:?}"));
+        run(f, &mut args).unwrap_or_else(|e| panic!("{m} x {n}: {e:?}"));
         let got = args[1].as_tensor().unwrap().to_f64_vec();
         for i in 0..m {
             for j in 0..n {

@@ -518,7 +518,7 @@ impl Cx<'_> {
                 self.b.stmt(format!("{}.vectorize({i})", g.name));
                 self.note(t, "rows", format!("computed once per row of `{yname}` (expensive, read twice)"));
             } else {
-                self.partial_results(t, Some((&yname, &row)), false);
+                self.partial_results(t, Some((&yname, &row)), false, None);
                 self.note(t, "rows", format!("a row reduction computed per row of `{yname}`"));
             }
             self.handled.insert(t);
@@ -594,19 +594,9 @@ impl Cx<'_> {
     /// The reduction `t` as `p` vector partial results per output element (rfactor),
     /// computed at `at` (stage, axis) or, when `None`, inside `t`'s own innermost loop,
     /// with `t`'s leading axes in parallel when `parallel`.
-    fn partial_results(&mut self, t: TensorId, at: Option<(&str, &str)>, parallel: bool) {
-        self.partial_results_blocked(t, at, parallel, None)
-    }
-
-    /// [`Self::partial_results`], with the last two spatial axes of a root stage cut into
-    /// blocks of `block = (rows, cols)` (the blocks of rows in parallel) when given.
-    fn partial_results_blocked(
-        &mut self,
-        t: TensorId,
-        at: Option<(&str, &str)>,
-        parallel: bool,
-        block: Option<(i64, i64)>,
-    ) {
+    /// With `block = (rows, cols)`, the last two spatial axes of a root stage are cut into
+    /// blocks, the blocks of rows in parallel.
+    fn partial_results(&mut self, t: TensorId, at: Option<(&str, &str)>, parallel: bool, block: Option<(i64, i64)>) {
         let Some((k, p)) = self.row_reduction_plan(t) else { return };
         let info = self.info[&t].clone();
         let name = info.name.clone();
@@ -757,7 +747,7 @@ impl Cx<'_> {
             ),
         };
         self.b.comment(why.clone());
-        self.partial_results_blocked(t, None, true, block);
+        self.partial_results(t, None, true, block);
         self.handled.insert(t);
         self.note(t, "row_reduction", why);
         true
@@ -914,7 +904,7 @@ impl Cx<'_> {
             Kind::Reduction if self.row_reduction_plan(t).is_some() && !attached_here => {
                 let why = format!("`{}` is placed by the schedule; its reduction as vector partial results", info.name);
                 self.b.comment(why.clone());
-                self.partial_results(t, None, at_root);
+                self.partial_results(t, None, at_root, None);
                 self.note(t, "placed", why);
             }
             Kind::Injective if !info.axes.is_empty() && self.attach(t) != Attach::Inline => {

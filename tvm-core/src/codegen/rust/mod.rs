@@ -154,21 +154,18 @@ pub fn emit_rust_with(f: &PrimFunc, opts: &EmitOptions) -> Result<TokenStream, C
         if let Some(e) = run(K_BITS[0])? {
             best = e;
         } else {
-            // The largest good bound is among K_BITS[lo..=hi]; K_BITS[hi] is good.
+            // The largest good bound is among K_BITS[lo..=hi]; K_BITS[hi] is good (`best`
+            // holds its emission).
             let (mut lo, mut hi) = (1, K_BITS.len() - 1);
-            let mut found = None;
             while lo < hi {
                 let mid = (lo + hi) / 2;
                 match run(K_BITS[mid])? {
                     Some(e) => {
                         hi = mid;
-                        found = Some(e);
+                        best = e;
                     }
                     None => lo = mid + 1,
                 }
-            }
-            if let Some(e) = found.filter(|e| e.k_bits == K_BITS[hi]) {
-                best = e;
             }
         }
     }
@@ -326,7 +323,7 @@ pub(super) struct Emitter<'f> {
     /// larger bound that fails one of them proves fewer accesses, so its emission stops
     /// there (`fell_short`) instead of spending the prover's fuel on the rest.
     expect: Vec<bool>,
-    pub(super) fell_short: bool,
+    fell_short: bool,
     /// Divisions computed once per parallel iteration (`parallel::hoist_divisions`).
     hoisted: usize,
     /// Those of the parallel loop being emitted, proved non-negative by a positive
