@@ -137,29 +137,31 @@ compute! {
 
 compute! {
     /// R-Net, layer 2: 3x3 convolution 28 -> 48 (9 x 9), bias, PReLU, 3x3 max pooling of
-    /// stride 2 (`VALID`: 4 x 4).
-    pub fn rnet_conv2(x: f32[N, 28, 11, 11], w: f32[48, 28, 3, 3], b: f32[48], alpha: f32[48]) -> y: f32[N, 48, 4, 4] {
-        let c[n, f, i, j]: f32[N, 48, 9, 9] = sum(x[n, c, i + r, j + s] * w[f, c, r, s] for c in 0..28, r in 0..3, s in 0..3);
-        let a[n, f, i, j]: f32[N, 48, 9, 9] =
-            (c[n, f, i, j] + b[f]).max(0.0) + alpha[f] * (c[n, f, i, j] + b[f]).min(0.0);
-        y[n, f, i, j] = max(a[n, f, i * 2 + p, j * 2 + q] for p in 0..3, q in 0..3);
+    /// stride 2 (`VALID`: 4 x 4). The output is channels-last (`y[n, i, j, f]`) and the
+    /// weights filters-last (`w[c, r, s, f]`): the 48 filters fill three vectors where a
+    /// row of 9 fills half of one.
+    pub fn rnet_conv2(x: f32[N, 28, 11, 11], w: f32[28, 3, 3, 48], b: f32[48], alpha: f32[48]) -> y: f32[N, 4, 4, 48] {
+        let c[n, i, j, f]: f32[N, 9, 9, 48] = sum(x[n, c, i + r, j + s] * w[c, r, s, f] for c in 0..28, r in 0..3, s in 0..3);
+        let a[n, i, j, f]: f32[N, 9, 9, 48] =
+            (c[n, i, j, f] + b[f]).max(0.0) + alpha[f] * (c[n, i, j, f] + b[f]).min(0.0);
+        y[n, i, j, f] = max(a[n, i * 2 + p, j * 2 + q, f] for p in 0..3, q in 0..3);
     }
 }
 
 compute! {
-    /// R-Net, the rest: 2x2 convolution 48 -> 64 (3 x 3), bias, PReLU; the dense layer
-    /// 576 -> 128 over the activations flattened in ONNX's order (`NHWC`: row, column,
-    /// channel), bias, PReLU; the heads: box regression (4) and the face/background
-    /// softmax (2).
+    /// R-Net, the rest: 2x2 convolution 48 -> 64 (3 x 3; channels-last in and out, the
+    /// weights filters-last), bias, PReLU; the dense layer 576 -> 128 over the activations
+    /// flattened in ONNX's order (`NHWC`: row, column, channel), bias, PReLU; the heads:
+    /// box regression (4) and the face/background softmax (2).
     pub fn rnet_head(
-        x: f32[N, 48, 4, 4], w: f32[64, 48, 2, 2], b: f32[64], alpha: f32[64],
+        x: f32[N, 4, 4, 48], w: f32[48, 2, 2, 64], b: f32[64], alpha: f32[64],
         wd: f32[576, 128], bd: f32[128], ad: f32[128],
         wr: f32[128, 4], br: f32[4], wc: f32[128, 2], bc: f32[2],
     ) -> (reg: f32[N, 4], prob: f32[N, 2]) {
-        let c[n, f, i, j]: f32[N, 64, 3, 3] = sum(x[n, c, i + r, j + s] * w[f, c, r, s] for c in 0..48, r in 0..2, s in 0..2);
-        let a[n, f, i, j]: f32[N, 64, 3, 3] =
-            (c[n, f, i, j] + b[f]).max(0.0) + alpha[f] * (c[n, f, i, j] + b[f]).min(0.0);
-        let d[n, o]: f32[N, 128] = sum(a[n, f, i, j] * wd[(i * 3 + j) * 64 + f, o] for i in 0..3, j in 0..3, f in 0..64);
+        let c[n, i, j, f]: f32[N, 3, 3, 64] = sum(x[n, i + r, j + s, c] * w[c, r, s, f] for c in 0..48, r in 0..2, s in 0..2);
+        let a[n, i, j, f]: f32[N, 3, 3, 64] =
+            (c[n, i, j, f] + b[f]).max(0.0) + alpha[f] * (c[n, i, j, f] + b[f]).min(0.0);
+        let d[n, o]: f32[N, 128] = sum(a[n, i, j, f] * wd[(i * 3 + j) * 64 + f, o] for i in 0..3, j in 0..3, f in 0..64);
         let e[n, o]: f32[N, 128] = (d[n, o] + bd[o]).max(0.0) + ad[o] * (d[n, o] + bd[o]).min(0.0);
         let r0[n, k]: f32[N, 4] = sum(e[n, o] * wr[o, k] for o in 0..128);
         reg[n, k] = r0[n, k] + br[k];
@@ -205,19 +207,20 @@ compute! {
 }
 
 compute! {
-    /// O-Net, the rest: 2x2 convolution 64 -> 128 (3 x 3), bias, PReLU; the dense layer
+    /// O-Net, the rest: 2x2 convolution 64 -> 128 (3 x 3; channels-last out, its 128
+    /// filters in vectors, the weights filters-last), bias, PReLU; the dense layer
     /// 1152 -> 256 (flattened as ONNX does, `NHWC`), bias, PReLU; the heads: box
     /// regression (4), the five landmarks (10: the x of each, then the y of each, relative
     /// to the box) and the face/background softmax (2).
     pub fn onet_head(
-        x: f32[N, 64, 4, 4], w: f32[128, 64, 2, 2], b: f32[128], alpha: f32[128],
+        x: f32[N, 64, 4, 4], w: f32[64, 2, 2, 128], b: f32[128], alpha: f32[128],
         wd: f32[1152, 256], bd: f32[256], ad: f32[256],
         wr: f32[256, 4], br: f32[4], wl: f32[256, 10], bl: f32[10], wc: f32[256, 2], bc: f32[2],
     ) -> (reg: f32[N, 4], marks: f32[N, 10], prob: f32[N, 2]) {
-        let c[n, f, i, j]: f32[N, 128, 3, 3] = sum(x[n, c, i + r, j + s] * w[f, c, r, s] for c in 0..64, r in 0..2, s in 0..2);
-        let a[n, f, i, j]: f32[N, 128, 3, 3] =
-            (c[n, f, i, j] + b[f]).max(0.0) + alpha[f] * (c[n, f, i, j] + b[f]).min(0.0);
-        let d[n, o]: f32[N, 256] = sum(a[n, f, i, j] * wd[(i * 3 + j) * 128 + f, o] for i in 0..3, j in 0..3, f in 0..128);
+        let c[n, i, j, f]: f32[N, 3, 3, 128] = sum(x[n, c, i + r, j + s] * w[c, r, s, f] for c in 0..64, r in 0..2, s in 0..2);
+        let a[n, i, j, f]: f32[N, 3, 3, 128] =
+            (c[n, i, j, f] + b[f]).max(0.0) + alpha[f] * (c[n, i, j, f] + b[f]).min(0.0);
+        let d[n, o]: f32[N, 256] = sum(a[n, i, j, f] * wd[(i * 3 + j) * 128 + f, o] for i in 0..3, j in 0..3, f in 0..128);
         let e[n, o]: f32[N, 256] = (d[n, o] + bd[o]).max(0.0) + ad[o] * (d[n, o] + bd[o]).min(0.0);
         let r0[n, k]: f32[N, 4] = sum(e[n, o] * wr[o, k] for o in 0..256);
         reg[n, k] = r0[n, k] + br[k];

@@ -143,6 +143,21 @@ impl Weights<'_> {
     fn conv(&mut self) -> Result<ConvLayer> {
         Ok(ConvLayer { w: self.next()?, b: self.next()?, a: self.next()? })
     }
+
+    /// A convolution whose weights the kernel reads filters-last: ONNX's `[f, c, r, s]`
+    /// as `[c, r, s, f]`.
+    fn conv_filters_last(&mut self) -> Result<ConvLayer> {
+        let p = self.params.next().ok_or("the model has fewer weights than its nodes need")?;
+        let [f, c, r, s]: [usize; 4] =
+            p.shape.as_slice().try_into().map_err(|_| format!("a convolution's weights of shape {:?}", p.shape))?;
+        let mut w = vec![0.0; p.data.len()];
+        for (k, v) in p.data.iter().enumerate() {
+            let (fi, rest) = (k / (c * r * s), k % (c * r * s));
+            w[rest * f + fi] = *v;
+        }
+        let w = Tensor::from_vec(w, [c, r, s, f])?.to_device(self.device)?;
+        Ok(ConvLayer { w, b: self.next()?, a: self.next()? })
+    }
 }
 
 impl PNet {
@@ -189,7 +204,7 @@ impl PNet {
 impl RNet {
     pub fn load(dir: &Path, device: &Device) -> Result<Self> {
         let mut w = Weights { device, params: onnx::load(&dir.join("rnet.onnx"), &rnet_graph())?.into_iter() };
-        let conv = [w.conv()?, w.conv()?, w.conv()?];
+        let conv = [w.conv()?, w.conv_filters_last()?, w.conv_filters_last()?];
         let (dw, db, dense_a) = (w.next()?, w.next()?, w.next()?);
         let (rw, cw, rb, cb) = (w.next()?, w.next()?, w.next()?, w.next()?);
         Ok(RNet {
@@ -231,7 +246,7 @@ impl RNet {
 impl ONet {
     pub fn load(dir: &Path, device: &Device) -> Result<Self> {
         let mut w = Weights { device, params: onnx::load(&dir.join("onet.onnx"), &onet_graph())?.into_iter() };
-        let conv = [w.conv()?, w.conv()?, w.conv()?, w.conv()?];
+        let conv = [w.conv()?, w.conv()?, w.conv()?, w.conv_filters_last()?];
         let (dw, db, dense_a) = (w.next()?, w.next()?, w.next()?);
         let (rw, mw, cw) = (w.next()?, w.next()?, w.next()?);
         let (rb, mb, cb) = (w.next()?, w.next()?, w.next()?);
