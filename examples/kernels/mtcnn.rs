@@ -186,38 +186,40 @@ compute! {
 
 compute! {
     /// O-Net, layer 2: 3x3 convolution 32 -> 64 (21 x 21), bias, PReLU, 3x3 max pooling of
-    /// stride 2 (`VALID`: 10 x 10).
-    pub fn onet_conv2(x: f32[N, 32, 23, 23], w: f32[64, 32, 3, 3], b: f32[64], alpha: f32[64]) -> y: f32[N, 64, 10, 10] {
-        let c[n, f, i, j]: f32[N, 64, 21, 21] = sum(x[n, c, i + r, j + s] * w[f, c, r, s] for c in 0..32, r in 0..3, s in 0..3);
-        let a[n, f, i, j]: f32[N, 64, 21, 21] =
-            (c[n, f, i, j] + b[f]).max(0.0) + alpha[f] * (c[n, f, i, j] + b[f]).min(0.0);
-        y[n, f, i, j] = max(a[n, f, i * 2 + p, j * 2 + q] for p in 0..3, q in 0..3);
+    /// stride 2 (`VALID`: 10 x 10). Channels-last out (`y[n, i, j, f]`), the weights
+    /// filters-last (`w[c, r, s, f]`): the 64 filters are four whole vectors, where a row
+    /// of 21 left a third of its second vector idle.
+    pub fn onet_conv2(x: f32[N, 32, 23, 23], w: f32[32, 3, 3, 64], b: f32[64], alpha: f32[64]) -> y: f32[N, 10, 10, 64] {
+        let c[n, i, j, f]: f32[N, 21, 21, 64] = sum(x[n, c, i + r, j + s] * w[c, r, s, f] for c in 0..32, r in 0..3, s in 0..3);
+        let a[n, i, j, f]: f32[N, 21, 21, 64] =
+            (c[n, i, j, f] + b[f]).max(0.0) + alpha[f] * (c[n, i, j, f] + b[f]).min(0.0);
+        y[n, i, j, f] = max(a[n, i * 2 + p, j * 2 + q, f] for p in 0..3, q in 0..3);
     }
 }
 
 compute! {
     /// O-Net, layer 3: 3x3 convolution 64 -> 64 (8 x 8), bias, PReLU, 2x2 max pooling of
-    /// stride 2 (4 x 4).
-    pub fn onet_conv3(x: f32[N, 64, 10, 10], w: f32[64, 64, 3, 3], b: f32[64], alpha: f32[64]) -> y: f32[N, 64, 4, 4] {
-        let c[n, f, i, j]: f32[N, 64, 8, 8] = sum(x[n, c, i + r, j + s] * w[f, c, r, s] for c in 0..64, r in 0..3, s in 0..3);
-        let a[n, f, i, j]: f32[N, 64, 8, 8] =
-            (c[n, f, i, j] + b[f]).max(0.0) + alpha[f] * (c[n, f, i, j] + b[f]).min(0.0);
-        y[n, f, i, j] = max(a[n, f, i * 2 + p, j * 2 + q] for p in 0..2, q in 0..2);
+    /// stride 2 (4 x 4); channels-last in and out, the weights filters-last.
+    pub fn onet_conv3(x: f32[N, 10, 10, 64], w: f32[64, 3, 3, 64], b: f32[64], alpha: f32[64]) -> y: f32[N, 4, 4, 64] {
+        let c[n, i, j, f]: f32[N, 8, 8, 64] = sum(x[n, i + r, j + s, c] * w[c, r, s, f] for c in 0..64, r in 0..3, s in 0..3);
+        let a[n, i, j, f]: f32[N, 8, 8, 64] =
+            (c[n, i, j, f] + b[f]).max(0.0) + alpha[f] * (c[n, i, j, f] + b[f]).min(0.0);
+        y[n, i, j, f] = max(a[n, i * 2 + p, j * 2 + q, f] for p in 0..2, q in 0..2);
     }
 }
 
 compute! {
-    /// O-Net, the rest: 2x2 convolution 64 -> 128 (3 x 3; channels-last out, its 128
-    /// filters in vectors, the weights filters-last), bias, PReLU; the dense layer
+    /// O-Net, the rest: 2x2 convolution 64 -> 128 (3 x 3; channels-last in and out, the
+    /// weights filters-last), bias, PReLU; the dense layer
     /// 1152 -> 256 (flattened as ONNX does, `NHWC`), bias, PReLU; the heads: box
     /// regression (4), the five landmarks (10: the x of each, then the y of each, relative
     /// to the box) and the face/background softmax (2).
     pub fn onet_head(
-        x: f32[N, 64, 4, 4], w: f32[64, 2, 2, 128], b: f32[128], alpha: f32[128],
+        x: f32[N, 4, 4, 64], w: f32[64, 2, 2, 128], b: f32[128], alpha: f32[128],
         wd: f32[1152, 256], bd: f32[256], ad: f32[256],
         wr: f32[256, 4], br: f32[4], wl: f32[256, 10], bl: f32[10], wc: f32[256, 2], bc: f32[2],
     ) -> (reg: f32[N, 4], marks: f32[N, 10], prob: f32[N, 2]) {
-        let c[n, i, j, f]: f32[N, 3, 3, 128] = sum(x[n, c, i + r, j + s] * w[c, r, s, f] for c in 0..64, r in 0..2, s in 0..2);
+        let c[n, i, j, f]: f32[N, 3, 3, 128] = sum(x[n, i + r, j + s, c] * w[c, r, s, f] for c in 0..64, r in 0..2, s in 0..2);
         let a[n, i, j, f]: f32[N, 3, 3, 128] =
             (c[n, i, j, f] + b[f]).max(0.0) + alpha[f] * (c[n, i, j, f] + b[f]).min(0.0);
         let d[n, o]: f32[N, 256] = sum(a[n, i, j, f] * wd[(i * 3 + j) * 128 + f, o] for i in 0..3, j in 0..3, f in 0..128);

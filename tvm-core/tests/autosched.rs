@@ -127,6 +127,22 @@ fn a_gpu_block_is_no_larger_than_the_axes_it_tiles() {
 }
 
 #[test]
+fn a_gpu_block_stages_no_more_than_the_shared_memory_holds() {
+    // A channels-last convolution (O-Net's third): per slice of 8 channels, the block's
+    // input region is its rows of crops times the 3 x 3 window, nine times what the
+    // rows alone take. 64 x 64 outputs stage 9 x 8 x (64 + 64) floats, 36 KiB: under
+    // CUDA's 48 KiB, over OpenCL's 32 KiB (the block halves its rows) and WebGPU's
+    // 16 KiB (down to 8 rows). Each lowers (`derived` checks it) within its limit.
+    let conv = "pub fn conv(x: f32[N, 10, 10, 64], w: f32[64, 3, 3, 64]) -> c: f32[N, 8, 8, 64] {
+        c[n, i, j, f] = sum(x[n, i + r, j + s, k] * w[k, r, s, f] for k in 0..64, r in 0..3, s in 0..3);
+    }";
+    for (target, block) in [("cuda", "64 x 64"), ("opencl", "32 x 64"), ("webgpu", "8 x 32")] {
+        let d = derived(conv, target);
+        assert!(d.contains(&format!("blocks of {block} outputs")), "{target}: {d}");
+    }
+}
+
+#[test]
 fn a_gather_reduction_fuses_its_leading_axes_for_the_parallel_loop() {
     // An area resize's row pass: three channels alone would leave one of two cores idle
     // a third of the time; the channels and rows together give every core tasks.

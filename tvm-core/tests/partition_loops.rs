@@ -195,3 +195,65 @@ fn check_transpose(f: &PrimFunc, sizes: &[(usize, usize)]) {
         }
     }
 }
+
+/// A register tile along a symbolic axis guards each of its rows (`n_uo * 8 + k < N`)
+/// inside the tile's reduction; those tests mention only the parallel loop's variable,
+/// so the parallel body is versioned on them once (`version_parallel`): the body's first
+/// copy of the reduction, the fast path, runs with no test of `N` at all. The interpreter's results equal a plain
+/// channels-last convolution at batch sizes below, at and past multiples of the tile.
+#[test]
+fn a_tile_along_a_symbolic_axis_tests_its_rows_once_per_parallel_iteration() {
+    let src = "compute! { fn conv(x: f32[N, 6, 6, 3], w: f32[3, 3, 3, 16]) -> y: f32[N, 4, 4, 16] {
+        y[n, i, j, f] = sum(x[n, i + r, j + s, c] * w[c, r, s, f] for c in 0..3, r in 0..3, s in 0..3);
+    } }";
+    let k = tvm_core::frontend::parse_str(&src[src.find("compute!").unwrap()..]).expect("parses");
+    let f = tvm_core::driver::lower(&lowered::derived_schedule(&k, &Target::parse("cpu").unwrap())).expect("lowers");
+    let text = tvm_core::tir::printer::print_func(&f);
+    let tests_n = |s: &Stmt| {
+        lowered::has(
+            s,
+            &|y| matches!(y, Stmt::If { cond, .. } if tvm_core::tir::printer::print_expr(cond).contains("< N")),
+        )
+    };
+    let mut loops = Vec::new();
+    struct Reduction<'a>(&'a mut Vec<bool>, &'a dyn Fn(&Stmt) -> bool);
+    impl Visitor for Reduction<'_> {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let Stmt::For { var, body, .. } = s {
+                if var.name() == "c" {
+                    self.0.push((self.1)(body));
+                }
+            }
+            walk_stmt(self, s)
+        }
+    }
+    Reduction(&mut loops, &tests_n).visit_stmt(&f.body);
+    // The first copy of the reduction is the versioned body's fast path.
+    assert!(loops.len() >= 2, "no versioned reduction loops:\n{text}");
+    assert!(!loops[0], "the first loop of the reduction tests its rows against N:\n{text}");
+
+    let f32 = tvm_core::dtype::DType::F32;
+    for n in [1usize, 7, 8, 9, 17] {
+        let x: Vec<f64> = (0..n * 108).map(|k| (k * 7919 % 997) as f64 / 997.0 - 0.5).collect();
+        let w: Vec<f64> = (0..432).map(|k| (k * 104729 % 991) as f64 / 991.0 - 0.5).collect();
+        let mut args = vec![
+            ArgValue::Tensor(HostTensor::from_f64(f32, vec![n, 6, 6, 3], &x).unwrap()),
+            ArgValue::Tensor(HostTensor::from_f64(f32, vec![3, 3, 3, 16], &w).unwrap()),
+            ArgValue::Tensor(HostTensor::from_f64(f32, vec![n, 4, 4, 16], &vec![f64::NAN; n * 256]).unwrap()),
+        ];
+        run(&f, &mut args).unwrap_or_else(|e| panic!("N = {n}: {e:?}"));
+        let got = args[2].as_tensor().unwrap().to_f64_vec();
+        for (o, g) in got.iter().enumerate() {
+            let (b, i, j, fi) = (o / 256, o / 64 % 4, o / 16 % 4, o % 16);
+            let mut want = 0.0;
+            for c in 0..3 {
+                for r in 0..3 {
+                    for s in 0..3 {
+                        want += x[((b * 6 + i + r) * 6 + j + s) * 3 + c] * w[((c * 3 + r) * 3 + s) * 16 + fi];
+                    }
+                }
+            }
+            assert!((g - want).abs() <= 1e-4, "N = {n}: y[{b}, {i}, {j}, {fi}] = {g}, not {want}");
+        }
+    }
+}

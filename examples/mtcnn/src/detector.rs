@@ -246,7 +246,7 @@ impl RNet {
 impl ONet {
     pub fn load(dir: &Path, device: &Device) -> Result<Self> {
         let mut w = Weights { device, params: onnx::load(&dir.join("onet.onnx"), &onet_graph())?.into_iter() };
-        let conv = [w.conv()?, w.conv()?, w.conv()?, w.conv_filters_last()?];
+        let conv = [w.conv()?, w.conv_filters_last()?, w.conv_filters_last()?, w.conv_filters_last()?];
         let (dw, db, dense_a) = (w.next()?, w.next()?, w.next()?);
         let (rw, mw, cw) = (w.next()?, w.next()?, w.next()?);
         let (rb, mb, cb) = (w.next()?, w.next()?, w.next()?);

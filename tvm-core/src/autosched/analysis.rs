@@ -259,3 +259,30 @@ fn collect_reads(
         }
     });
 }
+
+/// The number of elements of a tensor of `shape` that `access` reads while each variable
+/// runs over `extent(var)` values from its start: per index, its span (one more than the
+/// sum of each variable's coefficient times its extent less one, for an index linear in
+/// them with constant coefficients), at most the dim where that is known. `None` for an
+/// index that is not such a sum.
+pub fn region(access: &Access, shape: &[Expr], extent: &dyn Fn(&Var) -> i64) -> Option<i64> {
+    let simplify = crate::arith::Analyzer::new();
+    let mut total: i64 = 1;
+    for (k, index) in access.indices.iter().enumerate() {
+        let mut span: i64 = 1;
+        for var in crate::tir::visit::vars_of(index) {
+            let e = extent(&var);
+            if e <= 1 {
+                continue;
+            }
+            let next = substitute_one(index.clone(), &var, Expr::var(&var) + Expr::int(1));
+            let step = simplify.simplify(&(next - index.clone())).as_int()?;
+            span = span.checked_add(step.checked_abs()?.checked_mul(e - 1)?)?;
+        }
+        if let Some(d) = shape.get(k).and_then(Expr::as_int) {
+            span = span.min(d);
+        }
+        total = total.checked_mul(span)?;
+    }
+    Some(total)
+}

@@ -131,6 +131,70 @@ fn version(var: &Var, body: Stmt, parallel: &[Var]) -> Stmt {
     Stmt::If { cond: test, then: Box::new(fast), otherwise: Some(Box::new(body)) }
 }
 
+/// The body of a parallel loop over `var`, versioned on the tests of `var` alone: the
+/// conjuncts that mention `var` and nothing bound inside the body (a register tile's
+/// row guards `o * 8 + k < N` along a symbolic axis, one per row, inside the tile's
+/// reduction) hold or fail for a whole parallel iteration, so they are tested once:
+///
+/// ```text
+/// if o * 8 + 1 < N && .. && o * 8 + 7 < N { body without them } else { body }
+/// ```
+///
+/// Only where they are tested more than once (under a loop of the body, or in several
+/// conditions), and only comparisons that read no memory and check nothing (evaluated
+/// first, a division's check could fail a call that never reached it). The ranges of the
+/// loops inside stay as they are, so the parallel-chunk prover bounds them as before.
+/// Returns the test, the body without them and the body as it was; or the body, where
+/// there is nothing to version.
+fn version_parallel(var: &Var, body: Stmt) -> Result<(Expr, Stmt, Stmt), Stmt> {
+    if node_count(&body) > MAX_BODY_NODES {
+        return Err(body);
+    }
+    let inner = super::hoist_tail_guards::bound_inside(&body);
+    let mut tests: Vec<Expr> = Vec::new();
+    let mut uses = 0;
+    for cond in conditions(&body) {
+        let mut used = false;
+        for c in conjuncts(cond) {
+            let own = matches!(c, Expr::Cmp { .. })
+                && uses_var(&c, var)
+                && !inner.iter().any(|v| uses_var(&c, v))
+                && !crate::arith::reads_memory(&c)
+                && !crate::tir::visit::expr_has_check(&c);
+            if own {
+                used = true;
+                if !tests.contains(&c) {
+                    tests.push(c);
+                }
+            }
+        }
+        uses += usize::from(used);
+    }
+    if tests.is_empty() || (uses < 2 && !tested_in_loop(&body, &tests)) {
+        return Err(body);
+    }
+    let fast = rewrite_conditions(body.clone(), &mut |c| strip(c, &tests));
+    let cond = tests.into_iter().reduce(Expr::and).expect("non-empty");
+    Ok((cond, fast, body))
+}
+
+/// Whether a condition inside a loop of `s` has one of `tests` among its conjuncts.
+fn tested_in_loop(s: &Stmt, tests: &[Expr]) -> bool {
+    struct T<'a>(&'a [Expr], bool);
+    impl Visitor for T<'_> {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let Stmt::For { body, .. } = s {
+                self.1 |= conditions(body).into_iter().any(|c| conjuncts(c).iter().any(|x| self.0.contains(x)));
+                return;
+            }
+            walk_stmt(self, s);
+        }
+    }
+    let mut t = T(tests, false);
+    t.visit_stmt(s);
+    t.1
+}
+
 struct Partition {
     /// The variables of the enclosing parallel loops.
     parallel: Vec<Var>,
@@ -149,11 +213,18 @@ impl Mutator for Partition {
             }
             return super_stmt(self, Stmt::If { cond, then, otherwise: Some(tail) });
         }
-        if let Stmt::For { var, kind: ForKind::Parallel, .. } = &s {
+        if let Stmt::For { var, min, extent, kind: ForKind::Parallel, body } = s {
             self.parallel.push(var.clone());
-            let s = super_stmt(self, s);
+            // The versioned body's slow path (the iterations where a test fails) keeps
+            // its tests as they are: partitioned on its own, it would test them again.
+            let body = match version_parallel(&var, *body) {
+                Ok((cond, fast, slow)) => {
+                    Stmt::If { cond, then: Box::new(self.mutate_stmt(fast)), otherwise: Some(Box::new(slow)) }
+                }
+                Err(body) => self.mutate_stmt(body),
+            };
             self.parallel.pop();
-            return s;
+            return Stmt::For { var, min, extent, kind: ForKind::Parallel, body: Box::new(body) };
         }
         if let Stmt::Seq(items) = &s {
             let pushed = self.common_interiors(items);
