@@ -24,6 +24,10 @@
 //! the conjuncts that do not change inside it (a padded row's test, inside the loop over
 //! its columns) are tested once: `if c { loop with c true } else { loop }`.
 //!
+//! **Parallel bodies.** The tests of a parallel loop's own variable alone (a register
+//! tile's row guards along a symbolic axis) are tested once at the top of its body: `if
+//! they hold { body without them } else { body }` (see [`version_parallel`]).
+//!
 //! **Versioning.** A loop whose body tests a window's border on its variable and the
 //! window's taps (`select(i + r < H, x[i + r], 0)` under `for r in 0..3`) tests it once
 //! per iteration, at the worst tap: `if i + 2 < H { body without the test } else { body
@@ -38,9 +42,9 @@
 //!
 //! What is left alone: loops of at most `MIN_EXTENT` known iterations (a window's taps,
 //! a vector's scalar tail) and the scalar path of a vector loop; bodies larger than
-//! `MAX_BODY_NODES` (three copies per level); and conjuncts on the variable of an
-//! enclosing parallel loop, whose border is at most one parallel iteration and whose
-//! bounds the parallel-chunk prover of the code generator could no longer follow.
+//! `MAX_BODY_NODES` (three copies per level); and, in serial loops, conjuncts on the
+//! variable of an enclosing parallel loop, whose border is at most one parallel iteration
+//! and whose bounds the parallel-chunk prover of the code generator could no longer follow.
 //! Loops are handled inside out.
 
 use crate::arith::Analyzer;
