@@ -26,7 +26,7 @@
 //!
 //! **Parallel bodies.** The tests of a parallel loop's own variable alone (a register
 //! tile's row guards along a symbolic axis) are tested once at the top of its body: `if
-//! they hold { body without them } else { body }` (see [`version_parallel`]).
+//! they hold { body without them } else { body }` (see `version_parallel`).
 //!
 //! **Versioning.** A loop whose body tests a window's border on its variable and the
 //! window's taps (`select(i + r < H, x[i + r], 0)` under `for r in 0..3`) tests it once
