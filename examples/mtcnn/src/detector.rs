@@ -37,7 +37,9 @@ pub struct Detection {
     pub candidates: [usize; 3],
 }
 
-/// A convolution's weight, bias and PReLU slope on the device.
+/// A convolution's weight, bias and PReLU slope on the device. The weight is laid out as
+/// its kernel reads it: ONNX's `[f, c, r, s]`, or `[c, r, s, f]` for the channels-last
+/// layers (`Weights::conv_filters_last`).
 pub struct ConvLayer {
     pub w: DeviceTensor<f32, 4>,
     pub b: DeviceTensor<f32, 1>,
@@ -129,8 +131,12 @@ struct Weights<'a> {
 }
 
 impl Weights<'_> {
+    fn param(&mut self) -> Result<Param> {
+        Ok(self.params.next().ok_or("the model has fewer weights than its nodes need")?)
+    }
+
     fn next<const R: usize>(&mut self) -> Result<DeviceTensor<f32, R>> {
-        let p = self.params.next().ok_or("the model has fewer weights than its nodes need")?;
+        let p = self.param()?;
         let mut shape = [1usize; R];
         if R == 1 {
             shape[0] = p.data.len();
@@ -147,7 +153,7 @@ impl Weights<'_> {
     /// A convolution whose weights the kernel reads filters-last: ONNX's `[f, c, r, s]`
     /// as `[c, r, s, f]`.
     fn conv_filters_last(&mut self) -> Result<ConvLayer> {
-        let p = self.params.next().ok_or("the model has fewer weights than its nodes need")?;
+        let p = self.param()?;
         let [f, c, r, s]: [usize; 4] =
             p.shape.as_slice().try_into().map_err(|_| format!("a convolution's weights of shape {:?}", p.shape))?;
         let mut w = vec![0.0; p.data.len()];

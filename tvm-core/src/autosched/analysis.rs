@@ -80,9 +80,7 @@ impl StageInfo {
         if !uses_var(last, var) {
             return Step::Invariant;
         }
-        let next = substitute_one(last.clone(), var, Expr::var(var) + Expr::int(1));
-        let step = crate::arith::Analyzer::new().simplify(&(next - last.clone()));
-        if step.is_const_int(1) {
+        if stride(last, var) == Some(1) {
             Step::Contiguous
         } else {
             Step::Strided
@@ -194,11 +192,7 @@ pub fn has_select(e: &Expr) -> bool {
 fn bounds_linearly(c: &Expr, var: &Var) -> bool {
     let parts = crate::tir::visit::conjuncts(c.clone());
     let linear = |p: &Expr| match p {
-        Expr::Cmp { a, b, .. } if a.dtype().is_integer() => {
-            let d = (**a).clone() - (**b).clone();
-            let next = substitute_one(d.clone(), var, Expr::var(var) + Expr::int(1));
-            matches!(crate::arith::Analyzer::new().simplify(&(next - d)), Expr::Int { .. })
-        }
+        Expr::Cmp { a, b, .. } if a.dtype().is_integer() => stride(&((**a).clone() - (**b).clone()), var).is_some(),
         p => !uses_var(p, var),
     };
     parts.iter().all(linear) && parts.iter().any(|p| uses_var(p, var))
@@ -266,7 +260,6 @@ fn collect_reads(
 /// them with constant coefficients), at most the dim where that is known. `None` for an
 /// index that is not such a sum.
 pub fn region(access: &Access, shape: &[Expr], extent: &dyn Fn(&Var) -> i64) -> Option<i64> {
-    let simplify = crate::arith::Analyzer::new();
     let mut total: i64 = 1;
     for (k, index) in access.indices.iter().enumerate() {
         let mut span: i64 = 1;
@@ -275,9 +268,7 @@ pub fn region(access: &Access, shape: &[Expr], extent: &dyn Fn(&Var) -> i64) -> 
             if e <= 1 {
                 continue;
             }
-            let next = substitute_one(index.clone(), &var, Expr::var(&var) + Expr::int(1));
-            let step = simplify.simplify(&(next - index.clone())).as_int()?;
-            span = span.checked_add(step.checked_abs()?.checked_mul(e - 1)?)?;
+            span = span.checked_add(stride(index, &var)?.checked_abs()?.checked_mul(e - 1)?)?;
         }
         if let Some(d) = shape.get(k).and_then(Expr::as_int) {
             span = span.min(d);
@@ -285,4 +276,11 @@ pub fn region(access: &Access, shape: &[Expr], extent: &dyn Fn(&Var) -> i64) -> 
         total = total.checked_mul(span)?;
     }
     Some(total)
+}
+
+/// How much `e` changes when `var` grows by one, where that is a constant (`e` linear in
+/// `var` with a constant coefficient, or free of it: 0).
+fn stride(e: &Expr, var: &Var) -> Option<i64> {
+    let next = substitute_one(e.clone(), var, Expr::var(var) + Expr::int(1));
+    crate::arith::Analyzer::new().simplify(&(next - e.clone())).as_int()
 }

@@ -709,7 +709,7 @@ impl Cx<'_> {
             return None;
         }
         let row = ek.saturating_mul(self.graph.tensor(info.tensor).dtype.bytes() as i64).max(1);
-        let pow2_floor = |x: i64| if x <= 1 { 1 } else { 1i64 << (63 - x.leading_zeros()) };
+        let pow2_floor = |x: i64| 1i64 << x.max(1).ilog2();
         let bj = pow2_floor(self.target.facts.l1_bytes as i64 / row).clamp(1, ev);
         let mut bi = pow2_floor(self.target.facts.l2_bytes as i64 / 2 / row).clamp(1, eu);
         let outer: i64 = info.axes[..n - 2].iter().map(|a| a.extent.unwrap_or(64)).product();

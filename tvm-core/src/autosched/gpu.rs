@@ -81,11 +81,11 @@ fn tile_with_reuse(cx: &mut Cx<'_>, s: TensorId) -> bool {
     // this stage reads directly, reused along u or v.
     // Each with whether its copy is in vectors of 4: its tile rows are consecutive
     // elements along `v` or along the staged slice of the reduction, 4 dividing both.
-    let mut staged: Vec<(TensorId, bool, crate::autosched::analysis::Access)> = Vec::new();
+    let mut staged: Vec<(super::analysis::Access, bool)> = Vec::new();
     for a in info.reads.iter().filter(|a| cx.graph.inputs_of(s).contains(&a.tensor)) {
         let reused =
             StageInfo::step(a, vvar) == Step::Invariant || StageInfo::step(a, &info.axes[u].var) == Step::Invariant;
-        if !reused || staged.iter().any(|(t, _, _)| *t == a.tensor) {
+        if !reused || staged.iter().any(|(s, _)| s.tensor == a.tensor) {
             continue;
         }
         // The last index moves with one of them alone, so the region's rows are whole
@@ -101,12 +101,13 @@ fn tile_with_reuse(cx: &mut Cx<'_>, s: TensorId) -> bool {
         let along_v = StageInfo::step(a, vvar) == Step::Contiguous && only(vvar);
         let k0 = &info.reduce[0].var;
         let along_k = StageInfo::step(a, k0) == Step::Contiguous && only(k0);
-        staged.push((a.tensor, along_v || along_k, a.clone()));
+        staged.push((a.clone(), along_v || along_k));
     }
     // The bytes the staged slices take for a block of `bm x bn`: each operand's region
     // over the block's rows and columns, a slice of the outer reduction axis and the
     // whole of the others (a window's taps: a convolution's input region has its halo).
-    // Too many for the target: smaller blocks, down to 8 x 8.
+    // Too many for the target: fewer rows, down to 8, then fewer columns while the block
+    // stays over 4 register tiles wide.
     let limit = cx.target.max_shared_memory_per_block as i64;
     let bytes = |bm: i64, bn: i64| -> Option<i64> {
         let extent = |var: &crate::tir::Var| {
@@ -120,8 +121,8 @@ fn tile_with_reuse(cx: &mut Cx<'_>, s: TensorId) -> bool {
                 info.reduce.iter().find(|r| r.var == *var).map_or(1, |r| r.extent.unwrap_or(i64::MAX / 4))
             }
         };
-        staged.iter().try_fold(0i64, |sum, (t, _, a)| {
-            let tensor = cx.graph.tensor(*t);
+        staged.iter().try_fold(0i64, |sum, (a, _)| {
+            let tensor = cx.graph.tensor(a.tensor);
             let region = super::analysis::region(a, &tensor.shape, &extent)?;
             Some(sum + region * tensor.dtype.bytes() as i64)
         })
@@ -131,7 +132,7 @@ fn tile_with_reuse(cx: &mut Cx<'_>, s: TensorId) -> bool {
             Some(b) if b <= limit => break,
             None => return false,
             Some(_) if bm > 8 && (bm / 2) % tm == 0 => bm /= 2,
-            Some(_) if bn > 8 * tn / 2 && (bn / 2) % tn == 0 && bn / 2 >= 8 => bn /= 2,
+            Some(_) if bn > 4 * tn && (bn / 2) % tn == 0 => bn /= 2,
             Some(_) => return false,
         }
     }
@@ -145,7 +146,7 @@ fn tile_with_reuse(cx: &mut Cx<'_>, s: TensorId) -> bool {
         "`{sname}` reduces with reuse: blocks of {bm} x {bn} outputs, {} threads of {tm} x {tn} in registers, \
          {} staged in shared memory {K_SLICE} `{}` at a time",
         (bm / tm) * (bn / tn),
-        staged.iter().map(|(t, _, _)| format!("`{}`", cx.graph.tensor(*t).name)).collect::<Vec<_>>().join(" and "),
+        staged.iter().map(|(a, _)| format!("`{}`", cx.graph.tensor(a.tensor).name)).collect::<Vec<_>>().join(" and "),
         outer.name
     );
     cx.b.comment(why.clone());
@@ -217,7 +218,8 @@ fn tile_with_reuse(cx: &mut Cx<'_>, s: TensorId) -> bool {
     cx.b.stmt(format!("{acc}.unroll({ki})"));
     cx.b.stmt(format!("{acc}.unroll({})", names[u]));
     cx.b.stmt(format!("{acc}.unroll({})", names[v]));
-    for (t, vector, _) in staged {
+    for (a, vector) in staged {
+        let t = a.tensor;
         let tname = cx.graph.tensor(t).name.clone();
         let sh = cx.b.fresh(&format!("{tname}_s"));
         cx.b.comment(format!("`{tname}`'s slice of the tile, copied by all the threads"));
