@@ -250,6 +250,21 @@ fn reductions_along_either_axis_and_transposes() {
     assert!(t.contains("y.tile(y.i, y.j, 32, 32)") && !t.contains("unroll"), "{t}");
 }
 
+/// An interleaved image read as planes (`q[c, j, i] = img[i, j, c]`): the tiles run
+/// along the columns, whose read steps by three, not along the three channels (a tile
+/// side of three); with too few channels for the cores the tile rows take the channels
+/// in, one fused axis in parallel.
+#[test]
+fn an_image_read_as_planes_is_tiled_along_its_columns_in_parallel() {
+    let d = derived("pub fn planes(img: u8[H, W, 3]) -> q: u8[3, W, H] { q[c, j, i] = img[i, j, c]; }", "cpu");
+    assert!(d.contains("let q_rows = q.fuse(q.c, q.j);"), "{d}");
+    assert!(d.contains("q.tile(q_rows, q.i, 128, 128)") && d.contains("q.parallel(q_uo);"), "{d}");
+    // With a vector's worth of channels (64 bytes), the channels are the tile's rows:
+    // the read is contiguous along them.
+    let d = derived("pub fn planes(img: u8[H, W, 64]) -> q: u8[64, W, H] { q[c, j, i] = img[i, j, c]; }", "cpu");
+    assert!(d.contains("q.tile(q.c, q.i, 128, 128)") && !d.contains("q_rows"), "{d}");
+}
+
 /// A read made only where a boundary or a wrap's condition fails (the `else` of the
 /// select a boundary view or a `%` roll becomes) does not keep the axis scalar: loop
 /// partitioning leaves the interior to the contiguous branch.

@@ -47,6 +47,22 @@ const RESIZE_ROWS: &str = r#"
     }
 "#;
 
+/// A crop's row pass (no schedule): the rows of each box from its first (`y0[n]`, an
+/// input), zero outside the image, in vectors of rows where the guard of the vector
+/// proves them inside; the stage's extent is a `usize` scalar, a `let` in the function
+/// that the parallel loop's chunk of `t` is proved with.
+const CROP_ROWS: &str = r#"
+    fn crop_rows(q: f32[C, W, H], y0: i32[N], xs: i32[N, S, K], wx: f32[N, S, K], ys: i32[N, S, K], rows: usize)
+        -> x: f32[N, C, S, S]
+    {
+        let qe = constant_exterior(q, 0.0);
+        let t[n, c, j, r]: f32[N, C, S, rows] =
+            sum(wx[n, j, b] * qe[c, xs[n, j, b] as i64, y0[n] as i64 + r] for b in 0..K);
+        let te = repeat_edge(t);
+        x[n, c, j, i] = sum(te[n, c, j, ys[n, i, a] as i64] for a in 0..K);
+    }
+"#;
+
 const MATMUL: &str = include_str!("corpus/matmul.rs");
 
 const SOFTMAX: &str = include_str!("corpus/softmax_default.rs");
@@ -259,6 +275,17 @@ fn kernels() -> Vec<Kernel> {
                 &[("N", 1), ("F", 1), ("H", 70000), ("W", 0)],
             ],
         ),
+        // 70 rows: vectors of 64 and an overlapping last one; 20: the scalar rows only.
+        // The indices are the harness's integers in [-99, 99]: most boxes start above
+        // or below the 120-row image, some cross its edges.
+        Kernel {
+            scalars: vec![ScalarValue::U64(70)],
+            ..k(CROP_ROWS, "cpu", &[&[("C", 2), ("W", 9), ("H", 120), ("N", 5), ("S", 3), ("K", 2)]])
+        },
+        Kernel {
+            scalars: vec![ScalarValue::U64(20)],
+            ..k(CROP_ROWS, "cpu", &[&[("C", 1), ("W", 4), ("H", 30), ("N", 3), ("S", 2), ("K", 3)]])
+        },
         k(MAXPOOL, "cpu", &[&[("N", 1), ("C", 2), ("H", 8), ("W", 8)], &[("N", 2), ("C", 1), ("H", 6), ("W", 9)]]),
         k(TRANSPOSE, "cpu", &[&[("M", 16), ("N", 8)], &[("M", 9), ("N", 13)]]),
         k(SUM2, "cpu", &[&[("A", 4)], &[("A", 3)], &[("A", 9)]]),
@@ -429,6 +456,7 @@ fn scalar_tokens(s: &ScalarValue) -> TokenStream {
     match s {
         ScalarValue::F32(v) => quote!(#v),
         ScalarValue::I32(v) => quote!(#v),
+        ScalarValue::U64(v) => quote!(#v),
         other => panic!("test scalars {other:?}"),
     }
 }
@@ -758,6 +786,20 @@ fn a_fused_parallel_loop_divides_once_per_iteration() {
         assert!(code.contains(&hoisted), "no `let` of h_par {op} H:\n{code}");
     }
     assert!(!code.contains("h_par . wrapping_div (H)") && !code.contains("h_par . wrapping_rem (H)"), "{code}");
+}
+
+/// The crop's rows inside the image are read as whole vectors: the guard of each vector
+/// of rows (`min(..) + y0[n] >= 0 && .. < H - 63`, a condition on an input, which nothing
+/// in the function writes) proves every lane in bounds, so the row index keeps no check
+/// and the load is one `ramp`, not 64 checked lanes. (The fixture above runs it.)
+#[test]
+fn a_vector_of_rows_under_its_guard_is_one_load() {
+    let f = lower(CROP_ROWS, "cpu");
+    let tir = tvm_core::tir::printer::print_func(&f);
+    assert!(tir.contains("i64(y0[") && tir.contains(", 1, 64)]"), "{tir}");
+    assert!(!tir.contains("check_index(ramp("), "a vector of rows is still checked lane by lane:\n{tir}");
+    let code = emit_rust(&f).unwrap().to_string();
+    assert!(code.contains("fn __par"), "{code}");
 }
 
 #[test]

@@ -30,10 +30,11 @@ pub use index::{index_fits_i32, known_divisor, may_be_minus_one};
 pub use rewrite::forget_proofs;
 
 use crate::dtype::DType;
-use crate::tir::{CmpOp, Expr, Var};
+use crate::tir::{Buffer, CmpOp, Expr, Var};
 use poly::{from_poly, parse_poly, Poly};
 use rewrite::Ctx;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 /// What is known of a variable: inclusive bounds (simplified), each optional.
 #[derive(Clone, Debug)]
@@ -50,6 +51,19 @@ pub(crate) fn reads_memory(e: &Expr) -> bool {
     let mut found = false;
     crate::tir::visit::for_each_expr(e, &mut |x| {
         found |= matches!(x, Expr::Load { .. } | Expr::ProducerLoad { .. });
+    });
+    found
+}
+
+/// Whether `e` reads memory that may change: a tensor, or a buffer not in `readonly`.
+fn reads_mutable_memory(e: &Expr, readonly: &HashSet<Buffer>) -> bool {
+    let mut found = false;
+    crate::tir::visit::for_each_expr(e, &mut |x| {
+        found |= match x {
+            Expr::Load { buffer, .. } => !readonly.contains(buffer),
+            Expr::ProducerLoad { .. } => true,
+            _ => false,
+        };
     });
     found
 }
@@ -99,6 +113,9 @@ pub struct Analyzer {
     /// function does, reaches the same digest, and proofs are remembered under it
     /// (`rewrite::Ctx::prove_le0`).
     pub(crate) state: StateDigest,
+    /// Buffers the function never writes (its inputs): a condition that reads them is
+    /// kept as a fact (`if y0[n] + r >= 0 { .. }` bounds the reads under it).
+    readonly: Arc<HashSet<Buffer>>,
 }
 
 /// See [`Analyzer::state`]: 128 bits of SHA-256.
@@ -169,6 +186,15 @@ impl Analyzer {
         self.set(var, min, max);
     }
 
+    /// The buffers that nothing writes while this analyzer's facts hold: conditions that
+    /// read them are kept by [`assume`](Analyzer::assume).
+    pub fn set_readonly(&mut self, buffers: HashSet<Buffer>) {
+        let mut ids: Vec<_> = buffers.iter().map(|b| b.id().0).collect();
+        ids.sort_unstable();
+        self.state = advance(&self.state, format_args!("readonly {ids:?}"));
+        self.readonly = Arc::new(buffers);
+    }
+
     /// Forgets what is known of `var`.
     pub fn unbind(&mut self, var: &Var) {
         self.state = advance(&self.state, format_args!("unbind {var:?}"));
@@ -198,9 +224,10 @@ impl Analyzer {
         }
         let mut facts = Vec::new();
         rewrite::decompose(&c, true, &mut facts);
+        let ro = &self.readonly;
         facts.retain(|f| match f {
-            Fact::Le0(p) => p.terms.keys().all(|m| m.iter().all(|a| !reads_memory(&a.0))),
-            Fact::Is(e, _) => !reads_memory(e),
+            Fact::Le0(p) => p.terms.keys().all(|m| m.iter().all(|a| !reads_mutable_memory(&a.0, ro))),
+            Fact::Is(e, _) => !reads_mutable_memory(e, ro),
         });
         self.state = advance(&self.state, format_args!("assume {facts:?}"));
         self.facts.extend(facts);

@@ -200,6 +200,11 @@ impl<'a> Ctx<'a> {
         if self.without_divisions(&p).is_some_and(|q| self.quick_le0(&q)) || self.monotone_quotients(&p) {
             return true;
         }
+        // A fact that is `p` up to a constant (the guard of a vector of rows, `y0[n] + r <
+        // H - 63`, bounding its highest lane), before the splits below spend the fuel.
+        if self.le0_facts().iter().any(|f| p.sub(f).as_const().is_some_and(|c| c <= 0)) {
+            return true;
+        }
         if self.depth >= MAX_DEPTH || self.fuel == 0 {
             return false;
         }
@@ -697,9 +702,26 @@ impl<'a> Ctx<'a> {
                 let (kind, holds) = match kind {
                     CheckKind::Index { extent } => {
                         let n = self.expr(extent);
-                        let holds = scalar
-                            && self.cond(&Expr::ge(v.clone(), Expr::int(0))) == Expr::Bool(true)
-                            && self.cond(&Expr::lt(v.clone(), n.clone())) == Expr::Bool(true);
+                        // A vector index's lowest and highest lanes: a ramp with a constant
+                        // stride (the vector load of a row under a guard that bounds it) or
+                        // a broadcast.
+                        let ends = match &v {
+                            _ if scalar => Some((v.clone(), v.clone())),
+                            Expr::Ramp { base, stride, lanes } => stride.as_int().map(|st| {
+                                let last = (**base).clone() + Expr::int(st * (*lanes as i64 - 1));
+                                if st >= 0 {
+                                    ((**base).clone(), last)
+                                } else {
+                                    (last, (**base).clone())
+                                }
+                            }),
+                            Expr::Broadcast { value, .. } => Some(((**value).clone(), (**value).clone())),
+                            _ => None,
+                        };
+                        let holds = ends.is_some_and(|(lo, hi)| {
+                            self.cond(&Expr::ge(lo, Expr::int(0))) == Expr::Bool(true)
+                                && self.cond(&Expr::lt(hi, n.clone())) == Expr::Bool(true)
+                        });
                         (CheckKind::Index { extent: Box::new(n) }, holds)
                     }
                     CheckKind::Divisor => {

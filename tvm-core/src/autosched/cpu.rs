@@ -769,15 +769,25 @@ impl Cx<'_> {
         }
         let n = info.axes.len();
         let v = &info.axes[n - 1];
-        let Some(strided) = info.reads.iter().find(|a| StageInfo::step(a, &v.var) == Step::Strided) else {
-            return false;
-        };
-        // The axis along which that read is contiguous.
-        let Some(u) = (0..n - 1).rev().find(|&k| StageInfo::step(strided, &info.axes[k].var) == Step::Contiguous)
+        // A read that advances along `v` by a stride (not a gather, nor a wrap's `%`).
+        let Some(strided) = info
+            .reads
+            .iter()
+            .find(|a| StageInfo::step(a, &v.var) == Step::Strided && StageInfo::last_index_along(a, &v.var).is_some())
         else {
             return false;
         };
         let lanes = self.lanes(y);
+        // The axis along which that read advances least: the one of its latest index
+        // (contiguous where that is the last). An axis shorter than a vector (an image's
+        // three channels) makes no tile side.
+        let Some((_, u)) = (0..n - 1)
+            .filter(|&k| info.axes[k].extent.is_none_or(|e| e >= lanes))
+            .filter_map(|k| StageInfo::last_index_along(strided, &info.axes[k].var).map(|(p, _)| (p, k)))
+            .max()
+        else {
+            return false;
+        };
         // Tiles of two vectors a side: each tile row read and written is two whole vectors
         // (two cache lines of f32 with AVX-512), and a tile touches half as many pages per
         // element as one of a vector a side.
@@ -791,14 +801,28 @@ impl Cx<'_> {
         let tsz = self.b.int_knob(&format!("{name}_tile"), [side, lanes, 4 * lanes]);
         let names: Vec<String> =
             ["uo", "vo", "ui", "vi"].iter().map(|s| self.b.fresh(&format!("{name}_{s}"))).collect();
-        self.b.stmt(format!(
-            "let ({}, {}, {}, {}) = {name}.tile({name}.{}, {name}.{}, {tsz}, {tsz})",
-            names[0], names[1], names[2], names[3], info.axes[u].name, v.name
-        ));
-        let outer: Vec<String> = (0..u).map(|k| format!("{name}.{}", info.axes[k].name)).collect();
+        let mut outer: Vec<String> = (0..u).map(|k| format!("{name}.{}", info.axes[k].name)).collect();
         // The tile rows join the fused parallel loop only when the tile divides their axis
         // (see `emit_tile`).
         let exact = info.axes[u].extent.is_some_and(|e| e % side == 0);
+        // Where the leading axes are too few tasks for the cores (an image's channels)
+        // and the tile rows cannot join them, they are fused with the tile rows' axis
+        // first: the tiles then run over that one axis, a tail where it is not whole.
+        let few = (0..u)
+            .map(|k| info.axes[k].extent)
+            .product::<Option<i64>>()
+            .is_some_and(|t| t < self.cores() * TASKS_PER_CORE);
+        let mut rows = format!("{name}.{}", info.axes[u].name);
+        if !outer.is_empty() && !exact && few {
+            outer.push(rows);
+            rows = self.b.fresh(&format!("{name}_rows"));
+            self.b.stmt(format!("let {rows} = {name}.fuse({})", outer.join(", ")));
+            outer.clear();
+        }
+        self.b.stmt(format!(
+            "let ({}, {}, {}, {}) = {name}.tile({rows}, {name}.{}, {tsz}, {tsz})",
+            names[0], names[1], names[2], names[3], v.name
+        ));
         let mut par = outer;
         if par.is_empty() || exact {
             par.push(names[0].clone());

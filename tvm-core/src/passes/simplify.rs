@@ -6,7 +6,9 @@
 //! variables range over their launch extents.
 
 use crate::arith::Analyzer;
-use crate::tir::{Expr, Param, PrimFunc};
+use crate::tir::visit::{walk_expr, walk_stmt, Visitor};
+use crate::tir::{Buffer, Expr, Param, PrimFunc, Stmt};
+use std::collections::HashSet;
 
 pub fn simplify(mut f: PrimFunc) -> PrimFunc {
     let mut an = Analyzer::new();
@@ -21,6 +23,7 @@ pub fn simplify(mut f: PrimFunc) -> PrimFunc {
             }
         }
     }
+    an.set_readonly(readonly(&f));
     let body = std::mem::replace(&mut f.body, crate::tir::Stmt::NoOp);
     f.body = an.simplify_stmt(body);
     for k in &mut f.kernels {
@@ -38,4 +41,33 @@ pub fn simplify(mut f: PrimFunc) -> PrimFunc {
         k.body = kan.simplify_stmt(body);
     }
     f
+}
+
+/// The buffers `f` reads and never writes, its kernels included.
+fn readonly(f: &PrimFunc) -> HashSet<Buffer> {
+    #[derive(Default)]
+    struct Scan {
+        read: HashSet<Buffer>,
+        written: HashSet<Buffer>,
+    }
+    impl Visitor for Scan {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let Expr::Load { buffer, .. } = e {
+                self.read.insert(buffer.clone());
+            }
+            walk_expr(self, e)
+        }
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let Stmt::Store { buffer, .. } | Stmt::WarpReduce { buffer, .. } = s {
+                self.written.insert(buffer.clone());
+            }
+            walk_stmt(self, s)
+        }
+    }
+    let mut scan = Scan::default();
+    scan.visit_stmt(&f.body);
+    for k in &f.kernels {
+        scan.visit_stmt(&k.body);
+    }
+    scan.read.difference(&scan.written).cloned().collect()
 }

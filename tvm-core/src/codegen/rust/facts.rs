@@ -70,6 +70,14 @@ impl Facts {
         if exact {
             self.safe.assume(&c);
         }
+        // Indices are compared with the `let`s substituted (`rows_1` of a `usize` scalar
+        // is `i64(rows)` there); so is the condition, for the math that proves them.
+        if !self.lets.is_empty() {
+            let s = crate::tir::mutate::substitute(c.clone(), &self.lets);
+            if s != c {
+                self.math.assume(&s);
+            }
+        }
     }
 
     /// `var` is bound to `value` for the rest of the scope.

@@ -93,7 +93,20 @@ impl Emitter<'_> {
         let written: Vec<Buffer> = scan.written.iter().filter(|b| !scan.allocated.contains(*b)).cloned().collect();
         let shared: Vec<Buffer> =
             scan.read.iter().filter(|b| !scan.allocated.contains(*b) && !written.contains(b)).cloned().collect();
-        let free: Vec<Var> = scan.used.iter().filter(|v| !scan.bound.contains(*v) && *v != var).cloned().collect();
+        let mut free: Vec<Var> = scan.used.iter().filter(|v| !scan.bound.contains(*v) && *v != var).cloned().collect();
+        // A chunk-relative index is emitted with the `let`s outside substituted (see
+        // `chunk_index`): the variables of their values are passed in too.
+        let mut k = 0;
+        while k < free.len() {
+            if let Some(value) = self.facts.lets.get(&free[k]) {
+                for x in vars_of(value) {
+                    if !free.contains(&x) && !scan.bound.contains(&x) && x != *var {
+                        free.push(x);
+                    }
+                }
+            }
+            k += 1;
+        }
         let mut inner = scan.bound.clone();
         inner.insert(var.clone());
         for b in &written {
