@@ -28,37 +28,50 @@
 use tvm::compute;
 
 compute! {
-    /// One level of the image pyramid: the RGB image resized by area interpolation
-    /// (OpenCV's `INTER_AREA` when shrinking), rounded to bytes as OpenCV's `uint8`
-    /// result is, then normalized to `(v - 127.5) / 128`, in P-Net's transposed layout
-    /// `x[c, column, row]`. `ys`/`wy` and `xs`/`wx` are the area tables of the rows and
-    /// the columns (source index and weight of each tap; unused taps weigh 0): each
-    /// source row is resized along the columns once (`h`), then the rows are combined,
-    /// in OpenCV's order.
-    pub fn pyramid_level(img: u8[H, W, 3], ys: i32[OH, K], wy: f32[OH, K], xs: i32[OW, L], wx: f32[OW, L])
+    /// The image's channels as planes, each transposed: `q[c, column, row]`. The pyramid's
+    /// levels all read it (`pyramid_level`): they resize along the columns first, as
+    /// OpenCV does, and in this layout that pass runs along the rows, in vectors.
+    pub fn image_planes(img: u8[H, W, 3]) -> q: u8[3, W, H] {
+        q[c, j, i] = img[i, j, c];
+    }
+}
+
+compute! {
+    /// One level of the image pyramid: the RGB image (as `image_planes`) resized by area
+    /// interpolation (OpenCV's `INTER_AREA` when shrinking), rounded to bytes as OpenCV's
+    /// `uint8` result is, then normalized to `(v - 127.5) / 128`, in P-Net's transposed
+    /// layout `x[c, column, row]`. `ys`/`wy` and `xs`/`wx` are the area tables of the rows
+    /// and the columns (source index and weight of each tap; unused taps weigh 0): each
+    /// source row is resized along the columns once (`h`, a vector of rows at a time),
+    /// then the rows are combined, in OpenCV's order.
+    pub fn pyramid_level(q: u8[3, W, H], ys: i32[OH, K], wy: f32[OH, K], xs: i32[OW, L], wx: f32[OW, L])
         -> x: f32[3, OW, OH]
     {
-        let ie = repeat_edge(img);
-        let h[c, r, j]: f32[3, H, OW] = sum(wx[j, b] * (ie[r, xs[j, b] as i64, c] as f32) for b in 0..L);
+        let qe = repeat_edge(q);
+        let h[c, j, r]: f32[3, OW, H] = sum(wx[j, b] * (qe[c, xs[j, b] as i64, r] as f32) for b in 0..L);
         let he = repeat_edge(h);
-        let v[c, j, i]: f32[3, OW, OH] = sum(wy[i, a] * he[c, ys[i, a] as i64, j] for a in 0..K);
+        let v[c, j, i]: f32[3, OW, OH] = sum(wy[i, a] * he[c, j, ys[i, a] as i64] for a in 0..K);
         x[c, j, i] = ((v[c, j, i] + 0.5).floor() - 127.5) * 0.0078125;
     }
 }
 
 compute! {
-    /// The crops of R-Net (`S` = 24) and O-Net (`S` = 48): for each box `n`, the image
-    /// region resized to `S x S` by the taps of the tables (`ys`, `wy` along rows, `xs`,
-    /// `wx` along columns; OpenCV's `INTER_AREA` weights, or its bilinear emulation when
-    /// the box is smaller than the crop), zero outside the image, normalized, in the
-    /// networks' transposed layout `x[n, c, column, row]`.
-    pub fn crop_resize(img: u8[H, W, 3], ys: i32[N, S, K], wy: f32[N, S, K], xs: i32[N, S, K], wx: f32[N, S, K])
-        -> x: f32[N, 3, S, S]
+    /// The crops of R-Net (`S` = 24) and O-Net (`S` = 48) from the image's planes (as
+    /// `image_planes`): for each box `n`, the image region resized to `S x S` by the taps
+    /// of the tables (`xs`, `wx` along columns, in the image's columns; `ys`, `wy` along
+    /// rows, from the box's first row `y0`; OpenCV's `INTER_AREA` weights, or its bilinear
+    /// emulation when the box is smaller than the crop), zero outside the image,
+    /// normalized, in the networks' transposed layout `x[n, c, column, row]`. The columns
+    /// are resized first, a vector of the box's `rows` at a time (`t`), then the rows.
+    pub fn crop_resize(
+        q: u8[3, W, H], y0: i32[N], xs: i32[N, S, K], wx: f32[N, S, K], ys: i32[N, S, K], wy: f32[N, S, K], rows: usize,
+    ) -> x: f32[N, 3, S, S]
     {
-        let ie = constant_exterior(img, 0);
-        let v[n, c, j, i]: f32[N, 3, S, S] = sum(
-            wy[n, i, a] * (wx[n, j, b] * (ie[ys[n, i, a] as i64, xs[n, j, b] as i64, c] as f32))
-            for a in 0..K, b in 0..K);
+        let qe = constant_exterior(q, 0);
+        let t[n, c, j, r]: f32[N, 3, S, rows] =
+            sum(wx[n, j, b] * (qe[c, xs[n, j, b] as i64, y0[n] as i64 + r] as f32) for b in 0..K);
+        let te = repeat_edge(t);
+        let v[n, c, j, i]: f32[N, 3, S, S] = sum(wy[n, i, a] * te[n, c, j, ys[n, i, a] as i64] for a in 0..K);
         x[n, c, j, i] = (v[n, c, j, i] - 127.5) * 0.0078125;
     }
 }

@@ -343,10 +343,15 @@ impl Detector {
         scales
     }
 
-    /// One pyramid level of `img` (`[H, W, 3]` on the device) at `scale`: P-Net's input
+    /// The image `[H, W, 3]` (on the device) as the pyramid's levels read it: `[3, W, H]`.
+    pub fn planes(&self, img: &DeviceTensor<u8, 3>) -> Result<DeviceTensor<u8, 3>> {
+        Ok(image_planes::call_on(&self.device, img)?)
+    }
+
+    /// One pyramid level at `scale` of the image whose `planes` are given: P-Net's input
     /// `[3, ceil(W s), ceil(H s)]`.
-    pub fn pyramid_level(&self, img: &DeviceTensor<u8, 3>, scale: f64) -> Result<DeviceTensor<f32, 3>> {
-        let [h, w, _] = img.shape();
+    pub fn pyramid_level(&self, planes: &DeviceTensor<u8, 3>, scale: f64) -> Result<DeviceTensor<f32, 3>> {
+        let [_, w, h] = planes.shape();
         let (ow, oh) = ((w as f64 * scale).ceil() as usize, (h as f64 * scale).ceil() as usize);
         let (tx, ty) = tables::resize_taps(w, h, ow, oh);
         let (kx, ky) = (tables::width(&tx), tables::width(&ty));
@@ -358,17 +363,18 @@ impl Detector {
         let wy = Tensor::from_vec(wy, [oh, ky])?.to_device(d)?;
         let xs = Tensor::from_vec(xs, [ow, kx])?.to_device(d)?;
         let wx = Tensor::from_vec(wx, [ow, kx])?.to_device(d)?;
-        Ok(pyramid_level::call_on(d, img, &ys, &wy, &xs, &wx)?)
+        Ok(pyramid_level::call_on(d, planes, &ys, &wy, &xs, &wx)?)
     }
 
-    /// The crops of `boxes` (whole pixels) from `img`, resized to `size x size` as the
-    /// reference does (the box's region, zero outside the image, `INTER_AREA`), in the
-    /// boxes' order.
+    /// The crops of `boxes` (whole pixels) from the image whose `planes` are given,
+    /// resized to `size x size` as the reference does (the box's region, zero outside the
+    /// image, `INTER_AREA`), in the boxes' order.
     ///
-    /// A crop sums `taps^2` pixels per output (taps: about the box's size over `size`),
-    /// and one kernel call sums as many for every box as its largest needs; so the boxes
-    /// are cut in groups of similar size, joined and put back in order on the device.
-    pub fn crops(&self, img: &DeviceTensor<u8, 3>, boxes: &[[f64; 4]], size: usize) -> Result<DeviceTensor<f32, 4>> {
+    /// A crop resizes the box's rows (`taps` per output column: about the box's size over
+    /// `size`), then sums `taps` of them per output; one kernel call does as much for every
+    /// box as its largest needs, so the boxes are cut in groups of similar size, joined
+    /// and put back in order on the device.
+    pub fn crops(&self, planes: &DeviceTensor<u8, 3>, boxes: &[[f64; 4]], size: usize) -> Result<DeviceTensor<f32, 4>> {
         let mut taps = Vec::with_capacity(boxes.len());
         for b in boxes {
             // The reference's `pad`: a `tmph x tmpw` array whose element (r, s) is the
@@ -381,7 +387,7 @@ impl Detector {
             }
             let (tx, ty) = tables::resize_taps(tmpw as usize, tmph as usize, size, size);
             let k = tables::width(&tx).max(tables::width(&ty));
-            taps.push((tx, ty, x1 - 1, y1 - 1, k));
+            taps.push((tx, ty, x1 - 1, y1 - 1, k, tmph as usize));
         }
         // Groups of boxes by their taps (sorted, a group's largest at most twice its
         // smallest); the batch is put back in the boxes' order at the end.
@@ -399,18 +405,25 @@ impl Detector {
         let mut placed = Vec::with_capacity(boxes.len());
         for g in &groups {
             let k = g.iter().map(|&i| taps[i].4).max().unwrap_or(1);
-            let (mut xs, mut wx, mut ys, mut wy) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            // The rows are resized in vectors of 64 (the register tile the compiler derives
+            // for `t`, the last one overlapping the one before); a box of fewer rows would
+            // take the scalar tail throughout.
+            let rows = g.iter().map(|&i| taps[i].5).max().unwrap_or(1).max(64);
+            let (mut xs, mut wx, mut ys, mut wy, mut y0) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for &i in g {
-                let (tx, ty, ox, oy, _) = &taps[i];
+                let (tx, ty, ox, oy, _, _) = &taps[i];
                 tables::flatten(tx, k, *ox, &mut xs, &mut wx);
-                tables::flatten(ty, k, *oy, &mut ys, &mut wy);
+                // The rows from the box's first, which the kernel reads from `y0`.
+                tables::flatten(ty, k, 0, &mut ys, &mut wy);
+                y0.push(i32::try_from(*oy).map_err(|_| format!("a box at row {oy} cannot be cropped"))?);
             }
             let n = g.len();
+            let y0 = Tensor::from_vec(y0, [n])?.to_device(d)?;
             let ys = Tensor::from_vec(ys, [n, size, k])?.to_device(d)?;
             let wy = Tensor::from_vec(wy, [n, size, k])?.to_device(d)?;
             let xs = Tensor::from_vec(xs, [n, size, k])?.to_device(d)?;
             let wx = Tensor::from_vec(wx, [n, size, k])?.to_device(d)?;
-            let part = crop_resize::call_on(d, img, &ys, &wy, &xs, &wx)?;
+            let part = crop_resize::call_on(d, planes, &y0, &xs, &wx, &ys, &wy, rows)?;
             batch = Some(match batch {
                 None => part,
                 Some(prev) => {
@@ -442,6 +455,8 @@ impl Detector {
         }
         let t = Instant::now();
         let img = image.to_device(&self.device)?;
+        // Every kernel after this one reads the image as planes.
+        let img = self.planes(&img)?;
         det.stages.push(("upload", t.elapsed()));
 
         let t = Instant::now();
@@ -469,11 +484,11 @@ impl Detector {
 
     /// P-Net over the pyramid: the candidates `[x1, y1, x2, y2]` (whole pixels, squared,
     /// moved by their regression) and their scores.
-    fn stage1(&self, img: &DeviceTensor<u8, 3>, w: usize, h: usize) -> Result<Vec<[f64; 5]>> {
+    fn stage1(&self, planes: &DeviceTensor<u8, 3>, w: usize, h: usize) -> Result<Vec<[f64; 5]>> {
         // [x1, y1, x2, y2, score, dx1, dy1, dx2, dy2] of each level's survivors.
         let mut all: Vec<[f64; 9]> = Vec::new();
         for scale in self.scales(w.min(h)) {
-            let x = self.pyramid_level(img, scale)?;
+            let x = self.pyramid_level(planes, scale)?;
             let [_, xw, xh] = x.shape();
             if xw < 12 || xh < 12 {
                 continue;
@@ -502,9 +517,9 @@ impl Detector {
     }
 
     /// R-Net on the crops of `boxes`: the survivors, moved by their regression and squared.
-    fn stage2(&self, img: &DeviceTensor<u8, 3>, boxes: &[[f64; 5]]) -> Result<Vec<[f64; 5]>> {
+    fn stage2(&self, planes: &DeviceTensor<u8, 3>, boxes: &[[f64; 5]]) -> Result<Vec<[f64; 5]>> {
         let b4: Vec<[f64; 4]> = boxes.iter().map(|b| [b[0], b[1], b[2], b[3]]).collect();
-        let x = self.crops(img, &b4, 24)?;
+        let x = self.crops(planes, &b4, 24)?;
         let (reg, prob) = self.rnet.run(&self.device, &x)?;
         let bt = Tensor::from_vec(b4.concat(), [b4.len(), 4])?.to_device(&self.device)?;
         let out = rnet_boxes::call_on(&self.device, &bt, &reg, &prob)?.to_host()?;
@@ -523,9 +538,9 @@ impl Detector {
     }
 
     /// O-Net on the crops of `boxes` (truncated to whole pixels): the faces.
-    fn stage3(&self, img: &DeviceTensor<u8, 3>, boxes: &[[f64; 5]]) -> Result<Vec<Face>> {
+    fn stage3(&self, planes: &DeviceTensor<u8, 3>, boxes: &[[f64; 5]]) -> Result<Vec<Face>> {
         let b4: Vec<[f64; 4]> = boxes.iter().map(|b| [b[0], b[1], b[2], b[3]].map(|v| v as i32 as f64)).collect();
-        let x = self.crops(img, &b4, 48)?;
+        let x = self.crops(planes, &b4, 48)?;
         let (reg, marks, prob) = self.onet.run(&self.device, &x)?;
         let bt = Tensor::from_vec(b4.concat(), [b4.len(), 4])?.to_device(&self.device)?;
         let out = onet_faces::call_on(&self.device, &bt, &reg, &marks, &prob)?.to_host()?;

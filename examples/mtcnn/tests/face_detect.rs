@@ -243,7 +243,7 @@ fn the_pyramid_and_the_crops_are_opencvs_inter_area() {
         for (name, entry) in r.manifest["images"].as_object().unwrap() {
             let img = tvm_mtcnn::read_rgb(Path::new(entry["path"].as_str().unwrap())).unwrap();
             let [h, w, _] = img.shape();
-            let dimg = img.to_device(&device).unwrap();
+            let dimg = det.planes(&img.to_device(&device).unwrap()).unwrap();
             // The first level, rounded to bytes as OpenCV's is: a sum that lands within
             // float rounding of a half may round the other way (one grey level, 1/128).
             let scale = det.scales(w.min(h))[0];
