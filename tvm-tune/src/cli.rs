@@ -24,7 +24,9 @@ use tvm_runtime::Device;
     to date); 1 when --check found a missing or stale record; 2 on an error, a bad flag, or\n\
     nothing to tune (the message says what would tune it).\n\n\
     In your own crate: `cargo install --path tvm-tune` in a checkout of tvm-rs, then\n\
-    `tvm-tune .` in the crate's directory.")]
+    `tvm-tune .` in the crate's directory. The candidates are built in crates under\n\
+    `tvm-tune/` in the crate's target directory: $CARGO_TARGET_DIR when set, else where\n\
+    cargo builds the crate (its workspace's `target/`).")]
 pub struct Args {
     /// A crate directory (its src/ and examples/ are read) or .rs files
     #[arg(value_name = "PATH", required = true)]

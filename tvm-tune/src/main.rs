@@ -90,7 +90,8 @@ fn run(o: &cli::Options) -> Result<bool, String> {
         ));
     }
     let probe = std::time::Instant::now();
-    let identity = bench::identity(o)?;
+    let benches = bench::root(&crate_dir);
+    let identity = bench::identity(o, &benches)?;
     // The first build of a run compiles tvm-rs for the candidates' crates: minutes that
     // belong to no kernel's --budget, said so the wall time adds up.
     let setup = probe.elapsed().as_secs_f64();
@@ -99,8 +100,8 @@ fn run(o: &cli::Options) -> Result<bool, String> {
     }
     for f in &ks.found {
         match o.auto {
-            Some(s) => search::tune_one(o, &crate_dir, &identity, f, s)?,
-            None => exhaustive::tune_one(o, &crate_dir, &identity, f)?,
+            Some(s) => search::tune_one(o, &crate_dir, &benches, &identity, f, s)?,
+            None => exhaustive::tune_one(o, &crate_dir, &benches, &identity, f)?,
         }
     }
     Ok(true)

@@ -62,6 +62,12 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
+/// The target directory the tests give `tvm-tune` (`CARGO_TARGET_DIR`): the tests' own,
+/// so that the benches of every test crate share one build of `tvm`, under `tvm-tune/`.
+fn target() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap().to_path_buf()
+}
+
 /// A crate holding KERNEL, in a directory of its own.
 fn user_crate(name: &str) -> PathBuf {
     crate_with(name, KERNEL)
@@ -96,6 +102,7 @@ fn tune(dir: &Path, args: &[&str], faults: &str) -> Run {
         .args(args)
         .arg(dir)
         .env("TVM_TUNE_FAULTS", faults)
+        .env("CARGO_TARGET_DIR", target())
         .output()
         .expect("tvm-tune runs");
     let run = Run {
@@ -161,6 +168,14 @@ fn tunes_on_the_cpu_rejects_bad_candidates_and_detects_stale_records() {
     assert!(!c.ok && c.stdout.contains("affine (cpu): missing"), "{}", c.stdout);
 
     tune_with_faults(&dir, "cpu", "w", ["8", "16", "32", "64"]);
+    // The bench crate is under `tvm-tune/` in the target directory given, none in the
+    // crate's own `target/`.
+    let benches: Vec<String> = std::fs::read_dir(target().join("tvm-tune"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(benches.iter().any(|b| b.starts_with("tvm-tune-bench-affine-cpu-")), "{benches:?}");
+    assert!(!dir.join("target").exists());
     let c = tune(&dir, &["--check"], "");
     assert!(c.ok && c.stdout.contains("up to date (4 candidates"), "{}", c.stdout);
 
@@ -228,7 +243,7 @@ fn tunes_on_the_cpu_rejects_bad_candidates_and_detects_stale_records() {
         .arg(dir.join("Cargo.toml"))
         .arg("--")
         .arg("cpu")
-        .env("CARGO_TARGET_DIR", workspace().join("target/tvm-tune/target"))
+        .env("CARGO_TARGET_DIR", target().join("tvm-tune/target"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -425,7 +440,7 @@ fn the_search_finds_a_winner_within_its_budget_and_generics_are_tuned_per_instan
     let out = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
         .args(["run", "--release", "--quiet", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", workspace().join("target/tvm-tune/target"))
+        .env("CARGO_TARGET_DIR", target().join("tvm-tune/target"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
