@@ -88,8 +88,9 @@ pub fn find(o: &Options) -> Result<Kernels, String> {
     let kind = o.target.kind;
     let mut out = Kernels { found: Vec::new(), untuned: Vec::new() };
     let mut seen = std::collections::HashSet::new();
-    // Every kernel name the sources define (instances by both names), for `--kernel`.
-    let mut defined = std::collections::HashSet::new();
+    // Every kernel name the sources define (instances by both names), in the order the
+    // sources give them, for `--kernel`.
+    let mut defined: Vec<String> = Vec::new();
     for inv in scan.invocations {
         let instances = match tvm_core::expand::generic::split(&inv.tokens) {
             Err(_) => {
@@ -112,8 +113,11 @@ pub fn find(o: &Options) -> Result<Kernels, String> {
                 break;
             };
             let name = tune::record_name(&kernel.name, ty.as_deref());
-            defined.insert(kernel.name.clone());
-            defined.insert(name.clone());
+            for n in [&kernel.name, &name] {
+                if !defined.contains(n) {
+                    defined.push(n.clone());
+                }
+            }
             if !o.kernels.is_empty() && !o.kernels.contains(&kernel.name) && !o.kernels.contains(&name) {
                 continue;
             }
@@ -161,10 +165,9 @@ pub fn find(o: &Options) -> Result<Kernels, String> {
             out.found.push(Found { file, name, tokens, key_tokens, kernel, block, knobs, derived: false });
         }
     }
-    for k in &o.kernels {
-        if !defined.contains(k) {
-            return Err(format!("no kernel `{k}` in the sources given"));
-        }
+    if let Some(k) = o.kernels.iter().find(|k| !defined.contains(k)) {
+        let known = if defined.is_empty() { "none".to_string() } else { defined.join(", ") };
+        return Err(format!("no kernel `{k}` in the sources given (their kernels: {known})"));
     }
     Ok(out)
 }

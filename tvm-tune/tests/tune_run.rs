@@ -515,6 +515,8 @@ fn the_tuner_says_what_to_do() {
     assert!(r.stderr.contains("`y.split(y.i, tune!(w: 8, 16, 32))`"), "{}", r.stderr);
     let r = tune(&dir, &["--kernel", "nosuch"], "");
     assert!(r.code == 2 && r.stderr.contains("no kernel `nosuch` in the sources given"), "{}", r.stderr);
+    // The kernels that --kernel accepts, instances by their own names too, in source order.
+    assert!(r.stderr.contains("(their kernels: plain, fixed, sym, sym_f32, sym_f64)"), "{}", r.stderr);
     // Nothing for OpenCL: a run that tunes nothing fails as a named kernel does, with the
     // way to tune them; a check finds nothing stale.
     let r = tune(&dir, &["--target", "opencl"], "");
