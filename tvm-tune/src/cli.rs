@@ -86,7 +86,9 @@ pub struct Args {
     pub seed: u64,
 
     /// Measure nothing: report kernels whose records are missing or stale, and exit
-    /// with 1 if there are any (for CI)
+    /// with 1 if there are any (for CI); a kernel without a block is checked when it has a
+    /// record for the target (written by --default-space or --auto), or always with
+    /// --default-space
     #[arg(long)]
     pub check: bool,
 }

@@ -55,7 +55,7 @@ fn run(o: &cli::Options) -> Result<bool, String> {
         None => crate_of(&o.paths[0]).ok_or("no Cargo.toml at or above the first PATH; give --crate DIR")?,
     };
     let kind = o.target.kind.name();
-    let ks = kernels::find(o)?;
+    let ks = kernels::find(o, &crate_dir)?;
     let advice = kernels::advice(&ks.untuned, kind);
     if ks.found.is_empty() {
         let hint: String = advice.iter().map(|a| format!("\n  {a}")).collect();
@@ -128,9 +128,10 @@ fn tolerance(o: &cli::Options, f: &Found) -> f64 {
     })
 }
 
-/// `--check`: every kernel with knobs needs a record entry for the target whose key
-/// matches the kernel now and which has measured every candidate of its space, or (a
-/// searched space) whose winner is still a candidate of it.
+/// `--check`: every kernel with knobs (and every kernel without a block whose record has
+/// an entry for the target, or all of them with `--default-space`) needs a record entry
+/// for the target whose key matches the kernel now and which has measured every
+/// candidate of its space, or (a searched space) whose winner is still a candidate of it.
 fn check(o: &cli::Options, crate_dir: &Path, found: &[Found]) -> bool {
     let mut ok = true;
     let kind = o.target.kind.name();

@@ -225,6 +225,19 @@ fn tunes_on_the_cpu_rejects_bad_candidates_and_detects_stale_records() {
         .unwrap_or_else(|| panic!("{}", c.stdout));
     assert!(c.ok && size >= 2, "{}", c.stdout);
     assert_eq!(e["candidates"].as_array().unwrap().len(), size, "every candidate of the space: {e}");
+    // A plain --check checks the derived space's record too, and finds it stale when the
+    // kernel changes.
+    let c = tune(&dir, &["--check"], "");
+    assert!(c.ok && c.stdout.contains(&format!("mm (cpu): up to date ({size} candidates")), "{}", c.stdout);
+    let text = std::fs::read_to_string(&src).unwrap();
+    std::fs::write(&src, text.replace("a[i, k] * b[k, j] for", "a[i, k] * b[k, j] * 2.0 for")).unwrap();
+    let c = tune(&dir, &["--check"], "");
+    assert!(
+        !c.ok && c.stdout.contains("mm (cpu): stale: the kernel or the statements the compiler derives"),
+        "{}",
+        c.stdout
+    );
+    std::fs::write(&src, text).unwrap();
     let mm_label: Option<Vec<String>> = match e["winner"].as_object() {
         Some(w) => {
             no_worse_than_candidate_0(e);
