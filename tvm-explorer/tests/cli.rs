@@ -45,6 +45,9 @@ fn text_mode_shows_every_stage_for_every_target() {
         assert!(out.contains(want), "`{want}` missing from the text output");
     }
     assert!(!out.contains("__tvm_mark"), "the Rust printed without its markers");
+    // The header says how a loop's range reads, and the TIR prints loops that way.
+    assert!(out.starts_with("note: TIR loops print `for v in serial(min, extent)`"), "{}", &out[..200]);
+    assert!(out.contains(" in serial(0, "), "a loop from 0");
     // Passes marked changed or unchanged, with their ±lines.
     assert!(out.lines().any(|l| l.contains("simplify") && l.contains("* +")), "a changed pass");
 }
