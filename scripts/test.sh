@@ -131,5 +131,13 @@ took "docs"
 # the files each includes and the versions of their path dependencies. Without the
 # verification build (`cargo publish` does it), which compiles the compiler once per crate.
 cargo package -p tvm-rs-runtime -p tvm-rs-core -p tvm-rs-macros -p tvm-rs --no-verify --allow-dirty 2>&1
+# Each package ships the license its `license` field names (LICENSE-APACHE: the crate
+# folders link to the repository's).
+for p in tvm-rs-runtime tvm-rs-core tvm-rs-macros tvm-rs; do
+  if ! cargo package -p "$p" --no-verify --allow-dirty --list 2>/dev/null | grep -x LICENSE-APACHE >/dev/null; then
+    echo "the package $p does not include LICENSE-APACHE" >&2
+    exit 1
+  fi
+done
 took "package"
 echo "disk: target/ holds $(du -sm target | cut -f1) MB after the run"

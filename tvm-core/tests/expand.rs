@@ -409,10 +409,39 @@ fn the_typed_function_documents_its_shapes() {
         assert!(doc.contains(want), "missing {want:?} in:\n{doc}");
     }
 
+    assert!(mod_docs(&file, "bias_gelu").contains("[`bias_gelu`](fn@bias_gelu)"), "{}", mod_docs(&file, "bias_gelu"));
+    no_bare_links(&file, "bias_gelu");
+
     let out = expand("pub fn clamp_any<T: Signed>(x: T[n], lo: T, hi: T) -> y: T[n] { y[i] = x[i].clamp(lo, hi); }");
     let file = syn::parse2::<syn::File>(out).unwrap();
     let doc = fn_docs(&file, "clamp_any");
     assert!(doc.contains("`clamp_any<T: clamp_any::Elem>(x: T[n], lo: T, hi: T) -> y: T[n]`"), "{doc}");
+    no_bare_links(&file, "clamp_any");
+}
+
+/// The outer `///` lines of the module `mod NAME` at the top of an expansion.
+fn mod_docs(file: &syn::File, name: &str) -> String {
+    let m = file
+        .items
+        .iter()
+        .find_map(|it| match it {
+            syn::Item::Mod(m) if m.ident == name => Some(m),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no `mod {name}` in the expansion"));
+    tvm_core::frontend::doc_lines(&m.attrs).join("\n")
+}
+
+/// Every link in the docs of the function and the module `NAME` names its target: in a
+/// user's crate the function and the module share the name where the module's doc is
+/// resolved, so a bare [`NAME`] is ambiguous, and rustdoc shows the brackets as written
+/// without a warning (the doc comes from a macro of another crate).
+fn no_bare_links(file: &syn::File, name: &str) {
+    for doc in [fn_docs(file, name), mod_docs(file, name)] {
+        let bare: Vec<&str> =
+            doc.match_indices("`]").map(|(at, _)| &doc[at..]).filter(|r| !r[2..].starts_with('(')).collect();
+        assert!(bare.is_empty(), "a link without a target in:\n{doc}");
+    }
 }
 
 /// `source("cpu")` is formatted Rust (prettyplease's layout), not a token stream's text.

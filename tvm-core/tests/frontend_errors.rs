@@ -336,6 +336,34 @@ fn read_past_an_edge_suggests_repeat_edge() {
     }
 }
 
+/// A 3x3 stencil read past every edge: an error at each index out of bounds (twelve: the
+/// corner taps are out along both axes), the `repeat_edge` help in full on the first
+/// only, and on the others the read through the same view, in a short help.
+#[test]
+fn a_stencil_past_every_edge_shows_the_view_once() {
+    let src = "fn f(x: f32[H, W]) -> y: f32[H, W] {
+        y[i, j] = x[i - 1, j - 1] + x[i - 1, j] + x[i - 1, j + 1]
+            + x[i, j - 1] + x[i, j] + x[i, j + 1]
+            + x[i + 1, j - 1] + x[i + 1, j] + x[i + 1, j + 1];
+    }";
+    let es = errors(src);
+    assert_eq!(es.len(), 12, "{}", es.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n"));
+    let mut places: Vec<(usize, usize)> = es.iter().map(|e| e.line_col()).collect();
+    places.dedup();
+    assert_eq!(places.len(), 12, "each error at its own index: {places:?}");
+    let helps: Vec<String> = es.iter().map(|e| e.help.clone().unwrap_or_default()).collect();
+    let full = helps.iter().filter(|h| h.contains("`let xe = repeat_edge(x);`")).count();
+    assert_eq!(full, 1, "{helps:#?}");
+    assert!(helps[0].contains("`let xe = repeat_edge(x);`"), "the first error shows the view: {}", helps[0]);
+    for (e, h) in es.iter().zip(&helps).skip(1) {
+        let read = pointed(src, e, 5);
+        assert!(h.starts_with("`xe[") && h.contains("the view of `x` an error above shows"), "{h}");
+        assert!(h.len() < helps[0].len() / 2, "{h}");
+        // The read the help shows is the one the error points into.
+        assert!(h.contains(&read), "`{read}` in {h}");
+    }
+}
+
 #[test]
 fn float_index() {
     one_error(&kernel("out[i] = x[x[i]];"), &["index must be an integer", "`x[i]` is `f32`"]);

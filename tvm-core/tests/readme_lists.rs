@@ -112,3 +112,28 @@ fn the_layout_names_what_exists_and_every_folder_and_module() {
     unlisted.sort();
     assert!(unlisted.is_empty(), "folders and modules the README's Layout does not name: {unlisted:?}");
 }
+
+/// The Layout's `benches/` entry names every file and folder directly in `benches/` (the
+/// criterion benches, the scripts, the peers), so a new one cannot go unlisted.
+#[test]
+fn the_layout_names_every_bench() {
+    let layout = block("layout");
+    let mut lines = layout.lines().skip_while(|l| !l.starts_with("benches/"));
+    let first = lines.next().expect("the Layout has a `benches/` entry");
+    let entry: Vec<&str> = std::iter::once(first).chain(lines.take_while(|l| l.starts_with(' '))).collect();
+    let entry = entry.join(" ");
+    let mut unnamed = Vec::new();
+    for e in std::fs::read_dir(root().join("benches")).unwrap() {
+        let e = e.unwrap();
+        let mut name = e.file_name().to_string_lossy().into_owned();
+        if e.path().is_dir() {
+            name.push('/');
+        }
+        let named = entry.split(|c: char| c.is_whitespace() || ",;()".contains(c)).any(|w| w == name);
+        if !named {
+            unnamed.push(name);
+        }
+    }
+    unnamed.sort();
+    assert!(unnamed.is_empty(), "benches the README's Layout does not name: {unnamed:?}");
+}

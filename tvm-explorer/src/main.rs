@@ -60,7 +60,14 @@ fn main() -> ExitCode {
         }
     };
     if text {
-        print!("{}", page::text(&data, &texts));
+        use std::io::Write;
+        // A reader that stops early (`| head`) closes the pipe: the output ends there.
+        if let Err(e) = std::io::stdout().write_all(page::text(&data, &texts).as_bytes()) {
+            if e.kind() != std::io::ErrorKind::BrokenPipe {
+                eprintln!("error: cannot write the text: {e}");
+                return ExitCode::FAILURE;
+            }
+        }
     }
     if let Some(path) = out {
         let html = page::html(&data, &texts);

@@ -79,6 +79,8 @@ fn indent(s: &str, by: &str) -> String {
 /// loop costs and the generated code.
 pub fn text(data: &Value, texts: &Texts) -> String {
     let mut o = String::new();
+    // TVM's users read TVMScript's `range(start, stop)` into a loop's two numbers.
+    let _ = writeln!(o, "note: TIR loops print `for v in serial(min, extent)`: a start and a trip count, not a stop");
     for e in data["file_errors"].as_array().into_iter().flatten() {
         let _ = writeln!(o, "error: {}: {}", show(&e["file"]), show(&e["message"]));
     }

@@ -45,6 +45,9 @@ fn text_mode_shows_every_stage_for_every_target() {
         assert!(out.contains(want), "`{want}` missing from the text output");
     }
     assert!(!out.contains("__tvm_mark"), "the Rust printed without its markers");
+    // The header says how a loop's range reads, and the TIR prints loops that way.
+    assert!(out.starts_with("note: TIR loops print `for v in serial(min, extent)`"), "{:?}", out.lines().next());
+    assert!(out.contains(" in serial(0, "), "a loop from 0");
     // Passes marked changed or unchanged, with their ±lines.
     assert!(out.lines().any(|l| l.contains("simplify") && l.contains("* +")), "a changed pass");
 }
@@ -128,4 +131,23 @@ fn kernel_selects_the_kernels_to_run() {
     let (code, out, err) = explorer(&[file, "--text", "--kernel", "stats_online", "--kernel", "stats"]);
     assert_ne!(code, 0, "{out}");
     assert!(err.contains("no kernel `stats`") && err.contains("stats_two_pass"), "{err}");
+}
+
+/// A reader that stops early (`| head`) ends the text output, not with a panic.
+#[test]
+fn a_closed_pipe_ends_the_text_quietly() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("the workspace");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_tvm-explorer"))
+        .current_dir(root)
+        .args(["tvm-core/tests/corpus/matmul_tiled.rs", "--text"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    // Closed before the explorer has built anything to print.
+    drop(child.stdout.take());
+    let out = child.wait_with_output().expect("ends");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked"), "{err}");
+    assert_eq!(out.status.code(), Some(0), "{err}");
 }

@@ -24,7 +24,9 @@ use tvm_runtime::Device;
     to date); 1 when --check found a missing or stale record; 2 on an error, a bad flag, or\n\
     nothing to tune (the message says what would tune it).\n\n\
     In your own crate: `cargo install --path tvm-tune` in a checkout of tvm-rs, then\n\
-    `tvm-tune .` in the crate's directory.")]
+    `tvm-tune .` in the crate's directory. The candidates are built in crates under\n\
+    `tvm-tune/` in the crate's target directory: $CARGO_TARGET_DIR when set, else where\n\
+    cargo builds the crate (its workspace's `target/`).")]
 pub struct Args {
     /// A crate directory (its src/ and examples/ are read) or .rs files
     #[arg(value_name = "PATH", required = true)]
@@ -84,7 +86,9 @@ pub struct Args {
     pub seed: u64,
 
     /// Measure nothing: report kernels whose records are missing or stale, and exit
-    /// with 1 if there are any (for CI)
+    /// with 1 if there are any (for CI); a kernel without a block is checked when it has a
+    /// record for the target (written by --default-space or --auto), or always with
+    /// --default-space
     #[arg(long)]
     pub check: bool,
 }

@@ -12,7 +12,7 @@ use std::path::Path;
 use std::time::Instant;
 use tvm_core::tune::{self, record, space, Measured, Status};
 
-pub fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found) -> Result<(), String> {
+pub fn tune_one(o: &Options, crate_dir: &Path, benches: &Path, identity: &str, f: &Found) -> Result<(), String> {
     let started = Instant::now();
     let kind = o.target.kind.name();
     let dims = crate::dims_of(o, f);
@@ -66,7 +66,7 @@ pub fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found) -> Res
     let old_winner = entry.and_then(|e| e.winner.clone());
     let mut decided = None;
     if !to_measure.is_empty() {
-        let (fresh, d, w) = measure_all(o, f, &dims, &to_measure, &results)?;
+        let (fresh, d, w) = measure_all(o, f, benches, &dims, &to_measure, &results)?;
         decided = w.map(|w| w.map(|n| space::assignment(&f.knobs, &space::choice_of(&f.knobs, n))));
         // Fresh outcomes, and the confirmation's medians, replace what was known.
         for (n, m) in fresh {
@@ -89,11 +89,12 @@ pub fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found) -> Res
 fn measure_all(
     o: &Options,
     f: &Found,
+    benches: &Path,
     dims: &BTreeMap<String, i64>,
     to_measure: &[(usize, proc_macro2::TokenStream)],
     known: &[(usize, Measured)],
 ) -> Result<crate::Measurements, String> {
-    let mut bench = Bench::new(o, f);
+    let mut bench = Bench::new(o, f, benches);
     let best_known = crate::best(known);
     let mut compiled: Vec<(usize, proc_macro2::TokenStream)> = to_measure.to_vec();
     for n in [Some(0), best_known].into_iter().flatten() {

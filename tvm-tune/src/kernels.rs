@@ -5,7 +5,7 @@
 use crate::cli::Options;
 use proc_macro2::TokenStream;
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use tvm_core::frontend::Kernel;
 use tvm_core::tune::{self, record, space};
 
@@ -66,9 +66,9 @@ pub enum Why {
     NoDerivedSpace,
 }
 
-/// The kernels of `o.paths`. Errors are the messages of kernels asked for by name
-/// (`--kernel`) that the sources do not define.
-pub fn find(o: &Options) -> Result<Kernels, String> {
+/// The kernels of `o.paths`, whose records are in `crate_dir`. Errors are the messages of
+/// kernels asked for by name (`--kernel`) that the sources do not define.
+pub fn find(o: &Options, crate_dir: &Path) -> Result<Kernels, String> {
     let mut files = Vec::new();
     for p in &o.paths {
         if p.is_dir() {
@@ -88,8 +88,9 @@ pub fn find(o: &Options) -> Result<Kernels, String> {
     let kind = o.target.kind;
     let mut out = Kernels { found: Vec::new(), untuned: Vec::new() };
     let mut seen = std::collections::HashSet::new();
-    // Every kernel name the sources define (instances by both names), for `--kernel`.
-    let mut defined = std::collections::HashSet::new();
+    // Every kernel name the sources define (instances by both names), in the order the
+    // sources give them, for `--kernel`.
+    let mut defined: Vec<String> = Vec::new();
     for inv in scan.invocations {
         let instances = match tvm_core::expand::generic::split(&inv.tokens) {
             Err(_) => {
@@ -112,8 +113,11 @@ pub fn find(o: &Options) -> Result<Kernels, String> {
                 break;
             };
             let name = tune::record_name(&kernel.name, ty.as_deref());
-            defined.insert(kernel.name.clone());
-            defined.insert(name.clone());
+            for n in [&kernel.name, &name] {
+                if !defined.contains(n) {
+                    defined.push(n.clone());
+                }
+            }
             if !o.kernels.is_empty() && !o.kernels.contains(&kernel.name) && !o.kernels.contains(&name) {
                 continue;
             }
@@ -124,7 +128,10 @@ pub fn find(o: &Options) -> Result<Kernels, String> {
             let block = record::block_index(&kernel.ast.schedules, kind);
             let file = inv.file.clone();
             if block.is_none() {
-                if !o.default_space {
+                // `--check` checks a record `--default-space` or `--auto` wrote even when not
+                // asked for the derived spaces: it goes stale as a written space's does.
+                let recorded = o.check && has_entry(crate_dir, &name, kind.name());
+                if !o.default_space && !recorded {
                     out.untuned.push(Untuned { name, why: Why::NoBlock });
                     continue;
                 }
@@ -161,12 +168,17 @@ pub fn find(o: &Options) -> Result<Kernels, String> {
             out.found.push(Found { file, name, tokens, key_tokens, kernel, block, knobs, derived: false });
         }
     }
-    for k in &o.kernels {
-        if !defined.contains(k) {
-            return Err(format!("no kernel `{k}` in the sources given"));
-        }
+    if let Some(k) = o.kernels.iter().find(|k| !defined.contains(k)) {
+        let known = if defined.is_empty() { "none".to_string() } else { defined.join(", ") };
+        return Err(format!("no kernel `{k}` in the sources given (their kernels: {known})"));
     }
     Ok(out)
+}
+
+/// Whether the record of the kernel `name` in `crate_dir` has an entry for `kind`.
+fn has_entry(crate_dir: &Path, name: &str, kind: &str) -> bool {
+    let text = std::fs::read_to_string(record::path(crate_dir, name));
+    text.ok().and_then(|t| record::Record::parse(&t).ok()).is_some_and(|r| r.targets.contains_key(kind))
 }
 
 /// A `split` with a knob, on the innermost axis of the kernel's first output stage: the

@@ -55,7 +55,7 @@ fn run(o: &cli::Options) -> Result<bool, String> {
         None => crate_of(&o.paths[0]).ok_or("no Cargo.toml at or above the first PATH; give --crate DIR")?,
     };
     let kind = o.target.kind.name();
-    let ks = kernels::find(o)?;
+    let ks = kernels::find(o, &crate_dir)?;
     let advice = kernels::advice(&ks.untuned, kind);
     if ks.found.is_empty() {
         let hint: String = advice.iter().map(|a| format!("\n  {a}")).collect();
@@ -90,7 +90,8 @@ fn run(o: &cli::Options) -> Result<bool, String> {
         ));
     }
     let probe = std::time::Instant::now();
-    let identity = bench::identity(o)?;
+    let benches = bench::root(&crate_dir);
+    let identity = bench::identity(o, &benches)?;
     // The first build of a run compiles tvm-rs for the candidates' crates: minutes that
     // belong to no kernel's --budget, said so the wall time adds up.
     let setup = probe.elapsed().as_secs_f64();
@@ -99,8 +100,8 @@ fn run(o: &cli::Options) -> Result<bool, String> {
     }
     for f in &ks.found {
         match o.auto {
-            Some(s) => search::tune_one(o, &crate_dir, &identity, f, s)?,
-            None => exhaustive::tune_one(o, &crate_dir, &identity, f)?,
+            Some(s) => search::tune_one(o, &crate_dir, &benches, &identity, f, s)?,
+            None => exhaustive::tune_one(o, &crate_dir, &benches, &identity, f)?,
         }
     }
     Ok(true)
@@ -127,9 +128,10 @@ fn tolerance(o: &cli::Options, f: &Found) -> f64 {
     })
 }
 
-/// `--check`: every kernel with knobs needs a record entry for the target whose key
-/// matches the kernel now and which has measured every candidate of its space, or (a
-/// searched space) whose winner is still a candidate of it.
+/// `--check`: every kernel with knobs (and every kernel without a block whose record has
+/// an entry for the target, or all of them with `--default-space`) needs a record entry
+/// for the target whose key matches the kernel now and which has measured every
+/// candidate of its space, or (a searched space) whose winner is still a candidate of it.
 fn check(o: &cli::Options, crate_dir: &Path, found: &[Found]) -> bool {
     let mut ok = true;
     let kind = o.target.kind.name();

@@ -251,7 +251,14 @@ struct Built {
 }
 
 /// Searches the space of `f` within `s.budget` and writes the record.
-pub fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found, s: Search) -> Result<(), String> {
+pub fn tune_one(
+    o: &Options,
+    crate_dir: &Path,
+    benches: &Path,
+    identity: &str,
+    f: &Found,
+    s: Search,
+) -> Result<(), String> {
     let started = Instant::now();
     let deadline = started + s.budget;
     let kind = o.target.kind.name();
@@ -296,7 +303,7 @@ pub fn tune_one(o: &Options, crate_dir: &Path, identity: &str, f: &Found, s: Sea
     if !known.is_empty() {
         eprintln!("tvm-tune: {} candidates measured before", known.len());
     }
-    let mut bench = Bench::new(o, f);
+    let mut bench = Bench::new(o, f, benches);
     let tol = crate::tolerance(o, f);
     let leader0 =
         known.iter().filter(|k| k.1.status == Status::Ok).filter_map(|k| k.1.median_s).fold(f64::INFINITY, f64::min);

@@ -62,6 +62,12 @@ fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
 }
 
+/// The target directory the tests give `tvm-tune` (`CARGO_TARGET_DIR`): the tests' own,
+/// so that the benches of every test crate share one build of `tvm`, under `tvm-tune/`.
+fn target() -> PathBuf {
+    Path::new(env!("CARGO_TARGET_TMPDIR")).parent().unwrap().to_path_buf()
+}
+
 /// A crate holding KERNEL, in a directory of its own.
 fn user_crate(name: &str) -> PathBuf {
     crate_with(name, KERNEL)
@@ -96,6 +102,7 @@ fn tune(dir: &Path, args: &[&str], faults: &str) -> Run {
         .args(args)
         .arg(dir)
         .env("TVM_TUNE_FAULTS", faults)
+        .env("CARGO_TARGET_DIR", target())
         .output()
         .expect("tvm-tune runs");
     let run = Run {
@@ -161,6 +168,14 @@ fn tunes_on_the_cpu_rejects_bad_candidates_and_detects_stale_records() {
     assert!(!c.ok && c.stdout.contains("affine (cpu): missing"), "{}", c.stdout);
 
     tune_with_faults(&dir, "cpu", "w", ["8", "16", "32", "64"]);
+    // The bench crate is under `tvm-tune/` in the target directory given, none in the
+    // crate's own `target/`.
+    let benches: Vec<String> = std::fs::read_dir(target().join("tvm-tune"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(benches.iter().any(|b| b.starts_with("tvm-tune-bench-affine-cpu-")), "{benches:?}");
+    assert!(!dir.join("target").exists());
     let c = tune(&dir, &["--check"], "");
     assert!(c.ok && c.stdout.contains("up to date (4 candidates"), "{}", c.stdout);
 
@@ -210,6 +225,19 @@ fn tunes_on_the_cpu_rejects_bad_candidates_and_detects_stale_records() {
         .unwrap_or_else(|| panic!("{}", c.stdout));
     assert!(c.ok && size >= 2, "{}", c.stdout);
     assert_eq!(e["candidates"].as_array().unwrap().len(), size, "every candidate of the space: {e}");
+    // A plain --check checks the derived space's record too, and finds it stale when the
+    // kernel changes.
+    let c = tune(&dir, &["--check"], "");
+    assert!(c.ok && c.stdout.contains(&format!("mm (cpu): up to date ({size} candidates")), "{}", c.stdout);
+    let text = std::fs::read_to_string(&src).unwrap();
+    std::fs::write(&src, text.replace("a[i, k] * b[k, j] for", "a[i, k] * b[k, j] * 2.0 for")).unwrap();
+    let c = tune(&dir, &["--check"], "");
+    assert!(
+        !c.ok && c.stdout.contains("mm (cpu): stale: the kernel or the statements the compiler derives"),
+        "{}",
+        c.stdout
+    );
+    std::fs::write(&src, text).unwrap();
     let mm_label: Option<Vec<String>> = match e["winner"].as_object() {
         Some(w) => {
             no_worse_than_candidate_0(e);
@@ -228,7 +256,7 @@ fn tunes_on_the_cpu_rejects_bad_candidates_and_detects_stale_records() {
         .arg(dir.join("Cargo.toml"))
         .arg("--")
         .arg("cpu")
-        .env("CARGO_TARGET_DIR", workspace().join("target/tvm-tune/target"))
+        .env("CARGO_TARGET_DIR", target().join("tvm-tune/target"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -425,7 +453,7 @@ fn the_search_finds_a_winner_within_its_budget_and_generics_are_tuned_per_instan
     let out = Command::new(std::env::var("CARGO").unwrap_or("cargo".into()))
         .args(["run", "--release", "--quiet", "--manifest-path"])
         .arg(dir.join("Cargo.toml"))
-        .env("CARGO_TARGET_DIR", workspace().join("target/tvm-tune/target"))
+        .env("CARGO_TARGET_DIR", target().join("tvm-tune/target"))
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -500,6 +528,8 @@ fn the_tuner_says_what_to_do() {
     assert!(r.stderr.contains("`y.split(y.i, tune!(w: 8, 16, 32))`"), "{}", r.stderr);
     let r = tune(&dir, &["--kernel", "nosuch"], "");
     assert!(r.code == 2 && r.stderr.contains("no kernel `nosuch` in the sources given"), "{}", r.stderr);
+    // The kernels that --kernel accepts, instances by their own names too, in source order.
+    assert!(r.stderr.contains("(their kernels: plain, fixed, sym, sym_f32, sym_f64)"), "{}", r.stderr);
     // Nothing for OpenCL: a run that tunes nothing fails as a named kernel does, with the
     // way to tune them; a check finds nothing stale.
     let r = tune(&dir, &["--target", "opencl"], "");

@@ -229,6 +229,10 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
          them on the device."
     );
 
+    // The module's outer doc resolves its links where the module is declared, where the
+    // function and the module share the name: `fn@` picks the function (a bare
+    // [`NAME`] is ambiguous there, and rustdoc shows it as written).
+    let mod_doc = format!("The generated code of [`{kname}`](fn@{kname}) and how to run it on a chosen device.");
     let contract = super::signature::contract_doc(&kernel.ast.sig, None);
     Ok(quote! {
         #(#attrs)*
@@ -237,7 +241,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
             #name::__call(&#rt::default_device(#cuda_built)?, #(#p_idents),*)
         }
 
-        #[doc = concat!("The generated code of [`", #kname, "`] and how to run it on a chosen device.")]
+        #[doc = #mod_doc]
         #[allow(non_snake_case, unused_variables, unused_mut, clippy::all, clippy::pedantic)]
         #vis mod #name {
             // `TVM_TIME_PASSES=1` makes this expansion print pass times; reading the

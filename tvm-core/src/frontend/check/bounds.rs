@@ -31,6 +31,10 @@ pub(super) struct Failure {
     pub site: u32,
     pub message: String,
     pub help: String,
+    /// For a help that shows a `repeat_edge` view: the tensor it views, and the short
+    /// help of a later read of that tensor past an edge, once the first has shown the
+    /// whole of it (every such read is an error at its own span).
+    pub again: Option<(String, String)>,
 }
 
 struct Discharge<'a> {
@@ -117,6 +121,7 @@ impl Discharge<'_> {
                         _ => "division by zero: the divisor is always 0".to_string(),
                     },
                     help: "divide by a value that cannot be zero".to_string(),
+                    again: None,
                 });
                 (holds, failure)
             }
@@ -155,17 +160,26 @@ impl Discharge<'_> {
         };
         let near_edge = |over: Expr| fits && matches!(self.az.simplify(&over), Expr::Int { .. });
         let help = |edge: bool| match self.edge_reads.get(&site).filter(|_| edge) {
-            Some(e) => format!(
-                "an index must stay in `0..{n}` wherever the read happens: read `{t}` through a boundary view, \
-                 `let {v} = repeat_edge({t});` before this stage and `{r}` here (outside `{t}` it reads the nearest \
-                 element), shrink the axis' range, or guard the read with `if`",
-                t = e.tensor,
-                v = e.view,
-                r = e.read
+            Some(e) => (
+                format!(
+                    "an index must stay in `0..{n}` wherever the read happens: read `{t}` through a boundary view, \
+                     `let {v} = repeat_edge({t});` before this stage and `{r}` here (outside `{t}` it reads the \
+                     nearest element), shrink the axis' range, or guard the read with `if`",
+                    t = e.tensor,
+                    v = e.view,
+                    r = e.read
+                ),
+                Some((
+                    e.tensor.clone(),
+                    format!("`{r}` here, through the view of `{t}` an error above shows", t = e.tensor, r = e.read),
+                )),
             ),
-            None => format!(
-                "an index must stay in `0..{n}` wherever the read happens: shrink the axis' range, or guard the \
-                 read with `if`"
+            None => (
+                format!(
+                    "an index must stay in `0..{n}` wherever the read happens: shrink the axis' range, or guard the \
+                     read with `if`"
+                ),
+                None,
             ),
         };
         let below = lo.clone().filter(|lo| self.az.can_prove(&Expr::lt(lo.clone(), Expr::int(0))));
@@ -183,14 +197,14 @@ impl Discharge<'_> {
                     print_expr(&hi)
                 ),
             };
-            let help = help(near_edge(hi - extent.clone()) && below.is_none_or(|lo| near_edge(lo)));
-            return Some(Failure { site, message, help });
+            let (help, again) = help(near_edge(hi - extent.clone()) && below.is_none_or(|lo| near_edge(lo)));
+            return Some(Failure { site, message, help, again });
         }
         if let Some(lo) = below {
             let message =
                 format!("index `{index}` of `{tensor}` is out of bounds: it goes down to {}, below 0", print_expr(&lo));
-            let help = help(near_edge(lo));
-            return Some(Failure { site, message, help });
+            let (help, again) = help(near_edge(lo));
+            return Some(Failure { site, message, help, again });
         }
         None
     }

@@ -127,6 +127,9 @@ struct Checker<'a> {
     /// For the index sites of a read of another tensor (`x[i, j - 1]`), the same read
     /// through a `repeat_edge` view, for the help of a read out of bounds.
     edge_reads: HashMap<u32, bounds::EdgeRead>,
+    /// The tensors whose `repeat_edge` help an error has shown in full: later reads of
+    /// them past an edge get the short help.
+    edge_help_shown: HashSet<String>,
     /// Checking a tensor index or the bounds of a reduction range: integer scalars are
     /// `i64` values there.
     in_index: bool,
@@ -173,6 +176,7 @@ pub(crate) fn check_kernel(ast: &KernelAst, sm: &SourceMap) -> Result<Checked, V
         combiner: None,
         sites: Vec::new(),
         edge_reads: HashMap::new(),
+        edge_help_shown: HashSet::new(),
         in_index: false,
         locals: Vec::new(),
     };
@@ -826,7 +830,11 @@ impl<'a> Checker<'a> {
                 failures.retain(|f| seen.insert(f.site));
                 for f in failures {
                     let loc = self.sites[f.site as usize].1;
-                    self.error_help(loc, f.message, f.help);
+                    let help = match f.again {
+                        Some((t, short)) if !self.edge_help_shown.insert(t.clone()) => short,
+                        _ => f.help,
+                    };
+                    self.error_help(loc, f.message, help);
                 }
                 b
             }
