@@ -921,8 +921,12 @@ impl<T: crate::Element + std::fmt::Debug> std::fmt::Debug for HostBuf<T> {
 }
 
 /// How many blocks the intermediate pool of one thread keeps, and how many bytes in all
-/// (a larger block is freed on drop; the oldest go first).
-pub const HOST_POOL_ENTRIES: usize = 64;
+/// (a larger block is freed on drop; the oldest go first). A network's kernels called in
+/// turn drop their intermediates in a cycle (MTCNN's detection: P-Net's three kernels and
+/// the resize at every level of the pyramid, then the crops and the two other networks):
+/// a pool of fewer blocks than the cycle, oldest out first, would never hold the block
+/// asked for next.
+pub const HOST_POOL_ENTRIES: usize = 256;
 pub const HOST_POOL_BYTES: usize = 256 << 20;
 
 thread_local! {

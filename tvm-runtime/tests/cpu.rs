@@ -336,6 +336,28 @@ fn intermediate_blocks_are_reused_on_their_thread() {
     drop(e);
 }
 
+/// A network's kernels called in turn drop their intermediates in a cycle of a hundred
+/// or so blocks of distinct sizes (MTCNN's detection); called again, each finds its own
+/// block in the pool. (On a thread of its own: the pool starts empty.)
+#[test]
+fn a_cycle_of_a_network_s_intermediates_is_reused() {
+    std::thread::spawn(|| {
+        let sizes: Vec<i64> = (0..150).map(|k| 10_000 + 64 * k).collect();
+        let first: Vec<*const f32> = sizes
+            .iter()
+            .map(|&n| {
+                let b = cpu::try_vec(n, 0f32, "t", "k").unwrap();
+                b.as_ptr()
+            })
+            .collect();
+        for (&n, &p) in sizes.iter().zip(&first) {
+            assert_eq!(cpu::try_vec(n, 0f32, "t", "k").unwrap().as_ptr(), p, "the block of {n} floats");
+        }
+    })
+    .join()
+    .unwrap();
+}
+
 /// Per-iteration buffers of parallel loops come from the thread's pool, fallibly.
 #[test]
 fn scratch_buffers_are_allocated_fallibly() {
