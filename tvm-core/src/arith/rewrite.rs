@@ -202,7 +202,8 @@ impl<'a> Ctx<'a> {
         }
         // A fact that is `p` up to a constant (the guard of a vector of rows, `y0[n] + r <
         // H - 63`, bounding its highest lane), before the splits below spend the fuel.
-        if self.le0_facts().iter().any(|f| p.sub(f).as_const().is_some_and(|c| c <= 0)) {
+        let same_terms = |f: &Poly| !f.wrapped && f.terms == p.terms && p.c <= f.c;
+        if self.an.facts.iter().chain(self.facts.iter()).any(|f| matches!(f, Fact::Le0(f) if same_terms(f))) {
             return true;
         }
         if self.depth >= MAX_DEPTH || self.fuel == 0 {
