@@ -1,6 +1,6 @@
 //! The bench of one kernel on one target: its crate under `tvm-tune/` in the target
-//! directory of the kernel's crate ([`root`]), built with the candidates to measure (`cargo build --release`), the reference outputs, and the
-//! device's identity (from a small probe crate built against the same `tvm`, so the
+//! directory of the kernel's crate ([`root`]), built with the candidates to measure
+//! (`cargo build --release`), the reference outputs, and the device's identity (from a small probe crate built against the same `tvm`, so the
 //! tuner itself links no GPU runtime).
 
 use crate::cli::Options;

@@ -37,6 +37,18 @@ pub struct Detection {
     pub candidates: [usize; 3],
 }
 
+/// One box's resize for `Detector::crops`: the taps of its columns and rows (in the box),
+/// the image pixel of the box's first column and row, the taps one output sums at most
+/// (`k`) and the box's rows.
+struct BoxTaps {
+    tx: tables::Taps,
+    ty: tables::Taps,
+    x0: i64,
+    y0: i64,
+    k: usize,
+    rows: usize,
+}
+
 /// A convolution's weight, bias and PReLU slope on the device. The weight is laid out as
 /// its kernel reads it: ONNX's `[f, c, r, s]`, or `[c, r, s, f]` for the channels-last
 /// layers (`Weights::conv_filters_last`).
@@ -387,16 +399,16 @@ impl Detector {
             }
             let (tx, ty) = tables::resize_taps(tmpw as usize, tmph as usize, size, size);
             let k = tables::width(&tx).max(tables::width(&ty));
-            taps.push((tx, ty, x1 - 1, y1 - 1, k, tmph as usize));
+            taps.push(BoxTaps { tx, ty, x0: x1 - 1, y0: y1 - 1, k, rows: tmph as usize });
         }
         // Groups of boxes by their taps (sorted, a group's largest at most twice its
         // smallest); the batch is put back in the boxes' order at the end.
         let mut order: Vec<usize> = (0..boxes.len()).collect();
-        order.sort_by_key(|&i| taps[i].4);
+        order.sort_by_key(|&i| taps[i].k);
         let mut groups: Vec<Vec<usize>> = Vec::new();
         for i in order {
             match groups.last_mut() {
-                Some(g) if taps[i].4 <= 2 * taps[g[0]].4 => g.push(i),
+                Some(g) if taps[i].k <= 2 * taps[g[0]].k => g.push(i),
                 _ => groups.push(vec![i]),
             }
         }
@@ -404,18 +416,18 @@ impl Detector {
         let mut batch: Option<DeviceTensor<f32, 4>> = None;
         let mut placed = Vec::with_capacity(boxes.len());
         for g in &groups {
-            let k = g.iter().map(|&i| taps[i].4).max().unwrap_or(1);
+            let k = g.iter().map(|&i| taps[i].k).max().unwrap_or(1);
             // The rows are resized in vectors of 64 (the register tile the compiler derives
             // for `t`, the last one overlapping the one before); a box of fewer rows would
             // take the scalar tail throughout.
-            let rows = g.iter().map(|&i| taps[i].5).max().unwrap_or(1).max(64);
+            let rows = g.iter().map(|&i| taps[i].rows).max().unwrap_or(1).max(64);
             let (mut xs, mut wx, mut ys, mut wy, mut y0) = (Vec::new(), Vec::new(), Vec::new(), Vec::new(), Vec::new());
             for &i in g {
-                let (tx, ty, ox, oy, _, _) = &taps[i];
-                tables::flatten(tx, k, *ox, &mut xs, &mut wx);
+                let b = &taps[i];
+                tables::flatten(&b.tx, k, b.x0, &mut xs, &mut wx);
                 // The rows from the box's first, which the kernel reads from `y0`.
-                tables::flatten(ty, k, 0, &mut ys, &mut wy);
-                y0.push(i32::try_from(*oy).map_err(|_| format!("a box at row {oy} cannot be cropped"))?);
+                tables::flatten(&b.ty, k, 0, &mut ys, &mut wy);
+                y0.push(i32::try_from(b.y0).map_err(|_| format!("a box at row {} cannot be cropped", b.y0))?);
             }
             let n = g.len();
             let y0 = Tensor::from_vec(y0, [n])?.to_device(d)?;
@@ -454,13 +466,12 @@ impl Detector {
             return Err(format!("the image has {c} channels; the detector takes RGB").into());
         }
         let t = Instant::now();
-        let img = image.to_device(&self.device)?;
-        // Every kernel after this one reads the image as planes.
-        let img = self.planes(&img)?;
+        // Every kernel after the upload reads the image as planes.
+        let planes = self.planes(&image.to_device(&self.device)?)?;
         det.stages.push(("upload", t.elapsed()));
 
         let t = Instant::now();
-        let boxes = self.stage1(&img, w, h)?;
+        let boxes = self.stage1(&planes, w, h)?;
         det.candidates[0] = boxes.len();
         det.stages.push(("P-Net", t.elapsed()));
         if boxes.is_empty() {
@@ -468,7 +479,7 @@ impl Detector {
         }
 
         let t = Instant::now();
-        let boxes = self.stage2(&img, &boxes)?;
+        let boxes = self.stage2(&planes, &boxes)?;
         det.candidates[1] = boxes.len();
         det.stages.push(("R-Net", t.elapsed()));
         if boxes.is_empty() {
@@ -476,7 +487,7 @@ impl Detector {
         }
 
         let t = Instant::now();
-        det.faces = self.stage3(&img, &boxes)?;
+        det.faces = self.stage3(&planes, &boxes)?;
         det.candidates[2] = det.faces.len();
         det.stages.push(("O-Net", t.elapsed()));
         Ok(det)

@@ -71,7 +71,6 @@ pub struct StageInfo {
 }
 
 impl StageInfo {
-    /// How `access` moves as `var` advances.
     /// The last index of `access` that depends on `var`, and how much it advances when
     /// `var` does; `None` where the read does not depend on `var`, or not linearly there.
     pub fn last_index_along(access: &Access, var: &Var) -> Option<(usize, i64)> {
@@ -79,6 +78,7 @@ impl StageInfo {
         Some((p, stride(&access.indices[p], var)?))
     }
 
+    /// How `access` moves as `var` advances.
     pub fn step(access: &Access, var: &Var) -> Step {
         let Some((last, front)) = access.indices.split_last() else { return Step::Invariant };
         if front.iter().any(|i| uses_var(i, var)) {
