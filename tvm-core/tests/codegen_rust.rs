@@ -63,6 +63,16 @@ const CROP_ROWS: &str = r#"
     }
 "#;
 
+/// A P-Net layer: a convolution over a symbolic width `W`, derived schedule (a register
+/// tile of 32 `j` lanes accumulated inside `y`'s tile). Its border tiles (and, below 32
+/// columns, every tile) store their accumulators masked (`hoist_tail_guards`).
+const CONV_ROWS: &str = r#"
+    fn conv_rows(x: f32[C, H, W], w: f32[F, C, 3, 3]) -> y: f32[F, H, W] {
+        let c[f, i, j]: f32[F, H, W] = sum(if i + r < H && j + s < W { x[c, i + r, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..C, r in 0..3, s in 0..3);
+        y[f, i, j] = c[f, i, j].max(0.0);
+    }
+"#;
+
 const MATMUL: &str = include_str!("corpus/matmul.rs");
 
 const SOFTMAX: &str = include_str!("corpus/softmax_default.rs");
@@ -286,6 +296,17 @@ fn kernels() -> Vec<Kernel> {
             scalars: vec![ScalarValue::U64(20)],
             ..k(CROP_ROWS, "cpu", &[&[("C", 1), ("W", 4), ("H", 30), ("N", 3), ("S", 2), ("K", 3)]])
         },
+        // Widths 21 (every tile a border), 34 (a whole tile and a border) and 64 (whole
+        // tiles, the last one's window reading past `W` under its test).
+        k(
+            CONV_ROWS,
+            "cpu",
+            &[
+                &[("C", 2), ("H", 6), ("W", 21), ("F", 4)],
+                &[("C", 3), ("H", 5), ("W", 34), ("F", 5)],
+                &[("C", 1), ("H", 4), ("W", 64), ("F", 3)],
+            ],
+        ),
         k(MAXPOOL, "cpu", &[&[("N", 1), ("C", 2), ("H", 8), ("W", 8)], &[("N", 2), ("C", 1), ("H", 6), ("W", 9)]]),
         k(TRANSPOSE, "cpu", &[&[("M", 16), ("N", 8)], &[("M", 9), ("N", 13)]]),
         k(SUM2, "cpu", &[&[("A", 4)], &[("A", 3)], &[("A", 9)]]),
@@ -806,6 +827,26 @@ fn a_vector_of_rows_under_its_guard_is_one_load() {
     assert!(!tir.contains("check_index(ramp("), "a vector of rows is still checked lane by lane:\n{tir}");
     let code = emit_rust(&f).unwrap().to_string();
     assert!(code.contains("fn __par"), "{code}");
+}
+
+/// The border tile of a symbolic width is vector code: its accumulators are stored
+/// masked (a select of the new value and the element itself), not lane by lane.
+#[test]
+fn a_border_tile_of_a_symbolic_width_accumulates_in_vectors() {
+    let f = lower(CONV_ROWS, "cpu");
+    let tir = tvm_core::tir::printer::print_func(&f);
+    let masked = tir.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("c[ramp(") && l.contains("= select(ramp(") && l.ends_with("c[ramp(0, 1, 32)])")
+    });
+    assert!(masked, "no masked vector update of the border tile's accumulators:\n{tir}");
+    // No accumulator is updated one lane at a time any more.
+    let scalar_update = tir.lines().any(|l| {
+        let l = l.trim_start();
+        l.starts_with("c[j") && l.contains("] = c[j")
+    });
+    assert!(!scalar_update, "a border tile still accumulates lane by lane:\n{tir}");
+    emit_rust(&f).unwrap();
 }
 
 #[test]

@@ -195,11 +195,10 @@ fn softmax_default_cpu() {
                 for j_o in serial(0, N / 16):
                   m_rf[ramp(0, 1, 16)] = max(m_rf[ramp(0, 1, 16)], x[ramp(N * i + j_o * 16, 1, 16)])
                 for j_o in serial(N / 16, (N + 15) / 16 - N / 16):
-                  for j_i in serial(0, 16):
-                    m_rf[j_i] = max(m_rf[j_i], select(j_i + j_o * 16 < N, x[N * i + j_i + j_o * 16], -inf))
+                  m_rf[ramp(0, 1, 16)] = max(m_rf[ramp(0, 1, 16)], select(ramp(j_o * 16, 1, 16) < broadcast(N, 16), x[ramp(N * i + j_o * 16, 1, 16)], broadcast(-inf, 16)))
                 m[i] = -inf
-                for j_i_1 in serial(0, 16):
-                  m[i] = max(m[i], m_rf[j_i_1])
+                for j_i in serial(0, 16):
+                  m[i] = max(m[i], m_rf[j_i])
               alloc s: f32[M] global
               for i_1 in parallel(0, M):
                 alloc s_rf: f32[16] global
@@ -207,8 +206,8 @@ fn softmax_default_cpu() {
                 for j_o_1 in serial(0, N / 16):
                   s_rf[ramp(0, 1, 16)] = s_rf[ramp(0, 1, 16)] + exp(x[ramp(N * i_1 + j_o_1 * 16, 1, 16)] - broadcast(m[i_1], 16))
                 for j_o_1 in serial(N / 16, (N + 15) / 16 - N / 16):
-                  for j_i_2 in serial(0, 16):
-                    s_rf[j_i_2] = s_rf[j_i_2] + select(j_i_2 + j_o_1 * 16 < N, exp(x[N * i_1 + j_i_2 + j_o_1 * 16] - m[i_1]), 0.0)
+                  for j_i_1 in serial(0, 16):
+                    s_rf[j_i_1] = s_rf[j_i_1] + select(j_i_1 + j_o_1 * 16 < N, exp(x[N * i_1 + j_i_1 + j_o_1 * 16] - m[i_1]), 0.0)
                 s[i_1] = 0.0
                 alloc s_rf_tree: f32[16] global
                 s_rf_tree[ramp(0, 1, 16)] = s_rf[ramp(0, 1, 16)]
@@ -227,9 +226,9 @@ fn softmax_default_cpu() {
               else:
                 for i_2 in parallel(0, M):
                   for j_o_2 in serial(0, (N + 15) / 16):
-                    for j_i_3 in serial(0, 16):
-                      if j_o_2 * 16 + j_i_3 < N:
-                        y[N * i_2 + j_o_2 * 16 + j_i_3] = exp(x[N * i_2 + j_o_2 * 16 + j_i_3] - m[i_2]) / s[i_2]
+                    for j_i_2 in serial(0, 16):
+                      if j_o_2 * 16 + j_i_2 < N:
+                        y[N * i_2 + j_o_2 * 16 + j_i_2] = exp(x[N * i_2 + j_o_2 * 16 + j_i_2] - m[i_2]) / s[i_2]
         "#]],
     );
 }

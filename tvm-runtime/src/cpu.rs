@@ -892,6 +892,25 @@ pub fn ldv_or_default<T: Copy + Default, const L: usize>(s: &[T], i: i64) -> [T;
     unsafe { read_lanes(s.as_ptr().wrapping_add(at)) }
 }
 
+/// `s[i..i + L]` with the lanes outside `s` zero (default): one vector load when all `L`
+/// are inside, lane by lane otherwise. For a vector select's side, whose lanes outside
+/// the buffer the select does not take.
+#[inline(always)]
+pub fn ldv_lanes<T: Copy + Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
+    match usize::try_from(i) {
+        Ok(at) if L <= s.len() && at <= s.len() - L => {
+            // SAFETY: `at + L <= s.len()`, compared just above without overflow.
+            unsafe { read_lanes(s.as_ptr().wrapping_add(at)) }
+        }
+        _ => ldv_lanes_cut(s, i),
+    }
+}
+
+#[cold]
+fn ldv_lanes_cut<T: Copy + Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
+    std::array::from_fn(|l| ld_or_default(s, i.wrapping_add(l as i64)))
+}
+
 #[cold]
 fn ldv_short<T: Copy + Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
     let mut v = [T::default(); L];

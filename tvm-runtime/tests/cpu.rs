@@ -385,3 +385,19 @@ fn pool_reuse() {
     assert_eq!(&*s, &[2.0, 2.0, 2.0, 1.0, 1.0, 1.0]);
     assert!(cpu::try_scratch::<f32>(-1, 1.0, "t", "k").unwrap().is_empty());
 }
+
+/// The loads of a vector select's sides (`ldv_lanes`): every lane inside the slice is
+/// its element, whatever the others; a lane outside is zero, and nothing panics.
+#[test]
+fn a_select_side_reads_its_lanes_inside_the_slice_exactly() {
+    use tvm_runtime::cpu::ldv_lanes;
+    let s = [1.0f32, 2.0, 3.0, 4.0, 5.0];
+    assert_eq!(ldv_lanes::<f32, 4>(&s, 1), [2.0, 3.0, 4.0, 5.0]);
+    assert_eq!(ldv_lanes::<f32, 4>(&s, 3), [4.0, 5.0, 0.0, 0.0]);
+    assert_eq!(ldv_lanes::<f32, 4>(&s, -2), [0.0, 0.0, 1.0, 2.0]);
+    assert_eq!(ldv_lanes::<f32, 8>(&s, 0), [1.0, 2.0, 3.0, 4.0, 5.0, 0.0, 0.0, 0.0]);
+    assert_eq!(ldv_lanes::<f32, 2>(&s, i64::MAX), [0.0; 2]);
+    assert_eq!(ldv_lanes::<f32, 2>(&s, i64::MIN), [0.0; 2]);
+    let empty: [u8; 0] = [];
+    assert_eq!(ldv_lanes::<u8, 4>(&empty, 0), [0; 4]);
+}

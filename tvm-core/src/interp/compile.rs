@@ -74,6 +74,10 @@ pub(crate) enum CS {
         buf: usize,
         indices: Vec<CExpr>,
         value: CExpr,
+        /// A store of `select(mask, value, itself)` (`hoist_tail_guards`'s masked
+        /// borders): only the lanes where `mask` holds are evaluated and written; the
+        /// others keep their element, which is not read (it may never have been written).
+        mask: Option<CExpr>,
     },
     Realize {
         buf: usize,
@@ -423,7 +427,15 @@ impl Compiler {
             Stmt::Store { buffer, indices, value } => {
                 let buf = self.buf(buffer)?;
                 let (idx, lanes) = self.indices(buffer, indices)?;
-                let value = self.expr(value)?;
+                let (mask, value) = match value {
+                    Expr::Select { cond, then, otherwise }
+                        if cond.dtype().lanes > 1
+                            && matches!(&**otherwise, Expr::Load { buffer: b, indices: i } if b == buffer && i == indices) =>
+                    {
+                        (Some(self.expr(cond)?), self.expr(then)?)
+                    }
+                    _ => (None, self.expr(value)?),
+                };
                 let want = buffer.dtype().with_lanes(lanes);
                 if value.dtype != want {
                     return type_err(format!(
@@ -432,7 +444,7 @@ impl Compiler {
                         buffer.name()
                     ));
                 }
-                CS::Store { buf, indices: idx, value }
+                CS::Store { buf, indices: idx, value, mask }
             }
             Stmt::Realize { buffer, bounds, body } => {
                 self.check_scope(buffer)?;

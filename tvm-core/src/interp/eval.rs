@@ -54,7 +54,7 @@ fn lanewise2(x: Value, y: Value, mask: Option<&[bool]>, fallback: S, f: impl Fn(
     }
 }
 
-fn as_bools(v: &[S]) -> R<Vec<bool>> {
+pub(super) fn as_bools(v: &[S]) -> R<Vec<bool>> {
     v.iter().map(|s| if let S::Bool(b) = s { Ok(*b) } else { internal("non-bool condition lane") }).collect()
 }
 

@@ -180,7 +180,7 @@ impl<'p> Machine<'p> {
                 ctx.env[*var] = old;
                 Ok(())
             }
-            CS::Store { buf, indices, value } => self.store(ctx, *buf, indices, value),
+            CS::Store { buf, indices, value, mask } => self.store(ctx, *buf, indices, value, mask.as_ref()),
             CS::Realize { buf, bounds, body } => {
                 let class = self.alloc_class(*buf);
                 let (binding, owned) = self.realize(ctx, *buf, bounds, class)?;

@@ -4,7 +4,7 @@
 
 use super::compile::CExpr;
 use super::error::{err, ErrorKind, InterpError, R};
-use super::eval::active;
+use super::eval::{active, as_bools};
 use super::exec::{internal, Ctx, Machine, S};
 use super::race::Layer;
 use super::value::{ScalarValue, Value};
@@ -350,7 +350,23 @@ impl<'p> Machine<'p> {
         Ok(Value::V(out))
     }
 
-    pub(super) fn store(&mut self, ctx: &Ctx, buf: usize, idx: &[CExpr], value: &CExpr) -> R<()> {
+    pub(super) fn store(&mut self, ctx: &Ctx, buf: usize, idx: &[CExpr], value: &CExpr, mask: Option<&CExpr>) -> R<()> {
+        if let Some(m) = mask {
+            let Value::V(ms) = self.eval(ctx, m, None)? else { return internal("a scalar store mask") };
+            let ms = as_bools(&ms)?;
+            if !ms.iter().any(|&x| x) {
+                return Ok(());
+            }
+            let Value::V(vs) = self.eval(ctx, value, Some(&ms))? else { return internal("a masked scalar store") };
+            let b = self.binding(ctx, buf)?;
+            let offs = self.lane_offsets(ctx, buf, b, idx, vs.len(), Some(&ms), true)?;
+            for ((o, s), on) in offs.into_iter().zip(vs).zip(ms) {
+                if let (Some(off), true) = (o, on) {
+                    self.write(b.sid, off, s)?;
+                }
+            }
+            return Ok(());
+        }
         let v = self.eval(ctx, value, None)?;
         let b = self.binding(ctx, buf)?;
         match v {

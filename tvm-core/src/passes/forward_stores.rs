@@ -37,10 +37,19 @@ impl Mutator for Forward {
     }
 }
 
-/// The buffer and index of `s` when it is a one-index store.
+/// The buffer and index of `s` when it is a one-index store, not a masked one.
+///
+/// A masked store (`c[i] = select(test, v, c[i])`, `hoist_tail_guards`'s border) is left
+/// as it is: forwarded into a `let`, its `c[i]` would be read on the lanes the test
+/// drops, which the interpreter (rightly) takes for a read of an element never written.
 fn target_of(s: &Stmt) -> Option<(&Buffer, &Expr)> {
     match s {
-        Stmt::Store { buffer, indices, .. } if indices.len() == 1 => Some((buffer, &indices[0])),
+        Stmt::Store { buffer, indices, value } if indices.len() == 1 => {
+            let masked = matches!(value, Expr::Select { cond, otherwise, .. }
+                if cond.dtype().lanes > 1
+                    && matches!(&**otherwise, Expr::Load { buffer: b, indices: i } if b == buffer && i == indices));
+            (!masked).then(|| (buffer, &indices[0]))
+        }
         _ => None,
     }
 }

@@ -25,34 +25,92 @@
 //! if whole { loop as above }
 //! else { vectorized loop over 0..24, with xo = 1 and the tests that hold there dropped }
 //! ```
+//!
+//! Where the failing vector is not known at compile time (the last tile of a symbolic
+//! extent, `xo * 32 + xi < n`), the border on the CPU is still a vector loop when every
+//! test that depends on the variable guards stores into buffers the function allocates
+//! inside the loops that run in parallel around it, inside the allocation for every lane
+//! (a register tile's accumulators, a `compute_at` stage's tile). Each such store
+//! writes `select(test, value, old)` on all lanes: a lane where the test fails keeps what
+//! the element held, so every element ends as it would have. Loads in the value are then
+//! read on every lane; the vectorizer lets the CPU code generator read them so that a
+//! lane outside its buffer gives zero and the lanes that count are exact
+//! (`vectorize_loops`). A register tile's border then costs a vector compare and blend
+//! per update instead of a loop over its lanes:
+//!
+//! ```text
+//! if whole { loop as above }
+//! else { vectorized loop, `if t { c[j] = v }` as `c[j] = select(t, v, c[j])` }
+//! ```
 
 use crate::arith::Analyzer;
 use crate::tir::mutate::{rewrite_conditions, substitute_one, substitute_stmt, super_stmt, Mutator};
 use crate::tir::visit::{conjuncts, uses_var, walk_stmt, Visitor};
-use crate::tir::{CmpOp, Expr, ForKind, PrimFunc, Stmt, Var};
+use crate::tir::{Buffer, CmpOp, Expr, ForKind, PrimFunc, Stmt, Var};
 
-/// Partitions the vectorized loops of `f`.
+/// Partitions the vectorized loops of `f`. On the CPU, a border of unknown position may
+/// be a vector loop over its tile's own buffers (see the module's header).
 pub fn hoist_tail_guards(mut f: PrimFunc) -> PrimFunc {
-    f.body = Hoist { loops: Vec::new() }.mutate_stmt(f.body);
+    let masked_tails = f.target.is_cpu();
+    let written = super::vectorize_loops::written_buffers(&f);
+    let hoist = || Hoist {
+        loops: Vec::new(),
+        allocs: Vec::new(),
+        private: Vec::new(),
+        in_parallel: false,
+        written: written.clone(),
+        masked_tails,
+    };
+    f.body = hoist().mutate_stmt(f.body);
     for k in &mut f.kernels {
-        k.body = Hoist { loops: Vec::new() }.mutate_stmt(std::mem::replace(&mut k.body, Stmt::NoOp));
+        k.body = hoist().mutate_stmt(std::mem::replace(&mut k.body, Stmt::NoOp));
     }
     f
 }
 
-/// The enclosing loops of the statement being rewritten, whose ranges are constant.
+/// The enclosing loops of the statement being rewritten, whose ranges are constant, and
+/// the allocations of constant size around it that no parallel loop separates from it
+/// (an element of those is only ever written by the thread running the statement).
 struct Hoist {
     loops: Vec<(Var, i64, i64)>,
+    allocs: Vec<(Buffer, i64)>,
+    /// What the vectorizer needs to see that a masked border vectorizes: every
+    /// allocation since the innermost parallel loop, whether there is one, the buffers
+    /// the function writes.
+    private: Vec<crate::tir::BufferId>,
+    in_parallel: bool,
+    written: std::collections::HashSet<crate::tir::BufferId>,
+    masked_tails: bool,
 }
 
 impl Mutator for Hoist {
     fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
+        if let Stmt::Allocate { buffer, extent, body } = s {
+            let size = extent.as_int();
+            if let Some(n) = size {
+                self.allocs.push((buffer.clone(), n));
+            }
+            self.private.push(buffer.id());
+            let body = Box::new(self.mutate_stmt(*body));
+            self.private.pop();
+            if size.is_some() {
+                self.allocs.pop();
+            }
+            return Stmt::Allocate { buffer, extent, body };
+        }
         if let Stmt::For { var, min, extent, kind, body } = s {
             let range = (min.as_int(), extent.as_int());
             if let (Some(lo), Some(n)) = range {
                 self.loops.push((var.clone(), lo, n));
             }
+            let outside = (kind == ForKind::Parallel).then(|| {
+                let p = std::mem::replace(&mut self.in_parallel, true);
+                (std::mem::take(&mut self.allocs), std::mem::take(&mut self.private), p)
+            });
             let body = Box::new(self.mutate_stmt(*body));
+            if let Some((allocs, private, p)) = outside {
+                (self.allocs, self.private, self.in_parallel) = (allocs, private, p);
+            }
             if range.0.is_some() && range.1.is_some() {
                 self.loops.pop();
             }
@@ -83,10 +141,13 @@ impl Hoist {
             body: Box::new(fast),
         };
         let cond = whole.into_iter().reduce(Expr::and).expect("non-empty");
-        let tail = self.vector_tail(&var, &min, &extent, &body, &cond).unwrap_or_else(|| {
-            // The border is scalar by design (at most two vectors per row).
-            Stmt::For { var, min, extent, kind: ForKind::Serial, body }
-        });
+        let tail = self
+            .vector_tail(&var, &min, &extent, &body, &cond)
+            .or_else(|| self.masked_tail(&var, &min, &extent, &body))
+            .unwrap_or_else(|| {
+                // The border is scalar (at most two vectors per row).
+                Stmt::For { var, min, extent, kind: ForKind::Serial, body }
+            });
         Stmt::If { cond, then: Box::new(fast), otherwise: Some(Box::new(tail)) }
     }
 
@@ -126,6 +187,98 @@ impl Hoist {
             }
         }
         None
+    }
+}
+
+impl Hoist {
+    /// The border as a vector loop whose tests on `var` select the values stored into the
+    /// tile's own buffers (see the module's header), if every such test guards only
+    /// stores that stay inside their allocation on every lane.
+    fn masked_tail(&self, var: &Var, min: &Expr, extent: &Expr, body: &Stmt) -> Option<Stmt> {
+        if !self.masked_tails {
+            return None;
+        }
+        let mut a = Analyzer::new();
+        for (v, lo, n) in &self.loops {
+            a.bind(v, Expr::int(*lo), Expr::int(*n));
+        }
+        a.bind(var, min.clone(), extent.clone());
+        let inner = bound_inside(body);
+        let body = self.masked(&a, var, &inner, body)?;
+        // A border the vectorizer would refuse (a select reading lanes another thread
+        // writes) stays scalar, as before.
+        let readable = super::vectorize_loops::Readable {
+            any: !self.in_parallel,
+            written: self.written.clone(),
+            private: self.private.clone(),
+        };
+        if !super::vectorize_loops::vectorizes(var, min, extent.as_int()?, &body, Some(readable)) {
+            return None;
+        }
+        Some(Stmt::For {
+            var: var.clone(),
+            min: min.clone(),
+            extent: extent.clone(),
+            kind: ForKind::Vectorized,
+            body: Box::new(body),
+        })
+    }
+
+    /// `s` with each test on `var` turned into a select of the values it guards; `None`
+    /// where a test guards something else.
+    fn masked(&self, a: &Analyzer, var: &Var, inner: &[Var], s: &Stmt) -> Option<Stmt> {
+        Some(match s {
+            Stmt::Seq(ss) => Stmt::Seq(ss.iter().map(|s| self.masked(a, var, inner, s)).collect::<Option<_>>()?),
+            Stmt::If { cond, then, otherwise: None } if uses_var(cond, var) => {
+                if inner.iter().any(|v| uses_var(cond, v)) {
+                    return None;
+                }
+                let (on, kept): (Vec<Expr>, Vec<Expr>) =
+                    conjuncts(cond.clone()).into_iter().partition(|c| uses_var(c, var));
+                let test = on.into_iter().reduce(Expr::and).expect("the condition uses the variable");
+                let then = self.selected(a, &test, then)?;
+                match kept.into_iter().reduce(Expr::and) {
+                    Some(k) => Stmt::If { cond: k, then: Box::new(then), otherwise: None },
+                    None => then,
+                }
+            }
+            Stmt::If { cond, then, otherwise } if !uses_var(cond, var) => Stmt::If {
+                cond: cond.clone(),
+                then: Box::new(self.masked(a, var, inner, then)?),
+                otherwise: match otherwise {
+                    Some(o) => Some(Box::new(self.masked(a, var, inner, o)?)),
+                    None => None,
+                },
+            },
+            Stmt::Let { var: v, value, body } => {
+                Stmt::Let { var: v.clone(), value: value.clone(), body: Box::new(self.masked(a, var, inner, body)?) }
+            }
+            Stmt::If { .. } => return None,
+            s => s.clone(),
+        })
+    }
+
+    /// The stores of `s` (stores only) writing `select(test, value, old)`, if each is into
+    /// one of `allocs`, inside it for every lane.
+    fn selected(&self, a: &Analyzer, test: &Expr, s: &Stmt) -> Option<Stmt> {
+        Some(match s {
+            Stmt::Seq(ss) => Stmt::Seq(ss.iter().map(|s| self.selected(a, test, s)).collect::<Option<_>>()?),
+            Stmt::Store { buffer, indices, value } => {
+                let [index] = indices.as_slice() else { return None };
+                let &(_, size) = self.allocs.iter().find(|(b, _)| b == buffer)?;
+                let (lo, hi) = a.const_bounds(index)?;
+                if lo < 0 || hi >= size {
+                    return None;
+                }
+                let old = Expr::Load { buffer: buffer.clone(), indices: indices.clone() };
+                Stmt::Store {
+                    buffer: buffer.clone(),
+                    indices: indices.clone(),
+                    value: Expr::select(test.clone(), value.clone(), old),
+                }
+            }
+            _ => return None,
+        })
     }
 }
 

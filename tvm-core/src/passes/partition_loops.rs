@@ -678,7 +678,8 @@ fn linear_bound(c: &Expr, var: &Var, min: &Expr, extent: &Expr) -> Option<(bool,
     }
 }
 
-/// The conditions of the `if`s and selects of `s`.
+/// The conditions of the `if`s and selects of `s`; not those of vector selects, whose
+/// lanes may differ (`hoist_tail_guards`'s masked borders): no one test decides them.
 fn conditions(s: &Stmt) -> Vec<Expr> {
     struct C(Vec<Expr>);
     impl Visitor for C {
@@ -690,7 +691,9 @@ fn conditions(s: &Stmt) -> Vec<Expr> {
         }
         fn visit_expr(&mut self, e: &Expr) {
             if let Expr::Select { cond, .. } = e {
-                self.0.push((**cond).clone());
+                if cond.dtype().lanes == 1 {
+                    self.0.push((**cond).clone());
+                }
             }
             walk_expr(self, e)
         }

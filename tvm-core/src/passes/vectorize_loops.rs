@@ -2,14 +2,15 @@
 //! variable becomes `ramp(min, 1, lanes)`, loads and stores at contiguous or strided
 //! indices become vector loads and stores, loads at other indices gathers, and
 //! loop-invariant values are broadcast. A loop whose body cannot be vectorized exactly
-//! (inner loops, guards that depend on the loop variable, scatters, guarded reads) stays a
-//! serial loop, so results never change, and is reported with the reason: the lowering
+//! (inner loops, guards that depend on the loop variable, scatters, and except on the CPU
+//! reads under a select that depends on it) stays a serial loop, so results never change, and is reported with the reason: the lowering
 //! turns a report about a loop the user asked to vectorize into a compile error at the
 //! `vectorize` (see `verify_loop_annotations`).
 
 use crate::tir::mutate::{substitute_stmt, super_stmt, Mutator};
 use crate::tir::visit::{for_each_expr, uses_var};
-use crate::tir::{BinOp, CheckKind, Expr, ForKind, PrimFunc, Stmt, Var};
+use crate::tir::{BinOp, BufferId, CheckKind, Expr, ForKind, PrimFunc, Stmt, Var};
+use std::collections::HashSet;
 
 /// The largest vector the pass creates; a longer `vectorize` loop is strip-mined into
 /// vectors of this many lanes and one of the rest.
@@ -45,7 +46,8 @@ impl NotVectorized {
             NotVectorized::Scatter(b) => format!("the store to `{b}` is not at consecutive or evenly spaced elements"),
             NotVectorized::GuardedRead(b) => {
                 format!(
-                    "`{b}` is read only where a condition on the axis holds, and vector lanes would read it everywhere"
+                    "`{b}` is read only where a condition on the axis holds, and vector lanes would read it \
+                     everywhere (on the CPU, only the inputs and a parallel iteration's own buffers may be)"
                 )
             }
             NotVectorized::Statement(what) => format!("the body contains {what}"),
@@ -77,7 +79,14 @@ impl NotVectorized {
 /// Vectorizes the `vectorize` loops of `f`; returns the loops that stayed serial, with
 /// the reason.
 pub fn vectorize_loops(mut f: PrimFunc) -> (PrimFunc, Vec<(Var, NotVectorized)>) {
-    let mut v = Vectorize { dropped: Vec::new() };
+    let written = written_buffers(&f);
+    let mut v = Vectorize {
+        dropped: Vec::new(),
+        guarded_reads: f.target.is_cpu(),
+        written,
+        private: Vec::new(),
+        in_parallel: false,
+    };
     f.body = v.mutate_stmt(f.body);
     for k in &mut f.kernels {
         k.body = v.mutate_stmt(std::mem::replace(&mut k.body, Stmt::NoOp));
@@ -87,10 +96,33 @@ pub fn vectorize_loops(mut f: PrimFunc) -> (PrimFunc, Vec<(Var, NotVectorized)>)
 
 struct Vectorize {
     dropped: Vec<(Var, NotVectorized)>,
+    guarded_reads: bool,
+    /// The buffers the function stores into.
+    written: HashSet<BufferId>,
+    /// The allocations around the statement inside the innermost parallel loop around it
+    /// (its iteration's own).
+    private: Vec<BufferId>,
+    in_parallel: bool,
 }
 
 impl Mutator for Vectorize {
     fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
+        // Scopes first: what a select in a vector loop may read on every lane.
+        let s = match s {
+            Stmt::Allocate { buffer, extent, body } => {
+                self.private.push(buffer.id());
+                let body = Box::new(self.mutate_stmt(*body));
+                self.private.pop();
+                return Stmt::Allocate { buffer, extent, body };
+            }
+            Stmt::For { var, min, extent, kind: ForKind::Parallel, body } => {
+                let outer = (std::mem::take(&mut self.private), std::mem::replace(&mut self.in_parallel, true));
+                let body = Box::new(self.mutate_stmt(*body));
+                (self.private, self.in_parallel) = outer;
+                return Stmt::For { var, min, extent, kind: ForKind::Parallel, body };
+            }
+            s => s,
+        };
         match super_stmt(self, s) {
             Stmt::For { var, min, extent, kind: ForKind::Vectorized, body }
                 if extent.as_int().is_some_and(|e| e > MAX_LANES) =>
@@ -124,7 +156,16 @@ impl Mutator for Vectorize {
                 let lanes = extent.as_int().filter(|&l| (2..=MAX_LANES).contains(&l));
                 let done = match lanes {
                     Some(l) => {
-                        Cx { var: var.clone(), min: min.clone(), lanes: l as u16, vectors: Vec::new() }.stmt(&body)
+                        // Outside parallel loops every buffer; inside, the inputs and the
+                        // iteration's own allocations (other elements of a buffer that
+                        // the loop writes are other iterations', written meanwhile).
+                        let readable = self.guarded_reads.then(|| Readable {
+                            any: !self.in_parallel,
+                            written: self.written.clone(),
+                            private: self.private.clone(),
+                        });
+                        Cx { var: var.clone(), min: min.clone(), lanes: l as u16, vectors: Vec::new(), readable }
+                            .stmt(&body)
                     }
                     None => Err(NotVectorized::Lanes(extent.as_int())),
                 };
@@ -155,6 +196,60 @@ struct Cx {
     /// The variables of the `let`s inside the loop whose values vary with it, each now
     /// of the vector type.
     vectors: Vec<Var>,
+    /// What a select whose condition varies may read on every lane (the CPU; see `expr`).
+    readable: Option<Readable>,
+}
+
+/// The buffers a vector select may read on lanes it does not take: any outside parallel
+/// loops (`any`); inside one, those the function never writes and the iteration's own
+/// allocations (`private`).
+#[derive(Clone)]
+pub(crate) struct Readable {
+    pub any: bool,
+    pub written: HashSet<BufferId>,
+    pub private: Vec<BufferId>,
+}
+
+/// Whether the `vectorize` loop `var` (`lanes` from `min`) with this body becomes vector
+/// code, its selects reading `readable` on every lane.
+pub(crate) fn vectorizes(var: &Var, min: &Expr, lanes: i64, body: &Stmt, readable: Option<Readable>) -> bool {
+    (2..=MAX_LANES).contains(&lanes)
+        && Cx { var: var.clone(), min: min.clone(), lanes: lanes as u16, vectors: Vec::new(), readable }
+            .stmt(body)
+            .is_ok()
+}
+
+impl Readable {
+    fn allows(&self, e: &Expr) -> bool {
+        let mut ok = true;
+        for_each_expr(e, &mut |x| {
+            if let Expr::Load { buffer, .. } = x {
+                let id = buffer.id();
+                ok &= self.any || !self.written.contains(&id) || self.private.contains(&id);
+            }
+        });
+        ok
+    }
+}
+
+/// The buffers `f` stores into.
+pub(crate) fn written_buffers(f: &PrimFunc) -> HashSet<BufferId> {
+    struct W(HashSet<BufferId>);
+    impl crate::tir::visit::Visitor for W {
+        fn visit_stmt(&mut self, s: &Stmt) {
+            if let Stmt::Store { buffer, .. } = s {
+                self.0.insert(buffer.id());
+            }
+            crate::tir::visit::walk_stmt(self, s)
+        }
+        fn visit_expr(&mut self, _: &Expr) {}
+    }
+    let mut w = W(HashSet::new());
+    crate::tir::visit::Visitor::visit_stmt(&mut w, &f.body);
+    for k in &f.kernels {
+        crate::tir::visit::Visitor::visit_stmt(&mut w, &k.body);
+    }
+    w.0
 }
 
 fn lanes_of(e: &Expr) -> u16 {
@@ -267,8 +362,13 @@ impl Cx {
             Expr::Neg(a) => Expr::Neg(Box::new(self.expr(a)?)),
             Expr::Select { cond, then, otherwise } => {
                 // Only the taken side may be evaluated: a lane-wise select evaluates both,
-                // which is exact only when neither side reads memory.
-                if self.varies(cond) {
+                // which is exact only when neither side reads memory. The CPU's code
+                // generator keeps it exact: its vector select reads each side's buffers
+                // so that a lane outside one gives zero (and evaluates checks and integer
+                // divisions lane by lane, only where taken), where no other thread
+                // writes the lanes it does not take (see `Readable`).
+                let lenient = self.readable.as_ref().is_some_and(|r| r.allows(then) && r.allows(otherwise));
+                if self.varies(cond) && !lenient {
                     if let Some(b) = loaded(then).or_else(|| loaded(otherwise)) {
                         return Err(NotVectorized::GuardedRead(b));
                     }

@@ -160,6 +160,21 @@ impl Emitter<'_> {
         Ok((t?, o?))
     }
 
+    /// Whether a select reads a parallel loop's chunk of a buffer: its lanes outside the
+    /// chunk are other iterations' elements, written meanwhile, so they are read only
+    /// where the select takes them (lane by lane).
+    fn reads_chunk(&self, cond: &Expr, then: &Expr, otherwise: &Expr) -> bool {
+        let mut chunk = false;
+        for e in [cond, then, otherwise] {
+            crate::tir::visit::for_each_expr(e, &mut |x| {
+                if let Expr::Load { buffer, .. } = x {
+                    chunk |= matches!(self.bufs.get(buffer).map(|b| &b.kind), Some(super::BufKind::Chunk(_)));
+                }
+            });
+        }
+        chunk
+    }
+
     /// The value of a vector expression, as `[T; L]`.
     fn vector(&mut self, e: &Expr) -> R<TokenStream> {
         let d = e.dtype();
@@ -262,7 +277,19 @@ impl Emitter<'_> {
             }
             Expr::Select { cond, then, otherwise } => {
                 let c = self.vector(cond)?;
-                if may_trap(then) || may_trap(otherwise) {
+                let lenient =
+                    only_loads_trap(then) && only_loads_trap(otherwise) && !self.reads_chunk(cond, then, otherwise);
+                if (may_trap(then) || may_trap(otherwise)) && lenient {
+                    // Both sides in vectors, their loads lenient: a lane the select does
+                    // not take may lie outside the buffer (the border of a padded read,
+                    // the masked lanes of a tile's border), and reads zero there.
+                    let was = std::mem::replace(&mut self.lenient, true);
+                    let sides = (self.vector(then), self.vector(otherwise));
+                    self.lenient = was;
+                    let (t, o) = (sides.0?, sides.1?);
+                    self.helpers.insert("__map3");
+                    quote!(__map3(#c, #t, #o, |__c, __t, __o| if __c { __t } else { __o }))
+                } else if may_trap(then) || may_trap(otherwise) {
                     let (t, o, ty) = (self.lane(then)?, self.lane(otherwise)?, scalar_ty(d)?);
                     quote!({
                         let __c = #c;
@@ -552,6 +579,21 @@ pub(super) fn may_trap(e: &Expr) -> bool {
         };
     });
     trap
+}
+
+/// Whether the only things in `e` that [`may_trap`] are loads (no check, no integer
+/// division): evaluated where the interpreter would not, such an `e` is harmless when its
+/// loads are lenient.
+fn only_loads_trap(e: &Expr) -> bool {
+    let mut ok = true;
+    crate::tir::visit::for_each_expr(e, &mut |x| {
+        ok &= match x {
+            Expr::Check { .. } => false,
+            Expr::Binary { op: BinOp::Div | BinOp::Mod, a, .. } => !a.dtype().is_integer(),
+            _ => true,
+        };
+    });
+    ok
 }
 
 /// `a op b` on scalars of type `d`.

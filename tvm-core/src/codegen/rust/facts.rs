@@ -52,8 +52,14 @@ impl Facts {
         self.lets = s.lets;
     }
 
-    /// `var` takes the values `[min, min + extent)`.
+    /// `var` takes the values `[min, min + extent)` (known in the loop's body, which runs
+    /// only where `extent` is positive: an extent `max(e, 0)` is `e` there).
     pub fn bind_loop(&mut self, var: &Var, min: &Expr, extent: &Expr) {
+        let extent = match extent {
+            Expr::Binary { op: BinOp::Max, a, b } if b.is_const_int(0) => &**a,
+            Expr::Binary { op: BinOp::Max, a, b } if a.is_const_int(0) => &**b,
+            e => e,
+        };
         self.math.bind(var, min.clone(), extent.clone());
         if self.exact(min) && self.exact(extent) && self.exact(&(min.clone() + extent.clone())) {
             self.safe.bind(var, min.clone(), extent.clone());

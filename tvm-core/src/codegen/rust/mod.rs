@@ -313,6 +313,9 @@ pub(super) struct Emitter<'f> {
     in_parallel: bool,
     /// Inside the scalar tail of a vectorized `if`/`else` (see `Stmt::If` in `stmt.rs`).
     in_tail: bool,
+    /// Emitting a side of a vector select whose condition varies: its loads read every
+    /// lane, a lane outside the buffer as zero (the lanes the select takes are inside).
+    lenient: bool,
     /// Emitting a parallel body only to find its chunk offsets (no proofs, no errors
     /// about chunk bounds; the tokens are thrown away).
     probing: bool,
@@ -382,6 +385,7 @@ impl<'f> Emitter<'f> {
             n_par: 0,
             in_parallel: false,
             in_tail: false,
+            lenient: false,
             probing: false,
             unchecked: 0,
             proofs: Vec::new(),

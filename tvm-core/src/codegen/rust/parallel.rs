@@ -449,10 +449,7 @@ impl Emitter<'_> {
             }
         };
         let r = m.simplify(&(rest - offset.clone()));
-        if ch.offset.is_some()
-            && (!m.can_prove(&Expr::ge(r.clone() + span.min(0), Expr::int(0)))
-                || !m.can_prove(&Expr::lt(r.clone() + span.max(0), size.clone())))
-        {
+        if ch.offset.is_some() && !within_chunk(m, &r, span, &size, &inner) {
             return Err(fail());
         }
         // Not simplified: this is what the generated code's chunk offset is, exactly.
@@ -471,5 +468,37 @@ impl Emitter<'_> {
             None => r,
         };
         Ok(ChunkAccess { index, size, size_exact, start, offset, offset_exact })
+    }
+}
+
+/// Whether `0 <= r + span` and `r + span < size` for every lane (`span` the offset of the
+/// last lane from the first), where the guards and loops around the access hold. When
+/// that fails as asked, the inner loops whose steps move `r` by a symbolic amount (a row
+/// `N * ii` of a tile) are relaxed to their ranges first: `N * ii + (jo * 8 + ji) < 8 * N`
+/// then reads `7 * N + (jo * 8 + ji) < 8 * N`, which the guard `jo * 8 + ji < N` proves.
+fn within_chunk(m: &crate::arith::Analyzer, r: &Expr, span: i64, size: &Expr, inner: &[Var]) -> bool {
+    let ok = |lo: &Expr, hi: &Expr| {
+        m.can_prove(&Expr::ge(lo.clone() + span.min(0), Expr::int(0)))
+            && m.can_prove(&Expr::lt(hi.clone() + span.max(0), size.clone()))
+    };
+    if ok(r, r) {
+        return true;
+    }
+    let rows: Vec<Var> = inner
+        .iter()
+        .filter(|x| {
+            uses_var(r, x) && {
+                let step = m.simplify(&(substitute_one(r.clone(), x, Expr::var(x) + 1) - r.clone()));
+                step.as_int().is_none()
+            }
+        })
+        .cloned()
+        .collect();
+    if rows.is_empty() {
+        return false;
+    }
+    match m.try_symbolic_bounds(r, &rows) {
+        (Some(lo), Some(hi)) => ok(&lo, &hi),
+        _ => false,
     }
 }

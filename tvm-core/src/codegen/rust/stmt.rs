@@ -290,6 +290,7 @@ impl Emitter<'_> {
                         quote!((unsafe { __ldv::<_, #l, __FAST>(#arg, #b, #p) }))
                     }
                     None if checked => quote!(#rt::cpu::ldv_or_default::<_, #l>(#arg, #b)),
+                    None if self.lenient => quote!(#rt::cpu::ldv_lanes::<_, #l>(#arg, #b)),
                     None => {
                         self.helpers.insert("__ldv_c");
                         quote!(__ldv_c::<_, #l>(#arg, #b))
@@ -299,7 +300,7 @@ impl Emitter<'_> {
             (i, _) if lanes > 1 => {
                 // A gather, lane by lane.
                 let (li, t) = (self.lane(i)?, super::scalar_ty(acc.info.dtype)?);
-                if checked {
+                if checked || self.lenient {
                     quote!(::core::array::from_fn::<#t, #l, _>(|__l| #rt::cpu::ld_or_default(&#id[..], #li)))
                 } else {
                     quote!(::core::array::from_fn::<#t, #l, _>(|__l| #id[#li as usize]))
@@ -310,7 +311,7 @@ impl Emitter<'_> {
                 self.helpers.insert("__ld");
                 quote!((unsafe { __ld::<_, __FAST>(#arg, #i, #p) }))
             }
-            (i, None) if checked => {
+            (i, None) if checked || self.lenient => {
                 let i = self.expr(i)?;
                 quote!(#rt::cpu::ld_or_default(&#id[..], #i))
             }
