@@ -265,6 +265,31 @@ fn an_image_read_as_planes_is_tiled_along_its_columns_in_parallel() {
     assert!(d.contains("q.tile(q.c, q.i, 128, 128)") && !d.contains("q_rows"), "{d}");
 }
 
+/// A pooling (a reduction over a small window whose reads advance two elements per
+/// output): its rows in parallel, its last axis in vectors, the window's taps unrolled
+/// around each vector in a local accumulator. A window reduction along a strided axis of
+/// stride 8 is not one (its vector loads would span too much).
+#[test]
+fn a_pooling_is_vectorized_along_its_rows_with_its_taps_unrolled() {
+    let d = derived(
+        "pub fn pool(x: f32[4, 32, 64]) -> y: f32[4, 16, 32] { \
+            y[c, i, j] = max(x[c, i * 2 + p, j * 2 + q] for p in 0..2, q in 0..2); }",
+        "cpu",
+    );
+    assert!(d.contains("let y_l = y.cache_write(local);"), "{d}");
+    assert!(d.contains("y.vectorize(y_vi);") && d.contains("y_l.reorder(y_l.p, y_l.q, y_l_j);"), "{d}");
+    assert!(d.contains("y_l.unroll(y_l.p);") && d.contains("y_l.unroll(y_l.q);"), "{d}");
+    let far = parse_str(
+        "pub fn pool(x: f32[4, 64, 256]) -> y: f32[4, 8, 32] { \
+            y[c, i, j] = max(x[c, i * 8 + p, j * 8 + q] for p in 0..2, q in 0..2); }",
+    )
+    .unwrap();
+    let (sch, _, f) = lower_explained(&far, &Target::cpu(), &mut |_| {});
+    f.unwrap();
+    let far = sch.and_then(|s| s.derived).map(|d| d.text).unwrap_or_default();
+    assert!(!far.contains("y_l"), "{far}");
+}
+
 /// A read made only where a boundary or a wrap's condition fails (the `else` of the
 /// select a boundary view or a `%` roll becomes) does not keep the axis scalar: loop
 /// partitioning leaves the interior to the contiguous branch.

@@ -73,6 +73,15 @@ const CONV_ROWS: &str = r#"
     }
 "#;
 
+/// A stride-2 pooling with no schedule (the window rule: its taps are vector loads of
+/// stride 2, one span load and a shuffle each where the span is inside `x`).
+const POOL2: &str = r#"
+    fn pool2(x: f32[C, H, W]) -> y: f32[C, H, W] {
+        y[c, i, j] = max(if i * 2 + p < H && j * 2 + q < W { x[c, i * 2 + p, j * 2 + q] } else { -1000.0 }
+            for p in 0..2, q in 0..2);
+    }
+"#;
+
 const MATMUL: &str = include_str!("corpus/matmul.rs");
 
 const SOFTMAX: &str = include_str!("corpus/softmax_default.rs");
@@ -306,6 +315,11 @@ fn kernels() -> Vec<Kernel> {
                 &[("C", 3), ("H", 5), ("W", 34), ("F", 5)],
                 &[("C", 1), ("H", 4), ("W", 64), ("F", 3)],
             ],
+        ),
+        k(
+            POOL2,
+            "cpu",
+            &[&[("C", 2), ("H", 5), ("W", 70)], &[("C", 1), ("H", 3), ("W", 33)], &[("C", 3), ("H", 2), ("W", 16)]],
         ),
         k(MAXPOOL, "cpu", &[&[("N", 1), ("C", 2), ("H", 8), ("W", 8)], &[("N", 2), ("C", 1), ("H", 6), ("W", 9)]]),
         k(TRANSPOSE, "cpu", &[&[("M", 16), ("N", 8)], &[("M", 9), ("N", 13)]]),
@@ -847,6 +861,16 @@ fn a_border_tile_of_a_symbolic_width_accumulates_in_vectors() {
     });
     assert!(!scalar_update, "a border tile still accumulates lane by lane:\n{tir}");
     emit_rust(&f).unwrap();
+}
+
+/// The window rule's stride-2 taps load their span once and pick every other lane.
+#[test]
+fn a_pooling_s_taps_load_their_span_once() {
+    let f = lower(POOL2, "cpu");
+    let tir = tvm_core::tir::printer::print_func(&f);
+    assert!(tir.contains(", 2, 16)]"), "no stride-2 vector load:\n{tir}");
+    let code = emit_rust(&f).unwrap().to_string();
+    assert!(code.contains("ldv_strided") || code.contains("__w [__l * 2"), "{code}");
 }
 
 #[test]

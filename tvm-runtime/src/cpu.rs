@@ -906,6 +906,22 @@ pub fn ldv_lanes<T: Copy + Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
     }
 }
 
+/// `[s[i], s[i + S], .., s[i + (L - 1) S]]`: where the `SPAN = (L - 1) S + 1` elements
+/// from `i` are inside `s`, one load of them and a shuffle (a stride-2 pooling's windows);
+/// elsewhere lane by lane, bounds-checked.
+#[inline(always)]
+pub fn ldv_strided<T: Copy + Default, const L: usize, const SPAN: usize, const S: usize>(s: &[T], i: i64) -> [T; L] {
+    debug_assert_eq!(SPAN, (L - 1) * S + 1);
+    match usize::try_from(i) {
+        Ok(at) if SPAN <= s.len() && at <= s.len() - SPAN => {
+            // SAFETY: `at + SPAN <= s.len()`, compared just above without overflow.
+            let w: [T; SPAN] = unsafe { read_lanes(s.as_ptr().wrapping_add(at)) };
+            std::array::from_fn(|l| w[l * S])
+        }
+        _ => std::array::from_fn(|l| s[(i + (l * S) as i64) as usize]),
+    }
+}
+
 #[cold]
 fn ldv_lanes_cut<T: Copy + Default, const L: usize>(s: &[T], i: i64) -> [T; L] {
     std::array::from_fn(|l| ld_or_default(s, i.wrapping_add(l as i64)))

@@ -287,7 +287,7 @@ pub fn region(access: &Access, shape: &[Expr], extent: &dyn Fn(&Var) -> i64) -> 
 
 /// How much `e` changes when `var` grows by one, where that is a constant (`e` linear in
 /// `var` with a constant coefficient, or free of it: 0).
-fn stride(e: &Expr, var: &Var) -> Option<i64> {
+pub(super) fn stride(e: &Expr, var: &Var) -> Option<i64> {
     let next = substitute_one(e.clone(), var, Expr::var(var) + Expr::int(1));
     crate::arith::Analyzer::new().simplify(&(next - e.clone())).as_int()
 }

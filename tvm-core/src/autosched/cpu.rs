@@ -44,7 +44,11 @@ impl Cx<'_> {
     pub(super) fn cpu(&mut self) {
         for t in self.consumers_first() {
             if self.free(t) {
-                let _ = self.tile_with_reuse(t) || self.rows(t) || self.row_reduction(t) || self.transpose(t);
+                let _ = self.tile_with_reuse(t)
+                    || self.rows(t)
+                    || self.row_reduction(t)
+                    || self.transpose(t)
+                    || self.window(t);
             }
         }
         for t in self.consumers_first() {
@@ -839,6 +843,78 @@ impl Cx<'_> {
         self.b.stmt(format!("{name}.parallel({p})"));
         self.handled.insert(y);
         self.note(y, "transpose", why);
+        true
+    }
+
+    /// A window reduction (a pooling) that no other rule took: a reduction at the root
+    /// over a few constant taps whose reads advance along its last axis by one element,
+    /// or by a constant stride of at most 4 (the windows of a stride-2 pooling start two
+    /// elements apart), their other indices independent of it. Its leading axes fused in
+    /// parallel (a row of outputs an iteration), the last in vectors, the taps unrolled around the vector in a local
+    /// accumulator: a tap is then one vector operation on one (strided) vector load.
+    /// Without the rule, each output reduced its taps one by one, with the window's
+    /// border test in every tap.
+    fn window(&mut self, t: TensorId) -> bool {
+        let Some(info) = self.info.get(&t).cloned() else { return false };
+        if info.kind != Kind::Reduction || info.axes.is_empty() || !matches!(self.attach(t), Attach::Root) {
+            return false;
+        }
+        if info.reduce.is_empty() || !info.reduce_size().is_some_and(|n| n <= 16) {
+            return false;
+        }
+        let n = info.axes.len();
+        let v = info.axes[n - 1].clone();
+        let lanes = self.lanes(t);
+        if v.extent.is_some_and(|e| e < lanes) {
+            return false;
+        }
+        let steps_by_a_few = |a: &Access| match StageInfo::step(a, &v.var) {
+            Step::Invariant | Step::Contiguous => true,
+            Step::Strided => a.indices.split_last().is_some_and(|(last, front)| {
+                !front.iter().any(|i| crate::tir::visit::uses_var(i, &v.var))
+                    && super::analysis::stride(last, &v.var).is_some_and(|s| (2..=4).contains(&s))
+            }),
+        };
+        if !info.reads.iter().all(steps_by_a_few) {
+            return false;
+        }
+        let name = info.name.clone();
+        let why = format!(
+            "`{name}` reduces a window of {} taps: its leading axes in parallel, `{}` in vectors of {lanes}, the \
+             taps unrolled around each vector in a local accumulator",
+            info.reduce_size().unwrap_or(0),
+            v.name
+        );
+        self.b.comment(why.clone());
+        let l = self.b.fresh(&format!("{name}_l"));
+        self.b.stmt(format!("let {l} = {name}.cache_write(local)"));
+        let (o, i) = (self.b.fresh(&format!("{name}_vo")), self.b.fresh(&format!("{name}_vi")));
+        self.b.stmt(format!("let ({o}, {i}) = {name}.split({name}.{}, {lanes})", v.name));
+        // Every leading axis in the parallel loop: an iteration is one row of outputs, a
+        // chunk the parallel-chunk prover bounds by the row alone.
+        let p = match n {
+            1 => o.clone(),
+            2 => format!("{name}.{}", info.axes[0].name),
+            _ => {
+                let f = self.b.fresh(&format!("{name}_par"));
+                let lead: Vec<String> = info.axes[..n - 1].iter().map(|a| format!("{name}.{}", a.name)).collect();
+                self.b.stmt(format!("let {f} = {name}.fuse({})", lead.join(", ")));
+                f
+            }
+        };
+        self.b.stmt(format!("{name}.parallel({p})"));
+        self.b.stmt(format!("{name}.vectorize({i})"));
+        self.b.stmt(format!("{l}.compute_at({name}, {o})"));
+        let axes: Vec<String> = info.axes.iter().map(|a| self.b.fresh(&format!("{l}_{}", a.name))).collect();
+        self.b.stmt(format!("let [{}] = {l}.axes()", axes.join(", ")));
+        let taps: Vec<String> = info.reduce.iter().map(|r| format!("{l}.{}", r.name)).collect();
+        self.b.stmt(format!("{l}.reorder({}, {})", taps.join(", "), axes[n - 1]));
+        for r in &taps {
+            self.b.stmt(format!("{l}.unroll({r})"));
+        }
+        self.b.stmt(format!("{l}.vectorize({})", axes[n - 1]));
+        self.handled.insert(t);
+        self.note(t, "window", why);
         true
     }
 

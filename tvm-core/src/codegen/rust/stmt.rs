@@ -30,6 +30,10 @@ use std::collections::HashMap;
 const MAX_STACK_ELEMENTS: i64 = 4096;
 
 /// How an access reaches its buffer.
+/// The largest constant stride of a vector load that reads the run of elements its
+/// lanes span in one load and shuffles (see `Emitter::load`).
+const MAX_LOAD_STRIDE: i64 = 4;
+
 pub(super) struct Access {
     pub info: BufInfo,
     /// The index into the slice being accessed (chunk-relative inside parallel loops).
@@ -297,6 +301,31 @@ impl Emitter<'_> {
                     }
                 }
             }
+            (Expr::Ramp { base, stride, .. }, Some(p)) if stride.as_int().is_some_and(|s| s > 1) => {
+                // A small constant stride whose span is proved in bounds: the span in one
+                // load (a vector or two), the lanes picked from it by a shuffle
+                // (`vpermt2ps` for a stride of two) instead of one load per lane.
+                let s = stride.as_int().expect("checked");
+                let span = Literal::usize_unsuffixed(((lanes as i64 - 1) * s + 1) as usize);
+                let (b, t, s) =
+                    (self.expr(base)?, super::scalar_ty(acc.info.dtype)?, Literal::usize_unsuffixed(s as usize));
+                self.helpers.insert("__ldv");
+                quote!({
+                    let __w: [#t; #span] = unsafe { __ldv::<_, #span, __FAST>(#arg, #b, #p) };
+                    ::core::array::from_fn::<#t, #l, _>(|__l| __w[__l * #s])
+                })
+            }
+            (Expr::Ramp { base, stride, .. }, None)
+                if !checked && !self.lenient && stride.as_int().is_some_and(|s| (2..=MAX_LOAD_STRIDE).contains(&s)) =>
+            {
+                // Not proved: the same span load where it is inside the buffer (one
+                // comparison), lane by lane (and bounds-checked) where it is not.
+                let s = stride.as_int().expect("checked");
+                let span = Literal::usize_unsuffixed(((lanes as i64 - 1) * s + 1) as usize);
+                let (b, s) = (self.expr(base)?, Literal::usize_unsuffixed(s as usize));
+                let rt = self.opts.rt_path.clone();
+                quote!(#rt::cpu::ldv_strided::<_, #l, #span, #s>(#arg, #b))
+            }
             (i, _) if lanes > 1 => {
                 // A gather, lane by lane.
                 let (li, t) = (self.lane(i)?, super::scalar_ty(acc.info.dtype)?);
@@ -350,15 +379,20 @@ impl Emitter<'_> {
             }
             _ => (index.clone(), None),
         };
-        let lanes = index.dtype().lanes as i64;
+        // The elements the access spans from its first: its lanes, or for a ramp of a
+        // small constant stride (a stride-2 pooling's windows) the run of elements from
+        // its first lane to its last, which it loads whole (see `load`).
         let contiguous = |i: &Expr| match i {
-            Expr::Ramp { base, stride, .. } if stride.is_const_int(1) => Some((**base).clone()),
-            Expr::Ramp { .. } => None,
-            i => Some(i.clone()),
+            Expr::Ramp { base, stride, lanes } => match stride.as_int() {
+                Some(1) => Some(((**base).clone(), *lanes as i64)),
+                Some(s @ 2..=MAX_LOAD_STRIDE) if !in_lane => Some(((**base).clone(), (*lanes as i64 - 1) * s + 1)),
+                _ => None,
+            },
+            i => Some((i.clone(), i.dtype().lanes as i64)),
         };
         let mut proof = None;
         let allowed = self.opts.unchecked && !in_lane && !self.in_tail;
-        if let (true, Some(len), Some(base)) = (allowed, &info.len, contiguous(&local)) {
+        if let (true, Some(len), Some((base, lanes))) = (allowed, &info.len, contiguous(&local)) {
             let p = match &chunk {
                 // The chunk holds `[start, start + size)` of the buffer, clipped to its
                 // length: the access must lie in both, and the chunks start in it.
