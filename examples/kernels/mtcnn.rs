@@ -1,6 +1,6 @@
 //! MTCNN's three networks (P-Net, R-Net, O-Net) and the image operations around them, as
-//! `compute!` kernels with no written schedule: every kernel runs the schedule the
-//! compiler derives for its target.
+//! `compute!` kernels. Every kernel but one runs the schedule the compiler derives for
+//! its target; P-Net's first layer has a written CPU schedule (see `pnet_conv1`).
 //!
 //! The layers are fused as a compiler fuses them: each kernel is a convolution with its
 //! bias and PReLU, and the max pooling that follows it where there is one (the pooling
@@ -96,23 +96,58 @@ compute! {
     /// P-Net, layer 1: 3x3 convolution 3 -> 10 (`H - 2 x W - 2`; computed over `H x W`, the
     /// last two rows and columns unused), bias, PReLU, then 2x2 max pooling of stride 2
     /// (`SAME_UPPER`: the last window of an odd size is cut; `ph = ceil((H - 2) / 2)`).
+    /// The output is rows-first (`y[i, f, j]`; `pnet_conv2` reads it so).
+    ///
+    /// The CPU schedule is the derived one (the convolution in register tiles of 5
+    /// filters by 32 columns, the pooling in vectors of 16 with its taps unrolled) but
+    /// for one thing the auto-scheduler does not do yet: the convolution is computed
+    /// inside the pooling's parallel row loop, two rows of all filters at a time, so they
+    /// stay in cache. Derived, the convolution writes the whole level first (13 MB at
+    /// the largest) and the pooling reads it back. With the rows outermost, each
+    /// iteration of the row loop writes one contiguous block of `y`.
     pub fn pnet_conv1(x: f32[3, H, W], w: f32[10, 3, 3, 3], b: f32[10], alpha: f32[10], ph: usize, pw: usize)
-        -> y: f32[10, ph, pw]
+        -> y: f32[ph, 10, pw]
     {
         let c[f, i, j]: f32[10, H, W] = sum(if i + r < H && j + s < W { x[c, i + r, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..3, r in 0..3, s in 0..3);
         let a[f, i, j]: f32[10, H, W] = (c[f, i, j] + b[f]).max(0.0) + alpha[f] * (c[f, i, j] + b[f]).min(0.0);
-        y[f, i, j] = max(
+        y[i, f, j] = max(
             if i * 2 + p < H - 2 && j * 2 + q < W - 2 { a[f, i * 2 + p, j * 2 + q] } else { f32::NEG_INFINITY }
             for p in 0..2, q in 0..2);
+    }
+    schedule!(cpu) {
+        a.compute_inline();
+        let y_l = y.cache_write(local);
+        let (y_vo, y_vi) = y.split(y.j, 16);
+        y.parallel(y.i);
+        y.vectorize(y_vi);
+        y_l.compute_at(y, y_vo);
+        let [y_l_i, y_l_f, y_l_j] = y_l.axes();
+        y_l.reorder(y_l.p, y_l.q, y_l_j);
+        y_l.unroll(y_l.p);
+        y_l.unroll(y_l.q);
+        y_l.vectorize(y_l_j);
+        let c_l = c.cache_write(local);
+        c.compute_at(y, y.i);
+        let (c_uo, c_ui) = c.split(c.f, 5);
+        let (c_vo, c_vi) = c.split(c.j, 32);
+        c.reorder(c_uo, c_vo, c.i, c_ui, c_vi);
+        c.vectorize(c_vi);
+        c_l.compute_at(c, c.i);
+        let [c_l_f, c_l_i, c_l_j] = c_l.axes();
+        c_l.reorder(c_l_i, c_l.c, c_l.r, c_l.s, c_l_f, c_l_j);
+        c_l.unroll(c_l.s);
+        c_l.unroll(c_l_f);
+        c_l.vectorize(c_l_j);
     }
 }
 
 compute! {
-    /// P-Net, layer 2: 3x3 convolution 10 -> 16, bias, PReLU.
-    pub fn pnet_conv2(x: f32[10, H, W], w: f32[16, 10, 3, 3], b: f32[16], alpha: f32[16], oh: usize, ow: usize)
+    /// P-Net, layer 2: 3x3 convolution 10 -> 16, bias, PReLU (the input rows-first, as
+    /// `pnet_conv1` writes it).
+    pub fn pnet_conv2(x: f32[H, 10, W], w: f32[16, 10, 3, 3], b: f32[16], alpha: f32[16], oh: usize, ow: usize)
         -> y: f32[16, oh, ow]
     {
-        let c[f, i, j]: f32[16, oh, ow] = sum(if i + r < H && j + s < W { x[c, i + r, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..10, r in 0..3, s in 0..3);
+        let c[f, i, j]: f32[16, oh, ow] = sum(if i + r < H && j + s < W { x[i + r, c, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..10, r in 0..3, s in 0..3);
         y[f, i, j] = (c[f, i, j] + b[f]).max(0.0) + alpha[f] * (c[f, i, j] + b[f]).min(0.0);
     }
 }
