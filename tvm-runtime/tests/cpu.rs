@@ -401,3 +401,18 @@ fn a_select_side_reads_its_lanes_inside_the_slice_exactly() {
     let empty: [u8; 0] = [];
     assert_eq!(ldv_lanes::<u8, 4>(&empty, 0), [0; 4]);
 }
+
+/// A strided vector load (`ldv_strided`, a stride-2 pooling's tap): the span loaded once
+/// where it is inside the slice, the same lanes picked lane by lane at its end.
+#[test]
+fn a_strided_load_picks_every_other_element_inside_and_at_the_end() {
+    use tvm_runtime::cpu::ldv_strided;
+    let s: Vec<f32> = (0..20).map(|i| i as f32).collect();
+    assert_eq!(ldv_strided::<f32, 4, 7, 2>(&s, 3), [3.0, 5.0, 7.0, 9.0]);
+    // The span ends at the slice's last element: still the fast path.
+    assert_eq!(ldv_strided::<f32, 4, 7, 2>(&s, 13), [13.0, 15.0, 17.0, 19.0]);
+    assert_eq!(ldv_strided::<f32, 3, 7, 3>(&s, 13), [13.0, 16.0, 19.0]);
+    // Past the end: lane by lane, bounds-checked (a panic, as any checked read).
+    let past = std::panic::catch_unwind(|| ldv_strided::<f32, 4, 7, 2>(&s, 14));
+    assert!(past.is_err());
+}

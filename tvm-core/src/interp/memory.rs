@@ -359,10 +359,17 @@ impl<'p> Machine<'p> {
             }
             let Value::V(vs) = self.eval(ctx, value, Some(&ms))? else { return internal("a masked scalar store") };
             let b = self.binding(ctx, buf)?;
-            let offs = self.lane_offsets(ctx, buf, b, idx, vs.len(), Some(&ms), true)?;
+            // Every lane's element bounds-checked, as the generated code writes every
+            // lane back; only the kept lanes written (the others are not read: they may
+            // never have been written).
+            let offs = self.lane_offsets(ctx, buf, b, idx, vs.len(), None, true)?;
             for ((o, s), on) in offs.into_iter().zip(vs).zip(ms) {
-                if let (Some(off), true) = (o, on) {
-                    self.write(b.sid, off, s)?;
+                match (o, on) {
+                    (Some(off), true) => self.write(b.sid, off, s)?,
+                    (Some(off), false) => {
+                        self.check_offset(b.sid, off, true)?;
+                    }
+                    (None, _) => {}
                 }
             }
             return Ok(());

@@ -236,6 +236,11 @@ impl Hoist {
                 let (on, kept): (Vec<Expr>, Vec<Expr>) =
                     conjuncts(cond.clone()).into_iter().partition(|c| uses_var(c, var));
                 let test = on.into_iter().reduce(Expr::and).expect("the condition uses the variable");
+                // Each store re-evaluates the test, after the stores before it: a test
+                // that reads memory could read what they wrote.
+                if crate::tir::visit::reads_memory(&test) {
+                    return None;
+                }
                 let then = self.selected(a, &test, then)?;
                 match kept.into_iter().reduce(Expr::and) {
                     Some(k) => Stmt::If { cond: k, then: Box::new(then), otherwise: None },

@@ -2,10 +2,11 @@
 //! variable becomes `ramp(min, 1, lanes)`, loads and stores at contiguous or strided
 //! indices become vector loads and stores, loads at other indices gathers, and
 //! loop-invariant values are broadcast. A loop whose body cannot be vectorized exactly
-//! (inner loops, guards that depend on the loop variable, scatters, and except on the CPU
-//! reads under a select that depends on it) stays a serial loop, so results never change, and is reported with the reason: the lowering
-//! turns a report about a loop the user asked to vectorize into a compile error at the
-//! `vectorize` (see `verify_loop_annotations`).
+//! (inner loops, guards that depend on the loop variable, scatters, reads under a select
+//! that depends on it, except on the CPU of the inputs and of a parallel iteration's own
+//! buffers) stays a serial loop, so results never change, and is reported with the
+//! reason: the lowering turns a report about a loop the user asked to vectorize into a
+//! compile error at the `vectorize` (see `verify_loop_annotations`).
 
 use crate::tir::mutate::{substitute_stmt, super_stmt, Mutator};
 use crate::tir::visit::{for_each_expr, uses_var};

@@ -282,7 +282,8 @@ impl Emitter<'_> {
                 if (may_trap(then) || may_trap(otherwise)) && lenient {
                     // Both sides in vectors, their loads lenient: a lane the select does
                     // not take may lie outside the buffer (the border of a padded read,
-                    // the masked lanes of a tile's border), and reads zero there.
+                    // the masked lanes of a tile's border), and reads zero there, in a
+                    // vector load, a gather or a lane of its index alike (`load_lane`).
                     let was = std::mem::replace(&mut self.lenient, true);
                     let sides = (self.vector(then), self.vector(otherwise));
                     self.lenient = was;

@@ -29,11 +29,11 @@ use std::collections::HashMap;
 /// Allocations up to this many elements with a constant extent live on the stack.
 const MAX_STACK_ELEMENTS: i64 = 4096;
 
-/// How an access reaches its buffer.
 /// The largest constant stride of a vector load that reads the run of elements its
 /// lanes span in one load and shuffles (see `Emitter::load`).
 const MAX_LOAD_STRIDE: i64 = 4;
 
+/// How an access reaches its buffer.
 pub(super) struct Access {
     pub info: BufInfo,
     /// The index into the slice being accessed (chunk-relative inside parallel loops).
@@ -356,7 +356,9 @@ impl Emitter<'_> {
         let acc = self.access(buffer, index, true)?;
         let id = acc.info.ident.clone();
         let li = self.lane(&acc.index)?;
-        if crate::tir::visit::expr_has_check(index) {
+        // Lenient (a side of a vector select, see `Emitter::lenient`): a lane the select
+        // drops may lie outside the buffer, in a gather's index or under `&&` too.
+        if crate::tir::visit::expr_has_check(index) || self.lenient {
             let rt = &self.opts.rt_path;
             return Ok(quote!(#rt::cpu::ld_or_default(&#id[..], #li)));
         }
