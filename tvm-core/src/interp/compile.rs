@@ -428,9 +428,8 @@ impl Compiler {
                 let buf = self.buf(buffer)?;
                 let (idx, lanes) = self.indices(buffer, indices)?;
                 let (mask, value) = match value {
-                    Expr::Select { cond, then, otherwise }
-                        if cond.dtype().lanes > 1
-                            && matches!(&**otherwise, Expr::Load { buffer: b, indices: i } if b == buffer && i == indices) =>
+                    Expr::Select { cond, then, .. }
+                        if crate::passes::hoist_tail_guards::is_masked_store(buffer, indices, value) =>
                     {
                         (Some(self.expr(cond)?), self.expr(then)?)
                     }

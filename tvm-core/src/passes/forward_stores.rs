@@ -45,9 +45,7 @@ impl Mutator for Forward {
 fn target_of(s: &Stmt) -> Option<(&Buffer, &Expr)> {
     match s {
         Stmt::Store { buffer, indices, value } if indices.len() == 1 => {
-            let masked = matches!(value, Expr::Select { cond, otherwise, .. }
-                if cond.dtype().lanes > 1
-                    && matches!(&**otherwise, Expr::Load { buffer: b, indices: i } if b == buffer && i == indices));
+            let masked = super::hoist_tail_guards::is_masked_store(buffer, indices, value);
             (!masked).then(|| (buffer, &indices[0]))
         }
         _ => None,

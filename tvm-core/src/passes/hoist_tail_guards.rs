@@ -287,6 +287,15 @@ impl Hoist {
     }
 }
 
+/// Whether `buffer[indices] = value` is a masked store, `select(test, v, buffer[indices])`
+/// with a vector test (the border's stores, see the module's header): the interpreter
+/// writes only the kept lanes, and `forward_stores` leaves it alone.
+pub(crate) fn is_masked_store(buffer: &Buffer, indices: &[Expr], value: &Expr) -> bool {
+    matches!(value, Expr::Select { cond, otherwise, .. }
+        if cond.dtype().lanes > 1
+            && matches!(&**otherwise, Expr::Load { buffer: b, indices: i } if b == buffer && i == indices))
+}
+
 /// Replaces each peelable condition by its part free of `var`, collecting the tests
 /// that the whole vector satisfies it.
 struct Peel<'a> {

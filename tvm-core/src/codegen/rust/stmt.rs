@@ -304,7 +304,7 @@ impl Emitter<'_> {
             (Expr::Ramp { base, stride, .. }, Some(p)) if stride.as_int().is_some_and(|s| s > 1) => {
                 // A small constant stride whose span is proved in bounds: the span in one
                 // load (a vector or two), the lanes picked from it by a shuffle
-                // (`vpermt2ps` for a stride of two) instead of one load per lane.
+                // instead of one load per lane.
                 let s = stride.as_int().expect("checked");
                 let span = Literal::usize_unsuffixed(((lanes as i64 - 1) * s + 1) as usize);
                 let (b, t, s) =
