@@ -12,7 +12,11 @@
 //! `H` runs along the image's columns and `W` along its rows (the networks were trained
 //! on transposed images; the reference transposes each input). The resize and crop
 //! kernels write that transposed layout directly, so no kernel transposes anything.
-//! A convolution's weight `w[f, c, r, s]` is the ONNX `OIHW` tensor as stored.
+//! P-Net's convolutions read the ONNX `OIHW` weights as stored (`w[f, c, r, s]`). R-Net's
+//! and O-Net's read them filters-last (`w[c, r, s, f]`, transposed once at load time)
+//! and write channels-last (`y[n, i, j, f]`) from the first layer on: a crop's rows
+//! (24 or 48 wide, fewer after each layer) fill vectors badly, its filters (28 to 128)
+//! well.
 //!
 //! P-Net runs on every level of the image pyramid, so its kernels take the sizes of
 //! their outputs as `usize` scalars (symbolic dims, one compiled kernel for every scale).
@@ -172,24 +176,27 @@ compute! {
 
 compute! {
     /// R-Net, layer 1: 3x3 convolution 3 -> 28 (22 x 22), bias, PReLU, 3x3 max pooling of
-    /// stride 2 (`SAME_UPPER`: 11 x 11, the last window cut).
-    pub fn rnet_conv1(x: f32[N, 3, 24, 24], w: f32[28, 3, 3, 3], b: f32[28], alpha: f32[28]) -> y: f32[N, 28, 11, 11] {
-        let c[n, f, i, j]: f32[N, 28, 22, 22] = sum(x[n, c, i + r, j + s] * w[f, c, r, s] for c in 0..3, r in 0..3, s in 0..3);
-        let a[n, f, i, j]: f32[N, 28, 22, 22] =
-            (c[n, f, i, j] + b[f]).max(0.0) + alpha[f] * (c[n, f, i, j] + b[f]).min(0.0);
-        y[n, f, i, j] = max(
-            if i * 2 + p < 22 && j * 2 + q < 22 { a[n, f, i * 2 + p, j * 2 + q] } else { f32::NEG_INFINITY }
+    /// stride 2 (`SAME_UPPER`: 11 x 11, the last window cut). Channels-last out
+    /// (`y[n, i, j, f]`), the weights filters-last (`w[c, r, s, f]`): the filters are the
+    /// vector axis, so the pooling's window tests are the same for every lane, where
+    /// along a row of 22 they cut vectors in the middle.
+    pub fn rnet_conv1(x: f32[N, 3, 24, 24], w: f32[3, 3, 3, 28], b: f32[28], alpha: f32[28]) -> y: f32[N, 11, 11, 28] {
+        let c[n, i, j, f]: f32[N, 22, 22, 28] = sum(x[n, c, i + r, j + s] * w[c, r, s, f] for c in 0..3, r in 0..3, s in 0..3);
+        let a[n, i, j, f]: f32[N, 22, 22, 28] =
+            (c[n, i, j, f] + b[f]).max(0.0) + alpha[f] * (c[n, i, j, f] + b[f]).min(0.0);
+        y[n, i, j, f] = max(
+            if i * 2 + p < 22 && j * 2 + q < 22 { a[n, i * 2 + p, j * 2 + q, f] } else { f32::NEG_INFINITY }
             for p in 0..3, q in 0..3);
     }
 }
 
 compute! {
     /// R-Net, layer 2: 3x3 convolution 28 -> 48 (9 x 9), bias, PReLU, 3x3 max pooling of
-    /// stride 2 (`VALID`: 4 x 4). The output is channels-last (`y[n, i, j, f]`) and the
+    /// stride 2 (`VALID`: 4 x 4). Channels-last in and out (`y[n, i, j, f]`), the
     /// weights filters-last (`w[c, r, s, f]`): the 48 filters fill three vectors where a
     /// row of 9 fills half of one.
-    pub fn rnet_conv2(x: f32[N, 28, 11, 11], w: f32[28, 3, 3, 48], b: f32[48], alpha: f32[48]) -> y: f32[N, 4, 4, 48] {
-        let c[n, i, j, f]: f32[N, 9, 9, 48] = sum(x[n, c, i + r, j + s] * w[c, r, s, f] for c in 0..28, r in 0..3, s in 0..3);
+    pub fn rnet_conv2(x: f32[N, 11, 11, 28], w: f32[28, 3, 3, 48], b: f32[48], alpha: f32[48]) -> y: f32[N, 4, 4, 48] {
+        let c[n, i, j, f]: f32[N, 9, 9, 48] = sum(x[n, i + r, j + s, c] * w[c, r, s, f] for c in 0..28, r in 0..3, s in 0..3);
         let a[n, i, j, f]: f32[N, 9, 9, 48] =
             (c[n, i, j, f] + b[f]).max(0.0) + alpha[f] * (c[n, i, j, f] + b[f]).min(0.0);
         y[n, i, j, f] = max(a[n, i * 2 + p, j * 2 + q, f] for p in 0..3, q in 0..3);
@@ -221,24 +228,26 @@ compute! {
 
 compute! {
     /// O-Net, layer 1: 3x3 convolution 3 -> 32 (46 x 46), bias, PReLU, 3x3 max pooling of
-    /// stride 2 (`SAME_UPPER`: 23 x 23, the last window cut).
-    pub fn onet_conv1(x: f32[N, 3, 48, 48], w: f32[32, 3, 3, 3], b: f32[32], alpha: f32[32]) -> y: f32[N, 32, 23, 23] {
-        let c[n, f, i, j]: f32[N, 32, 46, 46] = sum(x[n, c, i + r, j + s] * w[f, c, r, s] for c in 0..3, r in 0..3, s in 0..3);
-        let a[n, f, i, j]: f32[N, 32, 46, 46] =
-            (c[n, f, i, j] + b[f]).max(0.0) + alpha[f] * (c[n, f, i, j] + b[f]).min(0.0);
-        y[n, f, i, j] = max(
-            if i * 2 + p < 46 && j * 2 + q < 46 { a[n, f, i * 2 + p, j * 2 + q] } else { f32::NEG_INFINITY }
+    /// stride 2 (`SAME_UPPER`: 23 x 23, the last window cut). Channels-last out, the
+    /// weights filters-last, as `rnet_conv1`: the 32 filters are two whole vectors, where
+    /// a row of 46 left a register tile of 46 lanes and a pooling of 23.
+    pub fn onet_conv1(x: f32[N, 3, 48, 48], w: f32[3, 3, 3, 32], b: f32[32], alpha: f32[32]) -> y: f32[N, 23, 23, 32] {
+        let c[n, i, j, f]: f32[N, 46, 46, 32] = sum(x[n, c, i + r, j + s] * w[c, r, s, f] for c in 0..3, r in 0..3, s in 0..3);
+        let a[n, i, j, f]: f32[N, 46, 46, 32] =
+            (c[n, i, j, f] + b[f]).max(0.0) + alpha[f] * (c[n, i, j, f] + b[f]).min(0.0);
+        y[n, i, j, f] = max(
+            if i * 2 + p < 46 && j * 2 + q < 46 { a[n, i * 2 + p, j * 2 + q, f] } else { f32::NEG_INFINITY }
             for p in 0..3, q in 0..3);
     }
 }
 
 compute! {
     /// O-Net, layer 2: 3x3 convolution 32 -> 64 (21 x 21), bias, PReLU, 3x3 max pooling of
-    /// stride 2 (`VALID`: 10 x 10). Channels-last out (`y[n, i, j, f]`), the weights
-    /// filters-last (`w[c, r, s, f]`): the 64 filters are four whole vectors, where a row
-    /// of 21 left a third of its second vector idle.
-    pub fn onet_conv2(x: f32[N, 32, 23, 23], w: f32[32, 3, 3, 64], b: f32[64], alpha: f32[64]) -> y: f32[N, 10, 10, 64] {
-        let c[n, i, j, f]: f32[N, 21, 21, 64] = sum(x[n, c, i + r, j + s] * w[c, r, s, f] for c in 0..32, r in 0..3, s in 0..3);
+    /// stride 2 (`VALID`: 10 x 10). Channels-last in and out (`y[n, i, j, f]`), the
+    /// weights filters-last (`w[c, r, s, f]`): the 64 filters are four whole vectors,
+    /// where a row of 21 left a third of its second vector idle.
+    pub fn onet_conv2(x: f32[N, 23, 23, 32], w: f32[32, 3, 3, 64], b: f32[64], alpha: f32[64]) -> y: f32[N, 10, 10, 64] {
+        let c[n, i, j, f]: f32[N, 21, 21, 64] = sum(x[n, i + r, j + s, c] * w[c, r, s, f] for c in 0..32, r in 0..3, s in 0..3);
         let a[n, i, j, f]: f32[N, 21, 21, 64] =
             (c[n, i, j, f] + b[f]).max(0.0) + alpha[f] * (c[n, i, j, f] + b[f]).min(0.0);
         y[n, i, j, f] = max(a[n, i * 2 + p, j * 2 + q, f] for p in 0..3, q in 0..3);

@@ -460,6 +460,54 @@ unsafe fn st4(p: *mut f32, v: std::arch::x86_64::__m128) {
     unsafe { write_at(p as *mut std::arch::x86_64::__m128, v) }
 }
 
+/// Applies `$op`, an operation on 512-bit registers, to the lanes of `L`-lane arrays:
+/// 16 lanes at a time, then 8 and 4 in the low lanes of one register, then one lane at a
+/// time. Every AVX-512 helper below cuts its arrays into the same pieces, so LLVM can
+/// split an array that one helper returns and the next one takes into those pieces and
+/// keep each in a register. Cut differently (the tail of 46 lanes as 8 + 4 + 2 in one
+/// helper and one masked 14 in the next), the array stayed in memory, and a 16-lane load
+/// of lanes just written as 8 and 4 waited for the stores to retire.
+///
+/// `$out` is the `[f32; L]` written; each `$a` is an `[f32; L]` read. The upper lanes of
+/// a register that holds 8, 4 or 1 of them are undefined, and `$op` works lane by lane,
+/// so what it makes of them is never stored.
+#[cfg(target_arch = "x86_64")]
+macro_rules! lanes_avx512 {
+    ($L:expr, $out:ident, [$($a:ident),+], |$($v:ident),+| $op:expr) => {{
+        use std::arch::x86_64::*;
+        let po = $out.as_mut_ptr();
+        let mut i = 0;
+        // SAFETY (each block): the lanes read and written, `i..i + width`, are within
+        // the arrays, since `i + width <= L`.
+        while i + 16 <= $L {
+            unsafe {
+                $(let $v = ld16($a.as_ptr().wrapping_add(i));)+
+                st16(po.wrapping_add(i), $op);
+            }
+            i += 16;
+        }
+        if i + 8 <= $L {
+            unsafe {
+                $(let $v = _mm512_castps256_ps512(ld8($a.as_ptr().wrapping_add(i)));)+
+                st8(po.wrapping_add(i), _mm512_castps512_ps256($op));
+            }
+            i += 8;
+        }
+        if i + 4 <= $L {
+            unsafe {
+                $(let $v = _mm512_castps128_ps512(ld4($a.as_ptr().wrapping_add(i)));)+
+                st4(po.wrapping_add(i), _mm512_castps512_ps128($op));
+            }
+            i += 4;
+        }
+        while i < $L {
+            $(let $v = _mm512_castps128_ps512(_mm_set_ss($a[i]));)+
+            $out[i] = _mm_cvtss_f32(_mm512_castps512_ps128($op));
+            i += 1;
+        }
+    }};
+}
+
 /// `e^x` on each lane, 16 lanes at a time with AVX-512: the reduction and polynomial of
 /// [`crate::math::exp_f32_fma`] (the same bound, at most 1 ulp; `tests/math.rs` checks
 /// it over the same inputs), with `2^k` applied by `vscalefps`, which scales with one
@@ -495,21 +543,7 @@ pub unsafe fn exp_f32_avx512<const L: usize>(x: [f32; L]) -> [f32; L] {
         _mm512_scalef_ps(p, k)
     }
     let mut out = [0f32; L];
-    let mut i = 0;
-    while i + 16 <= L {
-        // SAFETY: lanes `i..i + 16` are within both arrays.
-        unsafe { st16(out.as_mut_ptr().wrapping_add(i), exp16(ld16(x.as_ptr().wrapping_add(i)))) };
-        i += 16;
-    }
-    if i < L {
-        // The last `L - i < 16` lanes, masked: nothing outside the arrays is touched.
-        let m: __mmask16 = ((1u32 << (L - i)) - 1) as u16;
-        // SAFETY: the mask selects lanes `i..L` only.
-        unsafe {
-            let v = _mm512_maskz_loadu_ps(m, x.as_ptr().wrapping_add(i));
-            _mm512_mask_storeu_ps(out.as_mut_ptr().wrapping_add(i), m, exp16(v));
-        }
-    }
+    lanes_avx512!(L, out, [x], |v| exp16(v));
     out
 }
 
@@ -586,31 +620,12 @@ fn minmax_avx512<const L: usize, const MAX: bool>(a: [f32; L], b: [f32; L]) -> [
         }
     }
     let mut out = [0f32; L];
-    let mut i = 0;
-    while i + 16 <= L {
-        // SAFETY: lanes `i..i + 16` are within the three arrays.
-        unsafe {
-            let (x, y) = (ld16(a.as_ptr().wrapping_add(i)), ld16(b.as_ptr().wrapping_add(i)));
-            st16(out.as_mut_ptr().wrapping_add(i), op16::<MAX>(x, y));
-        }
-        i += 16;
-    }
-    if i < L {
-        let m: __mmask16 = ((1u32 << (L - i)) - 1) as u16;
-        // SAFETY: the mask selects lanes `i..L` only.
-        unsafe {
-            let (x, y) = (
-                _mm512_maskz_loadu_ps(m, a.as_ptr().wrapping_add(i)),
-                _mm512_maskz_loadu_ps(m, b.as_ptr().wrapping_add(i)),
-            );
-            _mm512_mask_storeu_ps(out.as_mut_ptr().wrapping_add(i), m, op16::<MAX>(x, y));
-        }
-    }
+    lanes_avx512!(L, out, [a, b], |x, y| op16::<MAX>(x, y));
     out
 }
 
 /// `a + b`, `a - b` and `a * b` on f32 lanes, 16 at a time in 512-bit registers (the
-/// rest of an `L` that 16 does not divide as in [`fma_f32_avx512`]): `OP` is 0, 1 or 2.
+/// rest of an `L` that 16 does not divide as `lanes_avx512` cuts it): `OP` is 0, 1 or 2.
 /// Lane by lane, the SLP vectorizer re-formed an accumulation `s = s + v` whose `v` came
 /// from a register (a fused loop's exponentials) as one 256-bit, one 128-bit and four
 /// scalar additions, the accumulator split across them (the softmax example, 16 lanes).
@@ -622,50 +637,18 @@ fn minmax_avx512<const L: usize, const MAX: bool>(a: [f32; L], b: [f32; L]) -> [
 #[target_feature(enable = "avx512f")]
 #[inline]
 pub unsafe fn arith_f32_avx512<const L: usize, const OP: u8>(a: [f32; L], b: [f32; L]) -> [f32; L] {
-    use std::arch::x86_64::*;
     const { assert!(OP < 3) };
     let mut out = [0f32; L];
-    let (pa, pb, po) = (a.as_ptr(), b.as_ptr(), out.as_mut_ptr());
-    let mut i = 0;
-    // SAFETY (each block): lanes `i..i + width` are within the three arrays, since
-    // `i + width <= L`.
-    while i + 16 <= L {
-        unsafe {
-            let (x, y) = (ld16(pa.wrapping_add(i)), ld16(pb.wrapping_add(i)));
-            let r = match OP {
-                0 => _mm512_add_ps(x, y),
-                1 => _mm512_sub_ps(x, y),
-                _ => _mm512_mul_ps(x, y),
-            };
-            st16(po.wrapping_add(i), r);
-        }
-        i += 16;
-    }
-    if i + 8 <= L {
-        unsafe {
-            let (x, y) = (ld8(pa.wrapping_add(i)), ld8(pb.wrapping_add(i)));
-            let r = match OP {
-                0 => _mm256_add_ps(x, y),
-                1 => _mm256_sub_ps(x, y),
-                _ => _mm256_mul_ps(x, y),
-            };
-            st8(po.wrapping_add(i), r);
-        }
-        i += 8;
-    }
-    while i < L {
-        out[i] = match OP {
-            0 => a[i] + b[i],
-            1 => a[i] - b[i],
-            _ => a[i] * b[i],
-        };
-        i += 1;
-    }
+    lanes_avx512!(L, out, [a, b], |x, y| match OP {
+        0 => _mm512_add_ps(x, y),
+        1 => _mm512_sub_ps(x, y),
+        _ => _mm512_mul_ps(x, y),
+    });
     out
 }
 
 /// `a * b + c` on f32 lanes, fused, for any `L`: 16 lanes at a time in 512-bit registers,
-/// then the rest in one 256-bit and one 128-bit register and single lanes. Lane by lane,
+/// then 8, 4 and single lanes (`lanes_avx512`). Lane by lane,
 /// LLVM vectorizes an array whose length 16 does not divide (a register tile row of 56
 /// lanes) at the largest width that does, 8: twice the instructions, and a tile of such
 /// rows no longer fits in the registers.
@@ -677,37 +660,8 @@ pub unsafe fn arith_f32_avx512<const L: usize, const OP: u8>(a: [f32; L], b: [f3
 #[target_feature(enable = "avx512f")]
 #[inline]
 pub unsafe fn fma_f32_avx512<const L: usize>(a: [f32; L], b: [f32; L], c: [f32; L]) -> [f32; L] {
-    use std::arch::x86_64::*;
     let mut out = [0f32; L];
-    let (pa, pb, pc, po) = (a.as_ptr(), b.as_ptr(), c.as_ptr(), out.as_mut_ptr());
-    let mut i = 0;
-    // SAFETY (each block): the lanes read and written, `i..i + width`, are within the
-    // four arrays, since `i + width <= L`.
-    while i + 16 <= L {
-        unsafe {
-            let r = _mm512_fmadd_ps(ld16(pa.wrapping_add(i)), ld16(pb.wrapping_add(i)), ld16(pc.wrapping_add(i)));
-            st16(po.wrapping_add(i), r);
-        }
-        i += 16;
-    }
-    if i + 8 <= L {
-        unsafe {
-            let r = _mm256_fmadd_ps(ld8(pa.wrapping_add(i)), ld8(pb.wrapping_add(i)), ld8(pc.wrapping_add(i)));
-            st8(po.wrapping_add(i), r);
-        }
-        i += 8;
-    }
-    if i + 4 <= L {
-        unsafe {
-            let r = _mm_fmadd_ps(ld4(pa.wrapping_add(i)), ld4(pb.wrapping_add(i)), ld4(pc.wrapping_add(i)));
-            st4(po.wrapping_add(i), r);
-        }
-        i += 4;
-    }
-    while i < L {
-        out[i] = a[i].mul_add(b[i], c[i]);
-        i += 1;
-    }
+    lanes_avx512!(L, out, [a, b, c], |x, y, z| _mm512_fmadd_ps(x, y, z));
     out
 }
 

@@ -481,3 +481,54 @@ fn max_min_f32_avx512_follow_rust_on_nan_inf_and_zeros() {
         }
     }
 }
+
+/// The AVX-512 helpers at every way `lanes_avx512` cuts an array (16s, then 8, 4 and
+/// single lanes): each lane against the scalar operation, at widths with and without each
+/// piece. `+`, `-`, `*` and the fused multiply-add are exact; `exp` within 1 ulp.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn avx512_helpers_agree_lane_by_lane_at_every_cut() {
+    use tvm_runtime::__rt::cpu::{arith_f32_avx512, exp_f32_avx512, fma_f32_avx512, max_f32_avx512, min_f32_avx512};
+    if !has_avx512f() {
+        return;
+    }
+    fn check<const L: usize>() {
+        let v = |k: usize, s: f32| std::array::from_fn::<f32, L, _>(|i| ((i * 7 + k) % 13) as f32 * s - 3.0);
+        let (a, b, c) = (v(1, 0.37), v(5, -0.81), v(9, 1.3));
+        // SAFETY: the CPU has AVX-512F (checked by the caller).
+        let (add, sub, mul, fma, mx, mn, ex) = unsafe {
+            (
+                arith_f32_avx512::<L, 0>(a, b),
+                arith_f32_avx512::<L, 1>(a, b),
+                arith_f32_avx512::<L, 2>(a, b),
+                fma_f32_avx512(a, b, c),
+                max_f32_avx512(a, b),
+                min_f32_avx512(a, b),
+                exp_f32_avx512(a),
+            )
+        };
+        for i in 0..L {
+            assert_eq!(add[i], a[i] + b[i], "L = {L}, lane {i}: +");
+            assert_eq!(sub[i], a[i] - b[i], "L = {L}, lane {i}: -");
+            assert_eq!(mul[i], a[i] * b[i], "L = {L}, lane {i}: *");
+            assert_eq!(fma[i], a[i].mul_add(b[i], c[i]), "L = {L}, lane {i}: fma");
+            assert_eq!(mx[i], a[i].max(b[i]), "L = {L}, lane {i}: max");
+            assert_eq!(mn[i], a[i].min(b[i]), "L = {L}, lane {i}: min");
+            assert!(ulps(ex[i], reference(a[i])) <= 1, "L = {L}, lane {i}: exp({}) = {}", a[i], ex[i]);
+        }
+    }
+    check::<1>();
+    check::<3>();
+    check::<4>();
+    check::<5>();
+    check::<8>();
+    check::<12>();
+    check::<13>();
+    check::<15>();
+    check::<16>();
+    check::<23>();
+    check::<28>();
+    check::<31>();
+    check::<46>();
+    check::<47>();
+}

@@ -222,7 +222,7 @@ impl PNet {
 impl RNet {
     pub fn load(dir: &Path, device: &Device) -> Result<Self> {
         let mut w = Weights { device, params: onnx::load(&dir.join("rnet.onnx"), &rnet_graph())?.into_iter() };
-        let conv = [w.conv()?, w.conv_filters_last()?, w.conv_filters_last()?];
+        let conv = [w.conv_filters_last()?, w.conv_filters_last()?, w.conv_filters_last()?];
         let (dw, db, dense_a) = (w.next()?, w.next()?, w.next()?);
         let (rw, cw, rb, cb) = (w.next()?, w.next()?, w.next()?, w.next()?);
         Ok(RNet {
@@ -264,7 +264,7 @@ impl RNet {
 impl ONet {
     pub fn load(dir: &Path, device: &Device) -> Result<Self> {
         let mut w = Weights { device, params: onnx::load(&dir.join("onet.onnx"), &onet_graph())?.into_iter() };
-        let conv = [w.conv()?, w.conv_filters_last()?, w.conv_filters_last()?, w.conv_filters_last()?];
+        let conv = [w.conv_filters_last()?, w.conv_filters_last()?, w.conv_filters_last()?, w.conv_filters_last()?];
         let (dw, db, dense_a) = (w.next()?, w.next()?, w.next()?);
         let (rw, mw, cw) = (w.next()?, w.next()?, w.next()?);
         let (rb, mb, cb) = (w.next()?, w.next()?, w.next()?);
