@@ -377,3 +377,20 @@ fn a_dense_layer_with_transposed_weights_is_blocked_for_the_caches() {
     );
     assert!(!one.contains("blocks of"), "{one}");
 }
+
+/// A channels-last convolution over a batch of unknown size (crops): the register tile's
+/// rows are a crop's columns, not the batch, so the parallel loop has a task per crop
+/// and row whatever the batch; tiled by 8 crops, a batch of 16 gave the two cores one
+/// block each and a batch of 3 gave one core everything.
+#[test]
+fn a_channels_last_conv_over_an_unknown_batch_tiles_its_columns() {
+    let src = "pub fn conv(x: f32[N, 23, 23, 32], w: f32[32, 3, 3, 64]) -> c: f32[N, 21, 21, 64] {
+        c[n, i, j, f] = sum(x[n, i + r, j + s, c] * w[c, r, s, f] for c in 0..32, r in 0..3, s in 0..3);
+    }";
+    let d = derived(src, "cpu");
+    assert!(d.contains("c.split(c.j, ") && d.contains("c.fuse(c.n, c.i, c_uo)"), "{d}");
+    // With a known batch longer than the columns, the batch is the tile's rows.
+    let d =
+        derived(&src.replace("f32[N, 23, 23, 32]", "f32[64, 23, 23, 32]").replace("f32[N, 21", "f32[64, 21"), "cpu");
+    assert!(d.contains("c.split(c.n, "), "{d}");
+}

@@ -99,7 +99,11 @@ impl Cx<'_> {
         let lanes = self.lanes(s);
         let regs = self.target.facts.vector_registers.max(8) as i64;
         let ev = info.axes[v].extent;
-        // The row axis: one along which a read that the vector loads is reused.
+        // The row axis: one along which a read that the vector loads is reused; the
+        // longest, the inner one of equals. An axis of unknown extent counts as one of 8:
+        // a batch of crops may be a handful at run time, and tiled by 8 its blocks would
+        // be the parallel loop's only tasks, one or two for the cores, where a known axis
+        // inside it (a crop's columns) leaves the batch and the rows to the parallel loop.
         let u = (0..v)
             .filter(|&k| {
                 info.reads.iter().any(|a| {
@@ -107,7 +111,7 @@ impl Cx<'_> {
                         && StageInfo::step(a, &info.axes[k].var) == Step::Invariant
                 })
             })
-            .max_by_key(|&k| (info.axes[k].extent.unwrap_or(i64::MAX), k));
+            .max_by_key(|&k| (info.axes[k].extent.unwrap_or(8), k));
         // A stencil read through a boundary view (`repeat_edge`) takes its edge's slower
         // reads in every vector block that reaches past an edge: blocks of one vector
         // leave the most of its rows in the fast interior.

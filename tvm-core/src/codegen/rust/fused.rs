@@ -72,8 +72,22 @@ fn product(e: &Expr) -> Option<Term> {
             Some(Term { coef: x.coef.checked_mul(y.coef)?, factors: [x.factors, y.factors].concat() })
         }
         Expr::Int { value, .. } => Some(Term { coef: *value, factors: vec![] }),
-        _ => Some(Term { coef: 1, factors: vec![e.clone()] }),
+        _ => Some(Term { coef: 1, factors: vec![nested_div(e.clone())] }),
     }
+}
+
+/// `(y / a) / b` as `y / (a·b)` for constant `a, b > 0` (truncating division composes so,
+/// whatever the sign of `y`): the index of three fused axes divides the fused variable
+/// by 7 and then by 21 in one term and by 147 in another.
+fn nested_div(e: Expr) -> Expr {
+    if let Expr::Binary { op: BinOp::Div, a, b } = &e {
+        if let (Expr::Binary { op: BinOp::Div, a: y, b: c }, Some(k2)) = (&**a, b.as_int()) {
+            if let Some(k) = c.as_int().filter(|&k1| k1 > 0 && k2 > 0).and_then(|k1| k1.checked_mul(k2)) {
+                return nested_div(Expr::binary(BinOp::Div, (**y).clone(), Expr::int(k)));
+            }
+        }
+    }
+    e
 }
 
 /// Removes one occurrence of each of `sub` from `from`; `None` if one is missing.
@@ -94,7 +108,7 @@ fn find_pair(terms: &[Term]) -> Option<(usize, usize, Term)> {
             let Some(dt) = product(d) else { continue };
             let mut rest = t.factors.clone();
             rest.remove(fi);
-            let div = Expr::binary(BinOp::Div, (**x).clone(), (**d).clone());
+            let div = nested_div(Expr::binary(BinOp::Div, (**x).clone(), (**d).clone()));
             for (j, u) in terms.iter().enumerate() {
                 if j == i || t.coef.checked_mul(dt.coef) != Some(u.coef) {
                     continue;
@@ -108,4 +122,32 @@ fn find_pair(terms: &[Term]) -> Option<(usize, usize, Term)> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tir::Var;
+
+    /// Three fused axes of extents (N, 21, 7), each iteration a block of 192: the middle
+    /// axis divides by 7 then by 21, the outer one by 147.
+    #[test]
+    fn three_fused_axes_merge_into_one_block() {
+        let v = Expr::var(&Var::new("p", DType::I64));
+        let div = |e: Expr, k: i64| Expr::binary(BinOp::Div, e, Expr::int(k));
+        let rem = |e: Expr, k: i64| Expr::binary(BinOp::Mod, e, Expr::int(k));
+        let e = div(v.clone(), 147) * Expr::int(28224)
+            + rem(v.clone(), 7) * Expr::int(192)
+            + rem(div(v.clone(), 7), 21) * Expr::int(1344);
+        let m = merge_fused_divmod(&e);
+        assert_eq!(crate::tir::printer::print_expr(&m), crate::tir::printer::print_expr(&(Expr::int(192) * v.clone())));
+        // Divisors that do not nest (7 then 20, against 147) stay apart.
+        let e = div(v.clone(), 147) * Expr::int(28224)
+            + rem(v.clone(), 7) * Expr::int(192)
+            + rem(div(v.clone(), 7), 20) * Expr::int(1344);
+        assert_ne!(
+            crate::tir::printer::print_expr(&merge_fused_divmod(&e)),
+            crate::tir::printer::print_expr(&(Expr::int(192) * v))
+        );
+    }
 }
