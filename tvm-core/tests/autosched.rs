@@ -389,6 +389,12 @@ fn a_channels_last_conv_over_an_unknown_batch_tiles_its_columns() {
     }";
     let d = derived(src, "cpu");
     assert!(d.contains("c.split(c.j, ") && d.contains("c.fuse(c.n, c.i, c_uo)"), "{d}");
+    // Nine columns would tile as 8 and 1: the batch is the tile's rows.
+    let nine = "pub fn conv(x: f32[N, 11, 11, 28], w: f32[28, 3, 3, 48]) -> c: f32[N, 9, 9, 48] {
+        c[n, i, j, f] = sum(x[n, i + r, j + s, c] * w[c, r, s, f] for c in 0..28, r in 0..3, s in 0..3);
+    }";
+    let d = derived(nine, "cpu");
+    assert!(d.contains("c.split(c.n, "), "{d}");
     // With a known batch longer than the columns, the batch is the tile's rows.
     let d =
         derived(&src.replace("f32[N, 23, 23, 32]", "f32[64, 23, 23, 32]").replace("f32[N, 21", "f32[64, 21"), "cpu");

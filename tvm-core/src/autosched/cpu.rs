@@ -104,6 +104,20 @@ impl Cx<'_> {
         // a batch of crops may be a handful at run time, and tiled by 8 its blocks would
         // be the parallel loop's only tasks, one or two for the cores, where a known axis
         // inside it (a crop's columns) leaves the batch and the rows to the parallel loop.
+        // A known axis whose tiles would leave over a quarter of the last one empty (9
+        // columns as 8 and 1) counts as shorter than that.
+        let row_key = |e: Option<i64>| match e {
+            None => 8,
+            Some(e) => {
+                let d = pick_divisor(Some(e), 8).max(1);
+                let padded = (e + d - 1) / d * d;
+                if 4 * (padded - e) > padded {
+                    e.min(7)
+                } else {
+                    e
+                }
+            }
+        };
         let u = (0..v)
             .filter(|&k| {
                 info.reads.iter().any(|a| {
@@ -111,7 +125,7 @@ impl Cx<'_> {
                         && StageInfo::step(a, &info.axes[k].var) == Step::Invariant
                 })
             })
-            .max_by_key(|&k| (info.axes[k].extent.unwrap_or(8), k));
+            .max_by_key(|&k| (row_key(info.axes[k].extent), k));
         // A stencil read through a boundary view (`repeat_edge`) takes its edge's slower
         // reads in every vector block that reaches past an edge: blocks of one vector
         // leave the most of its rows in the fast interior.
