@@ -400,3 +400,15 @@ fn a_channels_last_conv_over_an_unknown_batch_tiles_its_columns() {
         derived(&src.replace("f32[N, 23, 23, 32]", "f32[64, 23, 23, 32]").replace("f32[N, 21", "f32[64, 21"), "cpu");
     assert!(d.contains("c.split(c.n, "), "{d}");
 }
+
+/// A target whose FMA units and latency ask for one row of accumulators, with more cores
+/// than the 4 rows of a matmul give tasks: the register tile shrinks to one row and the
+/// derivation ends there (it looped forever once the tile was one row).
+#[test]
+fn a_tile_shrunk_to_one_row_for_the_cores_stops_there() {
+    let src = "pub fn mm(a: f32[4, 64], b: f32[64, 64]) -> c: f32[4, 64] {
+        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..64);
+    }";
+    let d = derived(src, "cpu -num-cores=8 -fma-units=1 -fma-latency=2");
+    assert!(d.contains("register tile of 1 x i"), "{d}");
+}

@@ -364,8 +364,8 @@ fn has_avx512f() -> bool {
 }
 
 /// The AVX-512 form of `exp` on lane arrays (`vscalefps` for the scaling) against the same
-/// reference over the same inputs, 16 lanes at a time, and through the masked path of an
-/// array whose length is not a multiple of 16.
+/// reference over the same inputs, 16 lanes at a time, and through the narrower pieces of
+/// an array whose length is not a multiple of 16.
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn exp_f32_avx512_is_within_one_ulp_everywhere() {
@@ -421,18 +421,19 @@ fn exp_f32_avx512_is_within_one_ulp_everywhere() {
     for (x, g) in special.iter().zip(got) {
         assert!(ulps(g, reference(*x)) <= 1, "exp_f32_avx512({x:e}) = {g:e}");
     }
-    // NaN in, NaN out; and five lanes (the masked tail alone).
+    // NaN in, NaN out; and five lanes (a 4-lane piece and a single lane alone).
     // SAFETY: as above.
     let five = unsafe { exp_f32_avx512([f32::NAN, 0.0, -1.0, 2.0, f32::NAN]) };
     assert!(five[0].is_nan() && five[4].is_nan());
     for (x, g) in [0.0f32, -1.0, 2.0].iter().zip(&five[1..4]) {
-        assert!(ulps(*g, reference(*x)) <= 1, "exp_f32_avx512({x:e}) = {g:e} (masked lanes)");
+        assert!(ulps(*g, reference(*x)) <= 1, "exp_f32_avx512({x:e}) = {g:e} (narrow pieces)");
     }
 }
 
 /// The AVX-512 `max`/`min` of f32 lanes against Rust's `f32::max`/`f32::min` (a NaN
 /// operand yields the other one), on every pair of a set of special and ordinary values,
-/// 16 lanes at a time and through the masked path (37 lanes).
+/// 16 lanes at a time and through the narrower pieces (37 lanes: 16 + 16 + 4 + 1; 13:
+/// 8 + 4 + 1; 47: 16 + 16 + 8 + 4 + 1 + 1 + 1), every pair at every position of each.
 #[cfg(target_arch = "x86_64")]
 #[test]
 fn max_min_f32_avx512_follow_rust_on_nan_inf_and_zeros() {
@@ -460,26 +461,24 @@ fn max_min_f32_avx512_follow_rust_on_nan_inf_and_zeros() {
         // Zeros of both signs compare equal: either may come back.
         (g.is_nan() && w.is_nan()) || g.to_bits() == w.to_bits() || (g == 0.0 && w == 0.0 && a == b)
     };
-    for chunk in pairs.chunks(37) {
-        let mut a = [0f32; 37];
-        let mut b = [0f32; 37];
-        for (k, &(x, y)) in chunk.iter().enumerate() {
-            (a[k], b[k]) = (x, y);
-        }
-        // SAFETY: the CPU has AVX-512F (checked above).
-        let (mx, mn) = unsafe { (max_f32_avx512(a, b), min_f32_avx512(a, b)) };
-        for k in 0..37 {
-            assert!(same(mx[k], a[k].max(b[k]), a[k], b[k]), "max({:e}, {:e}) = {:e}", a[k], b[k], mx[k]);
-            assert!(same(mn[k], a[k].min(b[k]), a[k], b[k]), "min({:e}, {:e}) = {:e}", a[k], b[k], mn[k]);
-        }
-        let a16: [f32; 16] = a[..16].try_into().unwrap();
-        let b16: [f32; 16] = b[..16].try_into().unwrap();
-        // SAFETY: as above.
-        let m16 = unsafe { max_f32_avx512(a16, b16) };
-        for k in 0..16 {
-            assert!(same(m16[k], a16[k].max(b16[k]), a16[k], b16[k]));
+    // Every pair at every lane of arrays of 37, 13 and 47 lanes: the pairs rotated
+    // through them one lane at a time.
+    fn check<const L: usize>(pairs: &[(f32, f32)], same: &dyn Fn(f32, f32, f32, f32) -> bool) {
+        for start in 0..pairs.len() {
+            let a: [f32; L] = std::array::from_fn(|k| pairs[(start + k) % pairs.len()].0);
+            let b: [f32; L] = std::array::from_fn(|k| pairs[(start + k) % pairs.len()].1);
+            // SAFETY: the CPU has AVX-512F (checked by the caller).
+            let (mx, mn) = unsafe { (max_f32_avx512(a, b), min_f32_avx512(a, b)) };
+            for k in 0..L {
+                assert!(same(mx[k], a[k].max(b[k]), a[k], b[k]), "L = {L}: max({:e}, {:e}) = {:e}", a[k], b[k], mx[k]);
+                assert!(same(mn[k], a[k].min(b[k]), a[k], b[k]), "L = {L}: min({:e}, {:e}) = {:e}", a[k], b[k], mn[k]);
+            }
         }
     }
+    check::<37>(&pairs, &same);
+    check::<13>(&pairs, &same);
+    check::<47>(&pairs, &same);
+    check::<16>(&pairs, &same);
 }
 
 /// The AVX-512 helpers at every way `lanes_avx512` cuts an array (16s, then 8, 4 and

@@ -111,7 +111,7 @@ impl Cx<'_> {
             Some(e) => {
                 let d = pick_divisor(Some(e), 8).max(1);
                 let padded = (e + d - 1) / d * d;
-                if 4 * (padded - e) > padded {
+                if 4 * (padded - e) > d {
                     e.min(7)
                 } else {
                     e
@@ -166,7 +166,9 @@ impl Cx<'_> {
         if let Some(e) = eu {
             while outer * ((e + mr - 1) / mr) < self.cores() {
                 let fewer = pick_divisor(Some(e), mr / 2);
-                if fewer < min_rows {
+                // `fewer` stays at `mr` once that is 1 (a target whose FMA units and
+                // latency ask for a single row).
+                if fewer < min_rows || fewer >= mr {
                     break;
                 }
                 mr = fewer;
