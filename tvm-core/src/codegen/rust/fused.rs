@@ -6,6 +6,7 @@
 //! the original index would panic, so a merged index is only ever used where the
 //! original one had a value.
 
+use crate::arith::Analyzer;
 use crate::dtype::DType;
 use crate::tir::{BinOp, Expr};
 
@@ -17,7 +18,7 @@ struct Term {
 }
 
 /// `e` with every merge done (unchanged when there is none, or `e` is not `i64`).
-pub(super) fn merge_fused_divmod(e: &Expr) -> Expr {
+pub(super) fn merge_fused_divmod(e: &Expr, m: &Analyzer) -> Expr {
     if e.dtype() != DType::I64 {
         return e.clone();
     }
@@ -26,7 +27,7 @@ pub(super) fn merge_fused_divmod(e: &Expr) -> Expr {
         return e.clone();
     }
     let mut changed = false;
-    while let Some((i, j, merged)) = find_pair(&terms) {
+    while let Some((i, j, merged)) = find_pair(&terms, m) {
         let (hi, lo) = (i.max(j), i.min(j));
         terms.remove(hi);
         terms.remove(lo);
@@ -72,22 +73,8 @@ fn product(e: &Expr) -> Option<Term> {
             Some(Term { coef: x.coef.checked_mul(y.coef)?, factors: [x.factors, y.factors].concat() })
         }
         Expr::Int { value, .. } => Some(Term { coef: *value, factors: vec![] }),
-        _ => Some(Term { coef: 1, factors: vec![nested_div(e.clone())] }),
+        _ => Some(Term { coef: 1, factors: vec![e.clone()] }),
     }
-}
-
-/// `(y / a) / b` as `y / (a·b)` for constant `a, b > 0` (truncating division composes so,
-/// whatever the sign of `y`): the index of three fused axes divides the fused variable
-/// by 7 and then by 21 in one term and by 147 in another.
-fn nested_div(e: Expr) -> Expr {
-    if let Expr::Binary { op: BinOp::Div, a, b } = &e {
-        if let (Expr::Binary { op: BinOp::Div, a: y, b: c }, Some(k2)) = (&**a, b.as_int()) {
-            if let Some(k) = c.as_int().filter(|&k1| k1 > 0 && k2 > 0).and_then(|k1| k1.checked_mul(k2)) {
-                return nested_div(Expr::binary(BinOp::Div, (**y).clone(), Expr::int(k)));
-            }
-        }
-    }
-    e
 }
 
 /// Removes one occurrence of each of `sub` from `from`; `None` if one is missing.
@@ -101,14 +88,17 @@ fn minus(from: &[Expr], sub: &[Expr]) -> Option<Vec<Expr>> {
 }
 
 /// Two terms `k·M·(x % d)` and `k·M·d·(x / d)`, and their merge `k·M·x`.
-fn find_pair(terms: &[Term]) -> Option<(usize, usize, Term)> {
+fn find_pair(terms: &[Term], m: &Analyzer) -> Option<(usize, usize, Term)> {
     for (i, t) in terms.iter().enumerate() {
         for (fi, f) in t.factors.iter().enumerate() {
             let Expr::Binary { op: BinOp::Mod, a: x, b: d } = f else { continue };
             let Some(dt) = product(d) else { continue };
             let mut rest = t.factors.clone();
             rest.remove(fi);
-            let div = nested_div(Expr::binary(BinOp::Div, (**x).clone(), (**d).clone()));
+            // Simplified as the index's own terms were: a quotient of a quotient by
+            // constants is one quotient (`(p / 7) / 21` is `p / 147`, the third of three
+            // fused axes).
+            let div = m.simplify(&Expr::binary(BinOp::Div, (**x).clone(), (**d).clone()));
             for (j, u) in terms.iter().enumerate() {
                 if j == i || t.coef.checked_mul(dt.coef) != Some(u.coef) {
                     continue;
@@ -139,14 +129,15 @@ mod tests {
         let e = div(v.clone(), 147) * Expr::int(28224)
             + rem(v.clone(), 7) * Expr::int(192)
             + rem(div(v.clone(), 7), 21) * Expr::int(1344);
-        let m = merge_fused_divmod(&e);
+        let a = Analyzer::new();
+        let m = merge_fused_divmod(&e, &a);
         assert_eq!(crate::tir::printer::print_expr(&m), crate::tir::printer::print_expr(&(Expr::int(192) * v.clone())));
         // Divisors that do not nest (7 then 20, against 147) stay apart.
         let e = div(v.clone(), 147) * Expr::int(28224)
             + rem(v.clone(), 7) * Expr::int(192)
             + rem(div(v.clone(), 7), 20) * Expr::int(1344);
         assert_ne!(
-            crate::tir::printer::print_expr(&merge_fused_divmod(&e)),
+            crate::tir::printer::print_expr(&merge_fused_divmod(&e, &a)),
             crate::tir::printer::print_expr(&(Expr::int(192) * v))
         );
     }

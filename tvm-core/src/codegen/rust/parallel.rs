@@ -413,7 +413,7 @@ impl Emitter<'_> {
             Some(s) => s.as_int().ok_or_else(fail)? * (lanes - 1),
         };
         let m = &self.facts.math;
-        let b = merge_fused_divmod(&substitute(base.clone(), &self.facts.lets));
+        let b = merge_fused_divmod(&substitute(base.clone(), &self.facts.lets), m);
         let v = Expr::var(&ch.var);
         let size = m.simplify(&(substitute_one(b.clone(), &ch.var, v.clone() + 1) - b.clone()));
         if vars_of(&size).iter().any(|x| ch.inner.contains(x)) {
