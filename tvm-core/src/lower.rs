@@ -97,6 +97,9 @@ fn lower_cpu(sch: &Schedule, f: PrimFunc, t: &mut Tracer<'_>) -> Result<PrimFunc
     verify_annotations(sch, &f, not_vectorized)?;
     // Unrolled copies carry constant indices to fold.
     let f = t.run(f, "simplify", Phase::Flattened, simplify::simplify);
+    // After unrolling and folding, which leave a register tile's accesses as ramps at
+    // constant offsets: one vectorized across its buffer's rows is stored transposed.
+    let f = t.run(f, "transpose_locals", Phase::Flattened, transpose_locals::transpose_locals);
     // After unrolling, so the unrolled taps of a window are sibling loops that can share
     // one interior, and after hoist_tail_guards, whose `if whole` it peels off the loop
     // around a vector loop.

@@ -44,9 +44,10 @@ fn a_matmul_gets_a_register_tile_and_a_packed_panel_on_the_cpu() {
     let d = derived(MATMUL, "cpu");
     for want in [
         "let c_l = c.cache_write(local);",
-        "let b_l = b.cache_read(local, [c_l]);",
+        "let b_p = b.pack(1, 32, [c_l]);",
+        "b_p.parallel(b_p_0);",
+        "b_p.vectorize(b_p_2);",
         "c.parallel(c_uo);",
-        "b_l.compute_at(c, c_vo);",
         "c_l.compute_at(c, c_uio);",
         "c_l.unroll(c_l_i);",
         "c_l.vectorize(c_l_j);",
@@ -55,9 +56,91 @@ fn a_matmul_gets_a_register_tile_and_a_packed_panel_on_the_cpu() {
     }
     // 8 rows of 32 lanes (two 16-lane registers: 16 accumulators), blocks of 128 rows.
     assert!(d.contains("c.split(c.i, 128)") && d.contains("c.split(c.j, 32)") && d.contains("c.split(c_ui, 8)"), "{d}");
-    // With AVX2's 16 registers of 8 lanes the tile shrinks to 4 rows of 16 lanes.
+    // With AVX2's 16 registers of 8 lanes the tile shrinks to 4 rows of 16 lanes, and the
+    // panels with it.
     let d = derived(MATMUL, "llvm -mattr=+avx2,+fma");
     assert!(d.contains("c.split(c.j, 16)") && d.contains("c.split(c_ui, 4)"), "{d}");
+    assert!(d.contains("let b_p = b.pack(1, 16, [c_l]);"), "{d}");
+    // Columns read one further along: a panel of 32 of them is not one of `b`'s packed
+    // panels, so each block of rows copies its panel where it reads it.
+    let shifted = "pub fn shifted(a: f32[1024, 1024], b: f32[1024, 1025]) -> c: f32[1024, 1024] {
+        c[i, j] = sum(a[i, k] * b[k, j + 1] for k in 0..1024);
+    }";
+    let d = derived(shifted, "cpu");
+    assert!(d.contains("let b_l = b.cache_read(local, [c_l]);") && d.contains("b_l.compute_at(c, c_vo);"), "{d}");
+    assert!(!d.contains(".pack("), "{d}");
+}
+
+#[test]
+fn a_tile_across_the_rows_computes_the_convolution() {
+    // Rows of 10 columns, 16 filters (one vector), a bias and a ReLU fused into the tile.
+    let conv = "pub fn conv(x: f32[2, 3, 12, 12], w: f32[16, 3, 3, 3], b: f32[16]) -> y: f32[2, 16, 10, 10] {
+        let c[n, f, i, j]: f32[2, 16, 10, 10] = sum(x[n, k, i + r, j + s] * w[f, k, r, s] for k in 0..3, r in 0..3, s in 0..3);
+        y[n, f, i, j] = (c[n, f, i, j] + b[f]).max(0.0);
+    }";
+    let d = derived(conv, "cpu");
+    assert!(d.contains("vectorized across the rows") && d.contains("let w_p = w.pack(0, 16, [c]);"), "{d}");
+    assert!(d.contains("y.split(y.j, 10)") && d.contains("y.vectorize(y_vi);"), "{d}");
+    let (x, w, b) = (common::rand_vec(2 * 3 * 144, 1), common::rand_vec(16 * 27, 2), common::rand_vec(16, 3));
+    let mut want = vec![0f32; 2 * 16 * 100];
+    for n in 0..2 {
+        for f in 0..16 {
+            for i in 0..10 {
+                for j in 0..10 {
+                    let mut acc = 0f32;
+                    for k in 0..3 {
+                        for r in 0..3 {
+                            for s in 0..3 {
+                                acc += x[((n * 3 + k) * 12 + i + r) * 12 + j + s] * w[((f * 3 + k) * 3 + r) * 3 + s];
+                            }
+                        }
+                    }
+                    want[((n * 16 + f) * 10 + i) * 10 + j] = (acc + b[f]).max(0.0);
+                }
+            }
+        }
+    }
+    let inputs = vec![common::t(&[2, 3, 12, 12], &x), common::t(&[16, 3, 3, 3], &w), common::t(&[16], &b)];
+    let got = common::run_f32(conv, common::Variant::DerivedCpu, inputs, vec![], &[2, 16, 10, 10]);
+    common::assert_close(&got, &want, "a tile across the rows");
+}
+
+#[test]
+fn a_packed_operand_computes_what_the_original_does() {
+    // A batched matmul whose `b` is larger than the L2 (8 KiB here) and shared by two
+    // blocks of rows: packed along its last dimension once, its panels and batches in
+    // parallel; the columns do not fill the last panel. With the L2 of the target's
+    // defaults, `b` fits, and each block copies its panels.
+    let bmm = "pub fn bmm(a: f32[3, 37, 19], b: f32[3, 19, 70]) -> c: f32[3, 37, 70] {
+        c[q, i, j] = sum(a[q, i, k] * b[q, k, j] for k in 0..19);
+    }";
+    let small_l2 = "cpu -l2-cache=8K";
+    let d = derived(bmm, small_l2);
+    assert!(d.contains("let b_p = b.pack(2, 32, [c_l]);") && d.contains("b_p.fuse(b_p_0, b_p_1)"), "{d}");
+    let d = derived(bmm, "cpu");
+    assert!(d.contains("let b_l = b.cache_read(local, [c_l]);") && !d.contains(".pack("), "{d}");
+    let (a, b) = (common::rand_vec(3 * 37 * 19, 1), common::rand_vec(3 * 19 * 70, 2));
+    let mut want = vec![0f32; 3 * 37 * 70];
+    for q in 0..3 {
+        for i in 0..37 {
+            for j in 0..70 {
+                want[(q * 37 + i) * 70 + j] =
+                    (0..19).map(|k| a[(q * 37 + i) * 19 + k] * b[(q * 19 + k) * 70 + j]).sum();
+            }
+        }
+    }
+    let k = common::parse(bmm);
+    let sch = common::lowered::derived_schedule(&k, &Target::parse(small_l2).unwrap());
+    let f = tvm_core::driver::lower(&sch).unwrap_or_else(|e| panic!("{e:?}"));
+    assert!(print_func(&f).contains("alloc b_p"), "{}", print_func(&f));
+    let mut args = vec![
+        common::t(&[3, 37, 19], &a),
+        common::t(&[3, 19, 70], &b),
+        common::t(&[3, 37, 70], &[f32::NAN; 3 * 37 * 70]),
+    ];
+    tvm_core::interp::run(&f, &mut args).unwrap_or_else(|e| panic!("{e}"));
+    let got = args[2].as_tensor().and_then(|t| t.as_f32()).expect("an f32 output").to_vec();
+    common::assert_close(&got, &want, "bmm with b packed");
 }
 
 #[test]
@@ -96,11 +179,35 @@ fn a_partial_block_keeps_the_derived_treatment_of_what_it_does_not_say() {
 }
 
 #[test]
-fn a_conv2d_pads_once_and_tiles_filters_by_whole_rows() {
+fn a_conv2d_pads_once_and_vectorizes_across_rows_that_are_not_whole_vectors() {
     let d = derived(CONV2D, "cpu");
     // The padding is computed once (not inlined: its test would split the vector rows).
     assert!(!d.contains("pad.compute_inline()") && d.contains("pad.parallel("), "{d}");
-    assert!(d.contains("out.split(out.f, 4)") && d.contains("out.vectorize(out.x)"), "{d}");
+    // Rows of 56 are three and a half vectors; 64 filters are four: the filters are the
+    // vector axis, 14 columns the tile's rows, the weights packed by panels of 16 filters.
+    for want in [
+        "let w_p = w.pack(0, 16, [out_l]);",
+        "out.split(out.f, 16)",
+        "out.split(out.x, 14)",
+        "out.vectorize(out_vi);",
+        "out_l.unroll(out_l_x);",
+        "out_l.vectorize(out_l_f);",
+    ] {
+        assert!(d.contains(want), "missing `{want}` in\n{d}");
+    }
+    // The accumulators, in the output's order filters before columns, are stored
+    // transposed: every vector access of them is contiguous.
+    let k = common::parse(CONV2D);
+    let f = tvm_core::driver::lower(&common::lowered::derived_schedule(&k, &Target::cpu())).unwrap();
+    let text = print_func(&f);
+    assert!(text.contains("out_local[ramp(") && !text.contains(", 14, 16)]"), "{text}");
+    assert!(text.contains("out_local[ramp(208, 1, 16)]"), "{text}");
+    // Rows of whole vectors keep them as the vector axis.
+    let wide = "pub fn wide(data: f32[1, 16, 34, 34], w: f32[32, 16, 3, 3]) -> out: f32[1, 32, 32, 32] {
+        out[n, f, y, x] = sum(data[n, c, y + r, x + s] * w[f, c, r, s] for c in 0..16, r in 0..3, s in 0..3);
+    }";
+    let d = derived(wide, "cpu");
+    assert!(d.contains("out.vectorize(out.x)") && !d.contains(".pack("), "{d}");
     let d = derived(CONV2D, "cuda");
     assert!(d.contains("cache_read(shared") && d.contains("bind(out_bz, block.z)"), "{d}");
 }

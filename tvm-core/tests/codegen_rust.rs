@@ -86,6 +86,56 @@ const MATMUL: &str = include_str!("corpus/matmul.rs");
 
 const SOFTMAX: &str = include_str!("corpus/softmax_default.rs");
 
+/// A matmul whose `b` is packed into panels of 16 columns, at symbolic sizes (the last
+/// panel's test on `N` in every panel) and at fixed ones whose last panel is narrower (8
+/// of 40 columns): that panel is an iteration of the parallel loop in a branch of its own,
+/// its index written with the loop variable's value in place of the variable.
+const PACKED: &str = r#"
+    fn packed(a: f32[M, K], b: f32[K, N]) -> c: f32[M, N] {
+        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..K);
+    }
+    schedule!(cpu) {
+        let cl = c.cache_write(local);
+        let bp = b.pack(1, 16, [cl]);
+        let [bo, bk, bi] = bp.axes();
+        bp.parallel(bo);
+        bp.vectorize(bi);
+        let (jo, ji) = c.split(c.j, 16);
+        c.parallel(c.i);
+        c.vectorize(ji);
+        cl.compute_at(c, jo);
+        let [ci, cj] = cl.axes();
+        cl.reorder(cl.k, ci, cj);
+        cl.vectorize(cj);
+    }
+"#;
+
+/// A convolution without a schedule over rows of 12 columns and 16 filters: the derived
+/// tile is vectorized across the rows (the filters), its weights packed, its accumulators
+/// stored transposed (`transpose_locals`).
+const CONV_ACROSS: &str = r#"
+    fn conv_across(x: f32[2, 3, 14, 14], w: f32[16, 3, 3, 3]) -> y: f32[2, 16, 12, 12] {
+        y[n, f, i, j] = sum(x[n, k, i + r, j + s] * w[f, k, r, s] for k in 0..3, r in 0..3, s in 0..3);
+    }
+"#;
+
+const PACKED_FIXED: &str = r#"
+    fn packed_fixed(a: f32[5, 7], b: f32[7, 40]) -> c: f32[5, 40] {
+        c[i, j] = sum(a[i, k] * b[k, j] for k in 0..7);
+    }
+    schedule!(cpu) {
+        let cl = c.cache_write(local);
+        let bp = b.pack(1, 16, [cl]);
+        let [bo, bk, bi] = bp.axes();
+        bp.parallel(bo);
+        bp.vectorize(bi);
+        let (jo, ji) = c.split(c.j, 16);
+        c.parallel(c.i);
+        c.vectorize(ji);
+        cl.compute_at(c, jo);
+    }
+"#;
+
 const CONV2D: &str = include_str!("corpus/conv2d.rs");
 
 const MAXPOOL: &str = include_str!("corpus/max_pool.rs");
@@ -345,6 +395,18 @@ fn kernels() -> Vec<Kernel> {
         ),
         k(PAD_CONV_FIXED, "cpu", &[&[]]),
         k(OPT_GEMM, "cpu", &[&[]]),
+        k(
+            PACKED,
+            "cpu",
+            &[
+                &[("M", 3), ("K", 5), ("N", 40)],
+                &[("M", 2), ("K", 3), ("N", 32)],
+                &[("M", 1), ("K", 1), ("N", 1)],
+                &[("M", 2), ("K", 0), ("N", 5)],
+            ],
+        ),
+        k(PACKED_FIXED, "cpu", &[&[]]),
+        k(CONV_ACROSS, "cpu", &[&[]]),
         k(WIDE, "cpu", &[&[("n", 200)], &[("n", 64)], &[("n", 3)]]),
         k(
             SOFTMAX_EXAMPLE,

@@ -22,7 +22,7 @@ use tvm_core::Target;
 const MARKER: &str = "; output:";
 
 /// The passes that must have files (the CPU passes and the GPU passes of the pipeline).
-const REQUIRED: [&str; 12] = [
+const REQUIRED: [&str; 13] = [
     "partition_loops",
     "unswitch_loops",
     "hoist_tail_guards",
@@ -31,6 +31,7 @@ const REQUIRED: [&str; 12] = [
     "fuse_loops",
     "reuse_output",
     "tree_combine",
+    "transpose_locals",
     "forward_stores",
     "split_host_device",
     "inject_thread_sync",
@@ -82,6 +83,7 @@ fn run_pass(pass: &str, f: PrimFunc) -> Result<Outcome, String> {
         "fuse_loops" => func(fuse_loops::fuse_loops(f)),
         "tree_combine" => func(tree_combine::tree_combine(f)),
         "forward_stores" => func(forward_stores::forward_stores(f)),
+        "transpose_locals" => func(transpose_locals::transpose_locals(f)),
         "hoist_tail_guards" => func(hoist_tail_guards::hoist_tail_guards(f)),
         "hoist_shared_allocations" => func(hoist_shared_allocations::hoist_shared_allocations(f)),
         "inject_thread_sync" => func(inject_thread_sync::inject_thread_sync(f)),

@@ -593,6 +593,28 @@ fn primitive_on_an_input() {
 }
 
 #[test]
+fn pack_along_a_dimension_the_tensor_lacks() {
+    // `a` has two dimensions: 2 is past them, `a.i` is not a dimension's number.
+    let (es, k, src) = sched_errors("cpu", "let ap = a.pack(2, 8, [p]);");
+    assert!(matches!(&es[0].kind, K::PackDim { tensor, dim, rank: 2 } if tensor == "a" && dim == "2"), "{es:?}");
+    assert!(at(&k, &src, &es[0]).starts_with("2, 8"));
+    assert!(es[0].to_string().contains("`a` has no dimension `2`"), "{}", es[0]);
+    let (es, k, src) = sched_errors("cpu", "let ap = a.pack(x, 8, [p]);");
+    assert!(matches!(&es[0].kind, K::PackDim { .. }), "{es:?}");
+    assert!(at(&k, &src, &es[0]).starts_with("x, 8"));
+    // A factor that is not a positive integer, and a reader that does not read `a`.
+    let (es, _, _) = sched_errors("cpu", "let ap = a.pack(1, 0, [p]);");
+    assert!(matches!(&es[0].kind, K::BadSplitFactor { .. }), "{es:?}");
+    let (es, _, _) = sched_errors("cpu", "let ap = a.pack(1, 8, [c]);");
+    assert!(matches!(&es[0].kind, K::CacheReadNotReader { reader, .. } if reader == "c"), "{es:?}");
+    // Packing an input along either dimension is fine, and so is a stage.
+    for body in ["let ap = a.pack(1, 8, [p]);", "let ap = a.pack(0, 3, [p]);", "let pp = p.pack(0, 4, [c]);"] {
+        let (k, _) = sched("cpu", body);
+        assert!(build_schedule(&k, &Target::cpu()).is_ok(), "{body}");
+    }
+}
+
+#[test]
 fn axis_index_out_of_range() {
     let (es, _, _) = sched_errors("cpu", "c.parallel(c.axes()[2]);");
     assert!(matches!(&es[0].kind, K::AxisIndexOutOfRange { index: 2, len: 2, .. }), "{es:?}");

@@ -92,6 +92,7 @@ const VOCAB: &[&str] = &[
     "bind",
     "rfactor",
     "cache_read",
+    "pack",
     "cache_write",
     "compute_at",
     "compute_inline",
@@ -224,7 +225,7 @@ fn random_stmt(rng: &mut Rng, n: &Names, bound: &mut Vec<String>) -> String {
     let factor =
         |rng: &mut Rng| -> String { rng.pick(&["1", "2", "4", "16", "32", "256", "4096", "0", "-3", "n"]).to_string() };
     let s = stage(rng, bound);
-    let (call, results) = match rng.below(16) {
+    let (call, results) = match rng.below(17) {
         0 => (format!("split({}, {})", axis(rng, bound, &s), factor(rng)), 2),
         1 => (format!("split_nparts({}, {})", axis(rng, bound, &s), factor(rng)), 2),
         2 => (format!("tile({}, {}, {}, {})", axis(rng, bound, &s), axis(rng, bound, &s), factor(rng), factor(rng)), 4),
@@ -249,6 +250,10 @@ fn random_stmt(rng: &mut Rng, n: &Names, bound: &mut Vec<String>) -> String {
         }
         13 => (format!("cache_write({})", rng.pick(&["local", "shared"])), 1),
         14 => (format!("rfactor({})", axis(rng, bound, &s)), 1),
+        15 => {
+            let dim = rng.pick(&["0", "1", "2", "3", "-1", "x", "n"]);
+            (format!("pack({dim}, {}, [{}])", factor(rng), stage(rng, bound)), 1)
+        }
         _ => (rng.pick(&["axes()", "reduce_axes()"]).to_string(), rng.below(3)),
     };
     let fresh = |rng: &mut Rng, bound: &mut Vec<String>| -> String {

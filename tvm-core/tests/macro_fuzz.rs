@@ -241,6 +241,7 @@ const RANDOM_IDENTS: &[&str] = &[
     "rfactor",
     "reorder",
     "cache_read",
+    "pack",
     "cache_write",
     "compute_at",
     "compute_inline",

@@ -750,18 +750,44 @@ fn schedule_text(case: &Case, gpu: bool) -> Vec<String> {
         }
         let s = readers[rsel as usize % readers.len()];
         let cr = format!("{x}_cr{k}");
-        let scope = if gpu { "shared" } else { "local" };
-        g.stmts.push(format!("let {cr} = {x}.cache_read({scope}, [{}]);", g.stages[s].r));
+        // On CPUs, half of them a `pack` instead: along a picked dimension, by a picked
+        // factor that may or may not divide it; its axes are the outer part, the other
+        // dimensions and the inner part.
+        let pack = (!gpu && rsel >= 128)
+            .then(|| ((isel as usize / 16) % shape.len(), [1, 2, 3, 4, 8][(rsel as usize / 8) % 5]));
+        let leaf = match pack {
+            Some((d, f)) => {
+                g.stmts.push(format!("let {cr} = {x}.pack({d}, {f}, [{}]);", g.stages[s].r));
+                let mut leaf = vec![MAxis {
+                    r: format!("{cr}.ax{d}_o"),
+                    reduce: false,
+                    ext: ext(shape[d]).map(|e| (e + f - 1) / f),
+                    bound: false,
+                }];
+                leaf.extend(shape.iter().enumerate().filter(|&(q, _)| q != d).map(|(q, &dim)| MAxis {
+                    r: format!("{cr}.ax{q}"),
+                    reduce: false,
+                    ext: ext(dim),
+                    bound: false,
+                }));
+                leaf.push(MAxis { r: format!("{cr}.ax{d}_i"), reduce: false, ext: Some(f), bound: false });
+                leaf
+            }
+            None => {
+                let scope = if gpu { "shared" } else { "local" };
+                g.stmts.push(format!("let {cr} = {x}.cache_read({scope}, [{}]);", g.stages[s].r));
+                shape
+                    .iter()
+                    .enumerate()
+                    .map(|(d, &dim)| MAxis { r: format!("{cr}.ax{d}"), reduce: false, ext: ext(dim), bound: false })
+                    .collect()
+            }
+        };
         for r in &mut g.stages[s].reads {
             if r == x {
                 *r = cr.clone();
             }
         }
-        let leaf = shape
-            .iter()
-            .enumerate()
-            .map(|(d, &dim)| MAxis { r: format!("{cr}.ax{d}"), reduce: false, ext: ext(dim), bound: false })
-            .collect();
         g.stages.insert(
             s,
             MStage {
@@ -1297,6 +1323,7 @@ const FEATURES: &[(&str, &str)] = &[
     ("compute_inline", ".compute_inline("),
     ("compute_root", ".compute_root("),
     ("cache_read", ".cache_read("),
+    ("pack", ".pack("),
     ("cache_write", ".cache_write("),
     ("rfactor", ".rfactor("),
     ("parallel", ".parallel("),
@@ -1523,7 +1550,7 @@ fn property(gpu: bool, cases: u32, opencl: bool) {
     );
     for (name, _) in FEATURES {
         let expected = match *name {
-            "parallel" => !gpu,
+            "parallel" | "pack" => !gpu,
             "bind" | "thread.y" | "cross-thread reduction" | "cooperative fetch" | "shared cache inside a thread" => {
                 gpu
             }

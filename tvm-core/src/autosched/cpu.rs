@@ -32,6 +32,10 @@ struct Tile {
     mb: Option<i64>,
     /// The operand packed per block and panel.
     pack: Option<TensorId>,
+    /// The operand is packed once, at the root, into panels of the tile's columns (`pack`
+    /// along its last dimension), rather than copied per block of rows and panel: its
+    /// last index is the vector axis itself, so a panel of `nr` columns is contiguous.
+    pack_once: bool,
     /// The split of the innermost reduction axis that is unrolled (`None`: unrolled whole
     /// when short, else not split).
     ku: Option<i64>,
@@ -73,9 +77,176 @@ impl Cx<'_> {
     /// parallel, a panel loop, the register tile's rows and vector columns, with the
     /// reduction between them in the accumulator's loops).
     fn tile_with_reuse(&mut self, s: TensorId) -> bool {
+        if let Some(plan) = self.plan_across_tile(s) {
+            self.emit_across_tile(s, &plan);
+            return true;
+        }
         let Some(plan) = self.plan_tile(s) else { return false };
         self.emit_tile(s, &plan);
         true
+    }
+
+    /// A register tile vectorized across the output's rows rather than along them: a
+    /// convolution whose rows (56 columns) are not whole vectors, over a count of filters
+    /// that is (64). The filters are the vector axis, the columns the tile's rows; the
+    /// weights, strided along the filters, are packed so a panel of filters is contiguous,
+    /// and the input, which the filters do not change, is one broadcast per column. Every
+    /// FMA is a whole vector; the stores to the output step across its rows (a scatter
+    /// per tile row, once per tile), and `transpose_locals` keeps the accumulators, which
+    /// the cache lays out in the output's order, in registers.
+    fn plan_across_tile(&self, s: TensorId) -> Option<Tile> {
+        let info = self.info.get(&s)?;
+        if info.kind != Kind::Reduction || !matches!(self.attach(s), Attach::Root) || info.axes.len() < 2 {
+            return None;
+        }
+        let lanes = self.lanes(s);
+        let last = info.axes.len() - 1;
+        let ex = info.axes[last].extent?;
+        if ex % lanes == 0 || !info.has_reuse() {
+            return None;
+        }
+        // The vector axis: a spatial one before the last, of whole vectors, that every
+        // read either ignores or names alone as one of its indices (a packed operand).
+        let v = (0..last).rev().find(|&k| {
+            let var = &info.axes[k].var;
+            let whole = info.axes[k].extent.is_some_and(|e| e % lanes == 0);
+            let mut packed = 0;
+            let reads_ok = info.reads.iter().all(|a| {
+                if StageInfo::step(a, var) == Step::Invariant {
+                    return true;
+                }
+                let alone = a.indices.iter().filter(|i| crate::tir::visit::uses_var(i, var)).count() == 1
+                    && a.indices.iter().any(|i| i.unchecked().as_var() == Some(var));
+                let direct = (self.graph.tensor(a.tensor).is_placeholder() || !self.inlined.contains(&a.tensor))
+                    && reads_directly(self, s, a)
+                    && a.unless.is_empty();
+                packed += 1;
+                alone && direct
+            });
+            whole && reads_ok && packed == 1
+        })?;
+        let ev = info.axes[v].extent?;
+        let pack = info.reads.iter().find(|a| StageInfo::step(a, &info.axes[v].var) != Step::Invariant)?.tensor;
+        // The tasks: the spatial axes before the vector axis, times its panels.
+        let outer: i64 = info.axes[..v].iter().map(|a| a.extent.unwrap_or(64)).product();
+        let regs = self.target.facts.vector_registers.max(8) as i64;
+        let fma = (self.target.facts.fma_units.max(1) * self.target.facts.fma_latency.max(1)) as i64;
+        // About 16 accumulators (two FMA units of latency 4 need 8 in flight), as many as
+        // the registers hold besides a row of the packed operand and two more; the rows a
+        // divisor of the row when one comes close (14 of 56), else that many with a tail.
+        let rows_of = |nr: i64| {
+            let per_row = nr / lanes;
+            let cap = ((regs - per_row - 2) / per_row).min(16 / per_row).max(1).min(ex);
+            (1..=cap).rev().find(|d| ex % d == 0).filter(|&d| 2 * d > cap).unwrap_or(cap)
+        };
+        // Two vectors of filters when that leaves the cores a panel each, or when a short
+        // row (7 columns) would leave one vector too few accumulators to hide the FMA
+        // latency; never fewer than that.
+        let two = ev % (2 * lanes) == 0;
+        let nr =
+            if two && (outer * (ev / (2 * lanes)) >= self.cores() || rows_of(lanes) < fma) { 2 * lanes } else { lanes };
+        let mr = rows_of(nr);
+        if mr * (nr / lanes) < fma {
+            return None;
+        }
+        let fused = if info.is_output { None } else { self.elementwise_consumer(s) };
+        let last_reduce = info.reduce.last()?;
+        let ku = match last_reduce.extent {
+            Some(e) if e <= 8 => None,
+            Some(e) if e % 4 == 0 => Some(4),
+            _ => None,
+        };
+        Some(Tile {
+            owner: fused.unwrap_or(s),
+            fused_consumer: fused.is_some(),
+            u: Some(last),
+            v,
+            mr,
+            nr,
+            mb: None,
+            pack: Some(pack),
+            pack_once: true,
+            ku,
+            stencil: false,
+        })
+    }
+
+    fn emit_across_tile(&mut self, s: TensorId, p: &Tile) {
+        let info = self.info[&s].clone();
+        let sname = info.name.clone();
+        let owner = self.graph.tensor(p.owner).name.clone();
+        let oaxes: Vec<String> =
+            self.graph.tensor(p.owner).axes().iter().map(|a| format!("{owner}.{}", a.var.name())).collect();
+        let lanes = self.lanes(s);
+        let u = p.u.expect("a row axis");
+        let pack = p.pack.expect("a packed operand");
+        let pname = self.graph.tensor(pack).name.clone();
+        let acc = if p.fused_consumer { sname.clone() } else { self.b.fresh(&format!("{sname}_l")) };
+        let why = format!(
+            "`{sname}` reduces with reuse along rows of {} `{}` that are not whole vectors: a register tile of {} x {} \
+             by {} `{}` lanes ({} accumulators of {lanes}), vectorized across the rows, accumulated in {}; `{pname}` \
+             packed into panels of {} `{}`",
+            info.axes[u].extent.unwrap_or(0),
+            info.axes[u].name,
+            p.mr,
+            info.axes[u].name,
+            p.nr,
+            info.axes[p.v].name,
+            p.mr * (p.nr / lanes),
+            if p.fused_consumer { format!("`{sname}` inside `{owner}`'s tile") } else { "a local cache".into() },
+            p.nr,
+            info.axes[p.v].name,
+        );
+        self.b.comment(why.clone());
+        if !p.fused_consumer {
+            self.b.stmt(format!("let {acc} = {sname}.cache_write(local)"));
+        }
+        let (vo, vi) = (self.b.fresh(&format!("{owner}_vo")), self.b.fresh(&format!("{owner}_vi")));
+        let (uo, ui) = (self.b.fresh(&format!("{owner}_uo")), self.b.fresh(&format!("{owner}_ui")));
+        let cols =
+            self.b.int_knob(&format!("{owner}_cols"), [p.nr, p.nr / 2, p.nr * 2].into_iter().filter(|&c| c >= lanes));
+        self.b.stmt(format!("let ({vo}, {vi}) = {owner}.split({}, {cols})", oaxes[p.v]));
+        let rows = self.b.int_knob(&format!("{owner}_rows"), rows_knob(p.mr, info.axes[u].extent));
+        self.b.stmt(format!("let ({uo}, {ui}) = {owner}.split({}, {rows})", oaxes[u]));
+        // The packed operand: its dimension that the vector axis indexes, in panels.
+        let dim = info
+            .reads
+            .iter()
+            .find(|a| a.tensor == pack)
+            .and_then(|a| a.indices.iter().position(|i| i.unchecked().as_var() == Some(&info.axes[p.v].var)))
+            .expect("the packed read names the vector axis");
+        let rank = self.graph.tensor(pack).shape.len();
+        let l = self.b.fresh(&format!("{pname}_p"));
+        self.b.comment(format!("`{pname}` packed into panels of the tile's lanes, once, the panels in parallel"));
+        self.b.stmt(format!("let {l} = {pname}.pack({dim}, {cols}, [{acc}])"));
+        let names: Vec<String> = (0..=rank).map(|k| self.b.fresh(&format!("{l}_{k}"))).collect();
+        self.b.stmt(format!("let [{}] = {l}.axes()", names.join(", ")));
+        self.b.stmt(format!("{l}.parallel({})", names[0]));
+        self.b.stmt(format!("{l}.vectorize({})", names[rank]));
+        // The owner's loops: [before v] vo [between v and u] uo ui vi; the parallel loop
+        // is the axes before `v` and its panels, whose outputs are one block of memory.
+        let before: Vec<String> = oaxes[..p.v].to_vec();
+        let between: Vec<String> = oaxes[p.v + 1..u].to_vec();
+        let mut order = before.clone();
+        order.push(vo.clone());
+        order.extend(between);
+        order.extend([uo.clone(), ui.clone(), vi.clone()]);
+        self.b.stmt(format!("{owner}.reorder({})", order.join(", ")));
+        let par = if before.is_empty() {
+            vo.clone()
+        } else {
+            let f = self.b.fresh(&format!("{owner}_par"));
+            self.b.stmt(format!("let {f} = {owner}.fuse({}, {vo})", before.join(", ")));
+            f
+        };
+        self.b.stmt(format!("{owner}.parallel({par})"));
+        self.b.stmt(format!("{owner}.vectorize({vi})"));
+        self.b.comment(format!("the tile's accumulators, {} reduced between the tile's loops", reduce_names(&info)));
+        self.b.stmt(format!("{acc}.compute_at({owner}, {uo})"));
+        self.acc_loops(&info, &acc, p);
+        self.handled.insert(s);
+        self.handled.insert(p.owner);
+        self.note(s, "tile_with_reuse", why);
     }
 
     fn plan_tile(&self, s: TensorId) -> Option<Tile> {
@@ -190,11 +361,16 @@ impl Cx<'_> {
                             .all(|(k, ax)| k == v || Some(k) != u || StageInfo::step(a, &ax.var) == Step::Invariant)
                         && info.reduce.iter().any(|r| StageInfo::step(a, &r.var) == Step::Strided)
                 })
-                .map(|a| a.tensor)
                 .filter(|_| eu.is_none_or(|e| e >= 4 * mr))
         } else {
             None
         };
+        let pack_once = pack.is_some_and(|a| a.indices.last().is_some_and(|i| i.unchecked().as_var() == Some(vvar)));
+        let pack = pack.map(|a| a.tensor);
+        let pack_bytes = pack.and_then(|t| {
+            let t = self.graph.tensor(t);
+            t.shape.iter().try_fold(t.dtype.bits as i64 / 8, |n, d| d.as_int().map(|d| n * d))
+        });
         // Blocks with enough tasks for the cores, else of four register tiles while that
         // leaves a task per core; else no packing (a block as large as the rows would
         // leave the cores idle).
@@ -208,6 +384,12 @@ impl Cx<'_> {
                 .or(Some(4 * mr).filter(|&b| tasks(b) >= self.cores()))
         });
         let pack = pack.filter(|_| mb.is_some());
+        // Packed once, at the root, where the copies per block would repeat (more than one
+        // block of rows shares each panel) and read the operand from beyond the L2 each time
+        // (it is larger, or of unknown size). A small operand's copies come from the L2,
+        // and cost less than a parallel loop of their own.
+        let l2 = self.target.facts.l2_bytes.max(1) as i64;
+        let pack_once = pack_once && mb.is_some_and(|b| eu.is_none_or(|e| e > b)) && pack_bytes.is_none_or(|n| n > l2);
         let ku = match last_reduce.extent {
             Some(e) if e <= 8 => None,
             Some(e) if e % 4 == 0 => Some(4),
@@ -218,7 +400,19 @@ impl Cx<'_> {
         // The owner: an element-wise consumer reading this stage at its own index, which
         // then computes in the tile (bias, activation), else the stage itself.
         let fused = if info.is_output { None } else { self.elementwise_consumer(s) };
-        Some(Tile { owner: fused.unwrap_or(s), fused_consumer: fused.is_some(), u, v, mr, nr, mb, pack, ku, stencil })
+        Some(Tile {
+            owner: fused.unwrap_or(s),
+            fused_consumer: fused.is_some(),
+            u,
+            v,
+            mr,
+            nr,
+            mb,
+            pack,
+            pack_once,
+            ku,
+            stencil,
+        })
     }
 
     /// The one consumer of `s` that is free, injective, of the same rank, and reads `s`
@@ -264,6 +458,12 @@ impl Cx<'_> {
             p.mr * ((p.nr + lanes - 1) / lanes),
             if p.fused_consumer { format!("`{sname}` inside `{owner}`'s tile") } else { "a local cache".into() },
             match (p.pack, p.mb) {
+                (Some(t), Some(mb)) if p.pack_once => format!(
+                    "; `{}` packed once into panels of {} columns, each read by the {} register tiles of a block of {mb} rows",
+                    self.graph.tensor(t).name,
+                    p.nr,
+                    mb / p.mr
+                ),
                 (Some(t), Some(mb)) => format!(
                     "; `{}` packed into a panel per {mb} rows, read by {} register tiles",
                     self.graph.tensor(t).name,
@@ -276,7 +476,7 @@ impl Cx<'_> {
         if !p.fused_consumer {
             self.b.stmt(format!("let {acc} = {sname}.cache_write(local)"));
         }
-        let pack_stage = p.pack.map(|t| {
+        let pack_stage = p.pack.filter(|_| !p.pack_once).map(|t| {
             let tname = self.graph.tensor(t).name.clone();
             let l = self.b.fresh(&format!("{tname}_l"));
             self.b.stmt(format!("let {l} = {tname}.cache_read(local, [{acc}])"));
@@ -307,6 +507,9 @@ impl Cx<'_> {
                 .b
                 .int_knob(&format!("{owner}_cols"), [p.nr, p.nr / 2, p.nr * 2].into_iter().filter(|&c| c >= lanes / 2));
             self.b.stmt(format!("let ({o}, {i}) = {owner}.split({}, {cols})", oaxes[p.v]));
+            if let (Some(t), true) = (p.pack, p.pack_once) {
+                self.pack_once(t, &acc, &cols);
+            }
             (Some(o), i)
         } else {
             (None, oaxes[p.v].clone())
@@ -389,6 +592,30 @@ impl Cx<'_> {
         self.handled.insert(s);
         self.handled.insert(p.owner);
         self.note(s, "tile_with_reuse", why);
+    }
+
+    /// `t` packed along its last dimension into panels of `cols` (the register tile's
+    /// columns) for `acc`, once, at the root: the panels in parallel, each row of one a
+    /// vector.
+    fn pack_once(&mut self, t: TensorId, acc: &str, cols: &str) {
+        let tname = self.graph.tensor(t).name.clone();
+        let rank = self.graph.tensor(t).shape.len();
+        let l = self.b.fresh(&format!("{tname}_p"));
+        self.b.comment(format!("`{tname}` packed into panels of the tile's columns, once, the panels in parallel"));
+        self.b.stmt(format!("let {l} = {tname}.pack({}, {cols}, [{acc}])", rank - 1));
+        let names: Vec<String> = (0..=rank).map(|k| self.b.fresh(&format!("{l}_{k}"))).collect();
+        self.b.stmt(format!("let [{}] = {l}.axes()", names.join(", ")));
+        // The panels alone, or with the dimension after them (a batch) when there is one
+        // besides the packed operand's reduction.
+        let par = if rank > 2 {
+            let f = self.b.fresh(&format!("{l}_par"));
+            self.b.stmt(format!("let {f} = {l}.fuse({}, {})", names[0], names[1]));
+            f
+        } else {
+            names[0].clone()
+        };
+        self.b.stmt(format!("{l}.parallel({par})"));
+        self.b.stmt(format!("{l}.vectorize({})", names[rank]));
     }
 
     /// The accumulator's own loops: the reduction outside, the register tile's rows

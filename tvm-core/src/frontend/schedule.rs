@@ -45,7 +45,7 @@ fn arity(name: &str) -> Option<(usize, usize)> {
     Some(match name {
         "split" | "split_nparts" | "bind" | "compute_at" | "cache_read" => (2, 2),
         "tile" => (4, 4),
-        "prefetch" => (3, 3),
+        "prefetch" | "pack" => (3, 3),
         "fuse" => (2, usize::MAX),
         "reorder" => (1, usize::MAX),
         "parallel" | "vectorize" | "unroll" | "cache_write" | "rfactor" => (1, 1),
@@ -577,6 +577,7 @@ impl Applier {
         let rloc = base.loc();
         let stage = match recv {
             Recv::Stage(s) => s,
+            Recv::Input(t) if m == "pack" => return self.pack((t, rloc), args),
             Recv::Input(t) => return self.cache_read((t, rloc), args),
         };
         let out = self.call_on(stage, rloc, m, args);
@@ -586,9 +587,9 @@ impl Applier {
         out
     }
 
-    /// The receiver of `method`: a stage, or an input tensor for `cache_read`.
+    /// The receiver of `method`: a stage, or an input tensor for `cache_read` and `pack`.
     fn receiver(&mut self, base: &SExpr, method: &str) -> R<Recv> {
-        if method == "cache_read" {
+        if method == "cache_read" || method == "pack" {
             if let SExpr::Name(n) = base {
                 match self.lookup(n)? {
                     Value::Input(t) => return Ok(Recv::Input(t)),
@@ -700,6 +701,10 @@ impl Applier {
                 let t = self.s.stage(stage).tensor;
                 self.cache_read((t, rloc), args)
             }
+            "pack" => {
+                let t = self.s.stage(stage).tensor;
+                self.pack((t, rloc), args)
+            }
             "cache_write" => {
                 let scope = self.scope_of(arg(0)?)?;
                 let r = self.s.cache_write((stage, rloc), scope);
@@ -736,7 +741,34 @@ impl Applier {
     /// `x.cache_read(scope, [readers])`; `x` is a stage or an input tensor.
     fn cache_read(&mut self, tensor: (TensorId, Loc), args: &[SExpr]) -> R<Ret> {
         let scope = args.first().ok_or(Failed).and_then(|a| self.scope_of(a));
-        let items: Vec<&SExpr> = match args.get(1) {
+        let readers = self.readers_of(args.get(1));
+        let (scope, readers) = (scope?, readers?);
+        let r = self.s.cache_read(tensor, scope, &readers);
+        self.new_stage(r, &readers)
+    }
+
+    /// `x.pack(dim, factor, [readers])`; `x` is a stage or an input tensor.
+    fn pack(&mut self, tensor: (TensorId, Loc), args: &[SExpr]) -> R<Ret> {
+        let rank = self.s.graph.tensor(tensor.0).shape.len();
+        let dim = match args.first() {
+            Some(SExpr::Int { value, loc, .. }) => Ok((*value, *loc)),
+            Some(other) => {
+                let name = self.s.graph.tensor(tensor.0).name.clone();
+                let kind = K::PackDim { tensor: name, dim: other.to_string(), rank };
+                Err(self.error(other.loc(), kind))
+            }
+            None => Err(Failed),
+        };
+        let factor = args.get(1).ok_or(Failed).and_then(|a| self.factor_of(a));
+        let readers = self.readers_of(args.get(2));
+        let (dim, factor, readers) = (dim?, factor?, readers?);
+        let r = self.s.pack(tensor, dim, factor, &readers);
+        self.new_stage(r, &readers)
+    }
+
+    /// The reader stages of `cache_read` and `pack`: `[s, ...]` or one stage.
+    fn readers_of(&mut self, arg: Option<&SExpr>) -> R<Vec<(StageId, Loc)>> {
+        let items: Vec<&SExpr> = match arg {
             Some(SExpr::List { items, .. }) => items.iter().collect(),
             Some(other) => vec![other],
             None => Vec::new(),
@@ -749,11 +781,16 @@ impl Applier {
                 Err(_) => ok = false,
             }
         }
-        let scope = scope?;
-        if !ok {
-            return Err(Failed);
+        if ok {
+            Ok(readers)
+        } else {
+            Err(Failed)
         }
-        let r = self.s.cache_read(tensor, scope, &readers);
+    }
+
+    /// The stage a `cache_read` or `pack` made, or its error (the first reader marked as
+    /// failed).
+    fn new_stage(&mut self, r: Result<StageId, ScheduleError>, readers: &[(StageId, Loc)]) -> R<Ret> {
         let stage = readers.first().map(|r| r.0);
         match r {
             Ok(s) => Ok(Ret::Stage(s)),

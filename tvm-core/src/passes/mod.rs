@@ -17,6 +17,7 @@ pub mod reuse_output;
 pub mod schedule_ops;
 pub mod simplify;
 pub mod split_host_device;
+pub mod transpose_locals;
 pub mod tree_combine;
 pub mod unroll_loops;
 pub mod unswitch_loops;

@@ -135,6 +135,8 @@ pub enum ScheduleErrorKind {
     CacheWriteSeveralOutputs { stage: String, outputs: Vec<String> },
     /// `cache_read` for a stage that does not read the tensor.
     CacheReadNotReader { tensor: String, reader: String },
+    /// `pack` along a dimension the tensor does not have.
+    PackDim { tensor: String, dim: String, rank: usize },
     /// `rfactor` of an axis that is not a reduction axis, or is not a root reduction
     /// axis or a part of one split.
     RfactorUnsupported { stage: String, axis: String, why: &'static str },
@@ -324,6 +326,7 @@ impl ScheduleError {
                 format!("cache_write of `{stage}`, which computes {} together", names.join(", "))
             }
             CacheReadNotReader { tensor, reader } => format!("stage `{reader}` does not read `{tensor}`"),
+            PackDim { tensor, dim, rank } => format!("`{tensor}` has no dimension `{dim}`: it has {rank}, numbered from 0"),
             RfactorUnsupported { axis, why, .. } => format!("cannot rfactor `{axis}`: {why}"),
             NotAStage { name } => format!("`{name}` is an input tensor, not a stage"),
             BadStatement { what } => format!("expected a schedule statement, found {what}"),
@@ -451,6 +454,7 @@ impl ScheduleError {
                 "compute the stage where it is read (`compute_at`), so its results are allocated there; or cache_read each tensor".into()
             }
             CacheReadNotReader { .. } => "list the stages that read the tensor".into(),
+            PackDim { rank, .. } => format!("pack along a dimension's number, 0 to {}", rank.saturating_sub(1)),
             RfactorUnsupported { .. } => "rfactor a reduction axis or one part of a single split of one".into(),
             NotAStage { .. } => "schedule the stages that read it, or use cache_read".into(),
             BadStatement { .. } => {
@@ -497,6 +501,7 @@ pub const PRIMITIVES: &[&str] = &[
     "compute_inline",
     "compute_root",
     "cache_read",
+    "pack",
     "cache_write",
     "rfactor",
     "axes",
@@ -531,6 +536,7 @@ fn usage(name: &str) -> Option<&'static str> {
         "compute_inline" => "p.compute_inline();",
         "compute_root" => "p.compute_root();",
         "cache_read" => "let t = x.cache_read(shared, [stage, ...]);",
+        "pack" => "let t = x.pack(DIM, FACTOR, [stage, ...]);",
         "cache_write" => "let t = s.cache_write(local);",
         "rfactor" => "let rf = s.rfactor(axis);",
         "axes" => "let [a, b] = s.axes();",

@@ -579,6 +579,106 @@ impl Schedule {
         Ok(sid)
     }
 
+    /// `let t = x.pack(dim, factor, [readers])`: `t` holds `x` with dimension `dim` split
+    /// by `factor`, the outer part first and the inner part last (`b[k, j]` packed along
+    /// dimension 1 by 32 is `t[j / 32, k, j % 32]`), zero past the end of `dim`; the
+    /// readers read `t`. A stage in memory of its own, computed at the root: a panel of
+    /// `factor` columns is then contiguous for every row of the other dimensions.
+    pub fn pack(
+        &mut self,
+        tensor: Arg<TensorId>,
+        dim: Arg<i64>,
+        factor: Arg<i64>,
+        readers: &[Arg<StageId>],
+    ) -> Result<StageId, ScheduleError> {
+        let src = self.graph.tensor(tensor.0).clone();
+        let rank = src.shape.len();
+        let d = match usize::try_from(dim.0) {
+            Ok(d) if d < rank => d,
+            _ => {
+                return err(
+                    dim.1,
+                    ScheduleErrorKind::PackDim { tensor: src.name.clone(), dim: dim.0.to_string(), rank },
+                );
+            }
+        };
+        for r in readers {
+            let rt = self.stage(r.0).tensor;
+            if !self.graph.inputs_of(rt).contains(&tensor.0) {
+                return err(
+                    r.1,
+                    ScheduleErrorKind::CacheReadNotReader {
+                        tensor: src.name.clone(),
+                        reader: self.stage(r.0).name.clone(),
+                    },
+                );
+            }
+        }
+        let f = factor.0;
+        let n = src.shape[d].clone();
+        let outer_extent = match n.as_int() {
+            Some(e) => Expr::int((e + f - 1) / f),
+            None => (n.clone() + (f - 1)) / f,
+        };
+        let base: Vec<String> = match &src.op {
+            Op::Compute { axes, .. } => axes.iter().map(|a| a.var.name().to_string()).collect(),
+            Op::Placeholder => (0..rank).map(|k| format!("ax{k}")).collect(),
+        };
+        // The packed tensor's axes: [outer of d, the other dims in order, inner of d].
+        let mut names = vec![format!("{}_o", base[d])];
+        let mut shape = vec![outer_extent];
+        for k in (0..rank).filter(|&k| k != d) {
+            names.push(base[k].clone());
+            shape.push(src.shape[k].clone());
+        }
+        names.push(format!("{}_i", base[d]));
+        shape.push(Expr::int(f));
+        let axes: Vec<IterVar> = names
+            .iter()
+            .zip(&shape)
+            .map(|(nm, e)| IterVar { var: Var::index(nm), dom: Range::from_extent(e.clone()), kind: IterKind::DataPar })
+            .collect();
+        let v = |k: usize| Expr::var(&axes[k].var);
+        let along = v(0) * f + v(rank);
+        let mut indices = Vec::with_capacity(rank);
+        let mut rest = 1;
+        for k in 0..rank {
+            if k == d {
+                indices.push(along.clone());
+            } else {
+                indices.push(v(rest));
+                rest += 1;
+            }
+        }
+        let load = Expr::ProducerLoad { tensor: tensor.0, indices, dtype: src.dtype };
+        let body = if n.as_int().is_some_and(|e| e % f == 0) {
+            load
+        } else {
+            let zero = if src.dtype.is_float() {
+                Expr::float(0.0, src.dtype)
+            } else if src.dtype.is_integer() {
+                Expr::typed_int(0, src.dtype)
+            } else {
+                Expr::cast(src.dtype, Expr::int(0))
+            };
+            Expr::select(Expr::lt(along, n), load, zero)
+        };
+        let name = self.fresh_name(&format!("{}_p", src.name));
+        let new = self.graph.add(Tensor { name, dtype: src.dtype, shape, op: Op::Compute { axes, body }, loc: dim.1 });
+        for r in readers {
+            for rt in self.graph.tuple_outputs(self.stage(r.0).tensor) {
+                let t = self.graph.tensor_mut(rt);
+                if let Op::Compute { body, .. } = &mut t.op {
+                    *body = PackReads { from: tensor.0, to: new, dim: d, factor: f }.mutate_expr(body.clone());
+                }
+            }
+        }
+        let sid = self.add_stage(new);
+        self.shape(sid);
+        self.stage_mut(sid).scope = Some(Scope::Global);
+        Ok(sid)
+    }
+
     /// `let t = s.cache_write(scope)`: `t` computes what `s` did (its reduction
     /// included), and `s` copies `t`.
     pub fn cache_write(&mut self, stage: Arg<StageId>, scope: Arg<Scope>) -> Result<StageId, ScheduleError> {
@@ -848,6 +948,30 @@ impl Mutator for ReplaceTensor {
         match crate::tir::mutate::super_expr(self, e) {
             Expr::ProducerLoad { tensor, indices, dtype } if tensor == self.from => {
                 Expr::ProducerLoad { tensor: self.to, indices, dtype }
+            }
+            e => e,
+        }
+    }
+}
+
+/// Rewrites reads of `from[.., i_dim, ..]` as reads of its packed copy
+/// `to[i_dim / factor, .., i_dim % factor]` (see [`Schedule::pack`]).
+struct PackReads {
+    from: TensorId,
+    to: TensorId,
+    dim: usize,
+    factor: i64,
+}
+
+impl Mutator for PackReads {
+    fn mutate_expr(&mut self, e: Expr) -> Expr {
+        match crate::tir::mutate::super_expr(self, e) {
+            Expr::ProducerLoad { tensor, indices, dtype } if tensor == self.from => {
+                let along = indices[self.dim].clone();
+                let mut packed = vec![along.clone() / self.factor];
+                packed.extend(indices.iter().enumerate().filter(|&(k, _)| k != self.dim).map(|(_, i)| i.clone()));
+                packed.push(along % self.factor);
+                Expr::ProducerLoad { tensor: self.to, indices: packed, dtype }
             }
             e => e,
         }

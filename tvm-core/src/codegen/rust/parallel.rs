@@ -11,7 +11,11 @@
 //!
 //! `O` (zero unless the loop is nested in others, like `f` in `for n { parallel f }`) is
 //! found by a first, probing emission of the body: each access's lowest element over the
-//! inner loops, and the provably smallest of those is taken.
+//! inner loops, and the provably smallest of those is taken. An access in a branch whose
+//! guards pin `v` to its first or last value (the narrower last panel of a packed operand)
+//! no longer names `v`, which the simplifier replaced by that value: it is read as
+//! `index + (v - value) * S` with the `S` of the loop's other accesses, and then proved
+//! like them.
 //!
 //! Race freedom does not rest on the proof: the chunks are `&mut` slices handed out by
 //! `tvm_runtime::pool::ChunksMut`, chunk `k` to iteration `k` only (`par_for` runs each
@@ -415,6 +419,20 @@ impl Emitter<'_> {
         let m = &self.facts.math;
         let b = merge_fused_divmod(&substitute(base.clone(), &self.facts.lets), m);
         let v = Expr::var(&ch.var);
+        // A border iteration of the loop in a branch of its own (the last panel of a packed
+        // operand, narrower than the others): the guards pin `v` to its first or last value,
+        // which the simplifier wrote in its place. Put back `v` at the chunk size the other
+        // accesses found, so the access shows which chunk it is in.
+        let b = match (&ch.size, m.interval_bounds(&v)) {
+            (Some(s), Some((lo, hi))) if !uses_var(&b, &ch.var) => {
+                let pinned = [hi, lo].into_iter().find(|&c| m.can_prove(&Expr::eq(v.clone(), Expr::int(c))));
+                match pinned {
+                    Some(c) => m.simplify(&(b + (v.clone() - c) * s.clone())),
+                    None => b,
+                }
+            }
+            _ => b,
+        };
         let size = m.simplify(&(substitute_one(b.clone(), &ch.var, v.clone() + 1) - b.clone()));
         if vars_of(&size).iter().any(|x| ch.inner.contains(x)) {
             return Err(fail());
