@@ -52,10 +52,15 @@ impl Mutator for Transpose {
                 let body = match (stride, extent.as_int()) {
                     (Some(s), Some(n)) => {
                         let math = std::mem::replace(&mut self.math, Analyzer::new());
-                        let mut r = Rewrite { buffer: buffer.clone(), stride: s, rows: n / s, math };
-                        let body = r.mutate_stmt(body);
+                        let mut r =
+                            Rewrite { buffer: buffer.clone(), stride: s, rows: n / s, len: n, math, proved: true };
+                        let new = r.mutate_stmt(body.clone());
                         self.math = r.math;
-                        body
+                        if r.proved {
+                            new
+                        } else {
+                            body
+                        }
                     }
                     _ => body,
                 };
@@ -118,15 +123,28 @@ fn common_stride(body: &Stmt, buffer: &Buffer, n: i64) -> Option<i64> {
 }
 
 /// Rewrites the indices of `buffer`: `i` becomes `(i % stride) * rows + i / stride`.
+/// `proved` ends false when an access is not proved to lie in `[0, len)`: the map is a
+/// bijection of that range only, and an access outside it (which the code generator would
+/// report) could land inside; the buffer is then left as it was.
 struct Rewrite {
     buffer: Buffer,
     stride: i64,
     rows: i64,
+    len: i64,
     math: Analyzer,
+    proved: bool,
 }
 
 impl Rewrite {
-    fn index(&self, i: Expr) -> Expr {
+    fn index(&mut self, i: Expr) -> Expr {
+        let (first, last) = match &i {
+            Expr::Ramp { base, stride, lanes } => {
+                ((**base).clone(), (**base).clone() + (**stride).clone() * (*lanes as i64 - 1))
+            }
+            i => (i.clone(), i.clone()),
+        };
+        self.proved &= self.math.can_prove(&Expr::ge(first, Expr::int(0)))
+            && self.math.can_prove(&Expr::lt(last, Expr::int(self.len)));
         let map = |b: Expr| self.math.simplify(&((b.clone() % self.stride) * self.rows + b / self.stride));
         match i {
             Expr::Ramp { base, lanes, .. } => {
