@@ -208,6 +208,19 @@ fn a_conv2d_pads_once_and_vectorizes_across_rows_that_are_not_whole_vectors() {
     }";
     let d = derived(wide, "cpu");
     assert!(d.contains("out.vectorize(out.x)") && !d.contains(".pack("), "{d}");
+    // Not across the rows: the weights read twice (once at filter 0, which the filters do
+    // not change: packing would rewrite both reads alike), or a symbolic axis between the
+    // filters and the columns (the output's vectors would step by an unknown stride).
+    let twice = "pub fn twice(inp: f32[8, 56, 56], w: f32[64, 8, 3, 3]) -> out: f32[64, 54, 54] {
+        out[f, y, x] = sum(w[0, c, r, s] * inp[c, y + r, x + s] * w[f, c, r, s] for c in 0..8, r in 0..3, s in 0..3);
+    }";
+    let symbolic = "pub fn symbolic(inp: f32[8, H, 56], w: f32[64, 8, 3]) -> out: f32[64, H, 54] {
+        out[f, y, x] = sum(inp[c, y, x + s] * w[f, c, s] for c in 0..8, s in 0..3);
+    }";
+    for (src, target) in [(twice, "llvm -mattr=+avx2,+fma"), (twice, "cpu"), (symbolic, "cpu")] {
+        let d = derived(src, target);
+        assert!(!d.contains("vectorized across the rows") && !d.contains("w.pack("), "{target}: {d}");
+    }
     let d = derived(CONV2D, "cuda");
     assert!(d.contains("cache_read(shared") && d.contains("bind(out_bz, block.z)"), "{d}");
 }

@@ -607,6 +607,9 @@ fn pack_along_a_dimension_the_tensor_lacks() {
     assert!(matches!(&es[0].kind, K::BadSplitFactor { .. }), "{es:?}");
     let (es, _, _) = sched_errors("cpu", "let ap = a.pack(1, 8, [c]);");
     assert!(matches!(&es[0].kind, K::CacheReadNotReader { reader, .. } if reader == "c"), "{es:?}");
+    // A factor past the dimension's extent (any positive integer) packs into one panel.
+    let (k, _) = sched("cpu", "let ap = a.pack(1, 9223372036854775807, [p]);");
+    assert!(build_schedule(&k, &Target::cpu()).is_ok());
     // Packing an input along either dimension is fine, and so is a stage.
     for body in ["let ap = a.pack(1, 8, [p]);", "let ap = a.pack(0, 3, [p]);", "let pp = p.pack(0, 4, [c]);"] {
         let (k, _) = sched("cpu", body);

@@ -36,6 +36,9 @@ struct Tile {
     /// along its last dimension), rather than copied per block of rows and panel: its
     /// last index is the vector axis itself, so a panel of `nr` columns is contiguous.
     pack_once: bool,
+    /// The packed operand's dimension that the vector axis indexes (a tile across the
+    /// rows; the last dimension otherwise).
+    pack_dim: Option<usize>,
     /// The split of the innermost reduction axis that is unrolled (`None`: unrolled whole
     /// when short, else not split).
     ku: Option<i64>,
@@ -127,8 +130,21 @@ impl Cx<'_> {
         })?;
         let ev = info.axes[v].extent?;
         let pack = info.reads.iter().find(|a| StageInfo::step(a, &info.axes[v].var) != Step::Invariant)?.tensor;
+        // The packed operand read once (every read of it is packed alike), and the axes
+        // after the vector axis of known extent: the output's vectors step by their product.
+        if info.reads.iter().filter(|a| a.tensor == pack).count() != 1
+            || info.axes[v + 1..].iter().any(|a| a.extent.is_none())
+        {
+            return None;
+        }
+        let vvar = &info.axes[v].var;
+        let pack_dim = info
+            .reads
+            .iter()
+            .filter(|a| a.tensor == pack)
+            .find_map(|a| a.indices.iter().position(|i| i.unchecked().as_var() == Some(vvar)))?;
         // The tasks: the spatial axes before the vector axis, times its panels.
-        let outer: i64 = info.axes[..v].iter().map(|a| a.extent.unwrap_or(64)).product();
+        let outer = info.axes[..v].iter().fold(1i64, |p, a| p.saturating_mul(a.extent.unwrap_or(64)));
         let regs = self.target.facts.vector_registers.max(8) as i64;
         let fma = (self.target.facts.fma_units.max(1) * self.target.facts.fma_latency.max(1)) as i64;
         // About 16 accumulators (two FMA units of latency 4 need 8 in flight), as many as
@@ -143,8 +159,11 @@ impl Cx<'_> {
         // row (7 columns) would leave one vector too few accumulators to hide the FMA
         // latency; never fewer than that.
         let two = ev % (2 * lanes) == 0;
-        let nr =
-            if two && (outer * (ev / (2 * lanes)) >= self.cores() || rows_of(lanes) < fma) { 2 * lanes } else { lanes };
+        let nr = if two && (outer.saturating_mul(ev / (2 * lanes)) >= self.cores() || rows_of(lanes) < fma) {
+            2 * lanes
+        } else {
+            lanes
+        };
         let mr = rows_of(nr);
         if mr * (nr / lanes) < fma {
             return None;
@@ -166,6 +185,7 @@ impl Cx<'_> {
             mb: None,
             pack: Some(pack),
             pack_once: true,
+            pack_dim: Some(pack_dim),
             ku,
             stencil: false,
         })
@@ -209,12 +229,7 @@ impl Cx<'_> {
         let rows = self.b.int_knob(&format!("{owner}_rows"), rows_knob(p.mr, info.axes[u].extent));
         self.b.stmt(format!("let ({uo}, {ui}) = {owner}.split({}, {rows})", oaxes[u]));
         // The packed operand: its dimension that the vector axis indexes, in panels.
-        let dim = info
-            .reads
-            .iter()
-            .find(|a| a.tensor == pack)
-            .and_then(|a| a.indices.iter().position(|i| i.unchecked().as_var() == Some(&info.axes[p.v].var)))
-            .expect("the packed read names the vector axis");
+        let dim = p.pack_dim.expect("the plan found the packed dimension");
         let rank = self.graph.tensor(pack).shape.len();
         let l = self.b.fresh(&format!("{pname}_p"));
         self.b.comment(format!("`{pname}` packed into panels of the tile's lanes, once, the panels in parallel"));
@@ -369,7 +384,7 @@ impl Cx<'_> {
         let pack = pack.map(|a| a.tensor);
         let pack_bytes = pack.and_then(|t| {
             let t = self.graph.tensor(t);
-            t.shape.iter().try_fold(t.dtype.bits as i64 / 8, |n, d| d.as_int().map(|d| n * d))
+            t.shape.iter().try_fold(t.dtype.bits as i64 / 8, |n, d| d.as_int().and_then(|d| n.checked_mul(d)))
         });
         // Blocks with enough tasks for the cores, else of four register tiles while that
         // leaves a task per core; else no packing (a block as large as the rows would
@@ -410,6 +425,7 @@ impl Cx<'_> {
             mb,
             pack,
             pack_once,
+            pack_dim: None,
             ku,
             stencil,
         })

@@ -15,12 +15,14 @@
 //! lane, through memory. The map is a bijection of `[0, N)` onto itself, so every access
 //! keeps its own elements; a ramp `b + k·S` (`b >= 0`, as every in-bounds index is) maps
 //! to `b' + k`, with `b' = (b % S) * (N / S) + b / S`. A buffer that anything but loads
-//! and stores names (a prefetch, a warp reduction) is left alone.
+//! and stores names (a prefetch, a warp reduction), one accessed inside a parallel loop
+//! (a cache outside the loop, which the code generator hands out in chunks, one per
+//! iteration), or one with an access not proved to lie in it is left alone.
 
 use crate::arith::Analyzer;
 use crate::tir::mutate::{super_expr, super_stmt, Mutator};
 use crate::tir::visit::{walk_expr, walk_stmt, Visitor};
-use crate::tir::{Buffer, Expr, PrimFunc, Scope, Stmt};
+use crate::tir::{Buffer, Expr, ForKind, PrimFunc, Scope, Stmt};
 
 /// Transposes the eligible local buffers of the host body of `f` (CPU code).
 pub fn transpose_locals(mut f: PrimFunc) -> PrimFunc {
@@ -79,9 +81,15 @@ fn common_stride(body: &Stmt, buffer: &Buffer, n: i64) -> Option<i64> {
         buffer: &'a Buffer,
         stride: Option<i64>,
         ok: bool,
+        in_parallel: bool,
     }
     impl Scan<'_> {
         fn index(&mut self, indices: &[Expr]) {
+            // Inside a parallel loop the buffer is chunked by iteration (a cache
+            // allocated outside it): transposed, the chunks would interleave.
+            if self.in_parallel {
+                self.ok = false;
+            }
             let [i] = indices else {
                 self.ok = false;
                 return;
@@ -107,6 +115,12 @@ fn common_stride(body: &Stmt, buffer: &Buffer, n: i64) -> Option<i64> {
             walk_expr(self, e)
         }
         fn visit_stmt(&mut self, s: &Stmt) {
+            if let Stmt::For { kind: ForKind::Parallel, .. } = s {
+                let outer = std::mem::replace(&mut self.in_parallel, true);
+                walk_stmt(self, s);
+                self.in_parallel = outer;
+                return;
+            }
             match s {
                 Stmt::Store { buffer, indices, .. } if buffer == self.buffer => self.index(indices),
                 Stmt::Prefetch { buffer, .. } | Stmt::WarpReduce { buffer, .. } if buffer == self.buffer => {
@@ -117,7 +131,7 @@ fn common_stride(body: &Stmt, buffer: &Buffer, n: i64) -> Option<i64> {
             walk_stmt(self, s)
         }
     }
-    let mut scan = Scan { buffer, stride: None, ok: true };
+    let mut scan = Scan { buffer, stride: None, ok: true, in_parallel: false };
     scan.visit_stmt(body);
     scan.stride.filter(|s| scan.ok && n % s == 0)
 }

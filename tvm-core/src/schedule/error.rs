@@ -454,7 +454,8 @@ impl ScheduleError {
                 "compute the stage where it is read (`compute_at`), so its results are allocated there; or cache_read each tensor".into()
             }
             CacheReadNotReader { .. } => "list the stages that read the tensor".into(),
-            PackDim { rank, .. } => format!("pack along a dimension's number, 0 to {}", rank.saturating_sub(1)),
+            PackDim { rank: 0, .. } => "a tensor of no dimensions has none to pack along".into(),
+            PackDim { rank, .. } => format!("pack along a dimension's number, 0 to {}", rank - 1),
             RfactorUnsupported { .. } => "rfactor a reduction axis or one part of a single split of one".into(),
             NotAStage { .. } => "schedule the stages that read it, or use cache_read".into(),
             BadStatement { .. } => {

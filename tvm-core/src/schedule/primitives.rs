@@ -616,9 +616,11 @@ impl Schedule {
         }
         let f = factor.0;
         let n = src.shape[d].clone();
+        // ceil(n / f), without overflow for any factor (the outer extent of an empty
+        // dimension is 1: one panel, all zeros).
         let outer_extent = match n.as_int() {
-            Some(e) => Expr::int((e + f - 1) / f),
-            None => (n.clone() + (f - 1)) / f,
+            Some(e) => Expr::int(e / f + i64::from(e % f != 0)),
+            None => (n.clone() - 1) / f + 1,
         };
         let base: Vec<String> = match &src.op {
             Op::Compute { axes, .. } => axes.iter().map(|a| a.var.name().to_string()).collect(),
