@@ -230,14 +230,7 @@ impl Cx<'_> {
         self.b.stmt(format!("let ({uo}, {ui}) = {owner}.split({}, {rows})", oaxes[u]));
         // The packed operand: its dimension that the vector axis indexes, in panels.
         let dim = p.pack_dim.expect("the plan found the packed dimension");
-        let rank = self.graph.tensor(pack).shape.len();
-        let l = self.b.fresh(&format!("{pname}_p"));
-        self.b.comment(format!("`{pname}` packed into panels of the tile's lanes, once, the panels in parallel"));
-        self.b.stmt(format!("let {l} = {pname}.pack({dim}, {cols}, [{acc}])"));
-        let names: Vec<String> = (0..=rank).map(|k| self.b.fresh(&format!("{l}_{k}"))).collect();
-        self.b.stmt(format!("let [{}] = {l}.axes()", names.join(", ")));
-        self.b.stmt(format!("{l}.parallel({})", names[0]));
-        self.b.stmt(format!("{l}.vectorize({})", names[rank]));
+        self.pack_once(pack, dim, &acc, &cols, "lanes", false);
         // The owner's loops: [before v] vo [between v and u] uo ui vi; the parallel loop
         // is the axes before `v` and its panels, whose outputs are one block of memory.
         let before: Vec<String> = oaxes[..p.v].to_vec();
@@ -524,7 +517,8 @@ impl Cx<'_> {
                 .int_knob(&format!("{owner}_cols"), [p.nr, p.nr / 2, p.nr * 2].into_iter().filter(|&c| c >= lanes / 2));
             self.b.stmt(format!("let ({o}, {i}) = {owner}.split({}, {cols})", oaxes[p.v]));
             if let (Some(t), true) = (p.pack, p.pack_once) {
-                self.pack_once(t, &acc, &cols);
+                let last = self.graph.tensor(t).shape.len() - 1;
+                self.pack_once(t, last, &acc, &cols, "columns", true);
             }
             (Some(o), i)
         } else {
@@ -610,20 +604,19 @@ impl Cx<'_> {
         self.note(s, "tile_with_reuse", why);
     }
 
-    /// `t` packed along its last dimension into panels of `cols` (the register tile's
-    /// columns) for `acc`, once, at the root: the panels in parallel, each row of one a
-    /// vector.
-    fn pack_once(&mut self, t: TensorId, acc: &str, cols: &str) {
+    /// `t` packed along `dim` into panels of `cols` for `acc`, once, at the root: the
+    /// panels in parallel (with the dimension after them, a batch, when `with_batch` and
+    /// there is one besides the packed operand's reduction), each row of one a vector.
+    /// `what` names the panels' elements in the comment (the tile's columns or lanes).
+    fn pack_once(&mut self, t: TensorId, dim: usize, acc: &str, cols: &str, what: &str, with_batch: bool) {
         let tname = self.graph.tensor(t).name.clone();
         let rank = self.graph.tensor(t).shape.len();
         let l = self.b.fresh(&format!("{tname}_p"));
-        self.b.comment(format!("`{tname}` packed into panels of the tile's columns, once, the panels in parallel"));
-        self.b.stmt(format!("let {l} = {tname}.pack({}, {cols}, [{acc}])", rank - 1));
+        self.b.comment(format!("`{tname}` packed into panels of the tile's {what}, once, the panels in parallel"));
+        self.b.stmt(format!("let {l} = {tname}.pack({dim}, {cols}, [{acc}])"));
         let names: Vec<String> = (0..=rank).map(|k| self.b.fresh(&format!("{l}_{k}"))).collect();
         self.b.stmt(format!("let [{}] = {l}.axes()", names.join(", ")));
-        // The panels alone, or with the dimension after them (a batch) when there is one
-        // besides the packed operand's reduction.
-        let par = if rank > 2 {
+        let par = if with_batch && rank > 2 {
             let f = self.b.fresh(&format!("{l}_par"));
             self.b.stmt(format!("let {f} = {l}.fuse({}, {})", names[0], names[1]));
             f
