@@ -365,9 +365,18 @@ fn reductions_along_either_axis_and_transposes() {
     let cols = derived("pub fn colsum(x: f32[M, N]) -> y: f32[N] { y[j] = sum(x[k, j] for k in 0..M); }", "cpu");
     assert!(cols.contains("y.cache_write(local)") && cols.contains("y_l.vectorize(y_l_j)"), "{cols}");
     let t = derived("pub fn transpose(x: f32[M, N]) -> y: f32[N, M] { y[i, j] = x[j, i]; }", "cpu");
-    // Tiles of two vectors a side, their rows not unrolled (each unrolled row would cost
-    // the macro a bounds proof).
-    assert!(t.contains("y.tile(y.i, y.j, 32, 32)") && !t.contains("unroll"), "{t}");
+    // Tiles of 8 rows of `x` (rows 2^k floats apart share an L1 set of 8 ways) by 32
+    // bytes, `x`'s part staged through a local tile by vector loads; the rows not unrolled
+    // (each unrolled row would cost the macro a bounds proof).
+    assert!(t.contains("y.tile(y.i, y.j, 8, 8)") && !t.contains("unroll"), "{t}");
+    assert!(t.contains("let x_l = x.cache_read(local, [y]);") && t.contains("x_l.compute_at(y, y_vo);"), "{t}");
+    assert!(t.contains("x_l.vectorize(x_l_1);"), "{t}");
+    // A read that is also guarded, or of two elements, is not staged: the old tiles.
+    let t = derived("pub fn tsum(x: f32[M, N]) -> y: f32[N, M] { y[i, j] = x[j, i] + x[j, i] * 2.0; }", "cpu");
+    assert!(!t.contains("cache_read"), "{t}");
+    // Bytes: 32 of them a tile row, still 8 rows.
+    let t = derived("pub fn t8(x: u8[M, N]) -> y: u8[N, M] { y[i, j] = x[j, i]; }", "cpu");
+    assert!(t.contains("y.tile(y.i, y.j, 32, 8)") && t.contains("cache_read"), "{t}");
 }
 
 /// An interleaved image read as planes (`q[c, j, i] = img[i, j, c]`): the tiles run
@@ -380,9 +389,10 @@ fn an_image_read_as_planes_is_tiled_along_its_columns_in_parallel() {
     assert!(d.contains("let q_rows = q.fuse(q.c, q.j);"), "{d}");
     assert!(d.contains("q.tile(q_rows, q.i, 128, 128)") && d.contains("q.parallel(q_uo);"), "{d}");
     // With a vector's worth of channels (64 bytes), the channels are the tile's rows:
-    // the read is contiguous along them.
+    // the read is contiguous along them, so 32 of them from 8 pixels are staged.
     let d = derived("pub fn planes(img: u8[H, W, 64]) -> q: u8[64, W, H] { q[c, j, i] = img[i, j, c]; }", "cpu");
-    assert!(d.contains("q.tile(q.c, q.i, 128, 128)") && !d.contains("q_rows"), "{d}");
+    assert!(d.contains("q.tile(q.c, q.i, 32, 8)") && !d.contains("q_rows"), "{d}");
+    assert!(d.contains("let img_l = img.cache_read(local, [q]);") && d.contains("img_l.vectorize(img_l_2);"), "{d}");
 }
 
 /// A pooling (a reduction over a small window whose reads advance two elements per

@@ -119,6 +119,14 @@ const CONV_ACROSS: &str = r#"
     }
 "#;
 
+/// A transpose without a schedule: tiles of 8 x 8, `a`'s part of a tile staged through a
+/// local tile by vector loads of its rows, ragged tiles at both ends.
+const TRANSPOSE_STAGED: &str = r#"
+    fn transpose_staged(a: f32[M, N]) -> b: f32[N, M] {
+        b[i, j] = a[j, i];
+    }
+"#;
+
 const PACKED_FIXED: &str = r#"
     fn packed_fixed(a: f32[5, 7], b: f32[7, 40]) -> c: f32[5, 40] {
         c[i, j] = sum(a[i, k] * b[k, j] for k in 0..7);
@@ -407,6 +415,17 @@ fn kernels() -> Vec<Kernel> {
         ),
         k(PACKED_FIXED, "cpu", &[&[]]),
         k(CONV_ACROSS, "cpu", &[&[]]),
+        k(
+            TRANSPOSE_STAGED,
+            "cpu",
+            &[
+                &[("M", 16), ("N", 8)],
+                &[("M", 9), ("N", 13)],
+                &[("M", 1), ("N", 17)],
+                &[("M", 0), ("N", 5)],
+                &[("M", 33), ("N", 7)],
+            ],
+        ),
         k(WIDE, "cpu", &[&[("n", 200)], &[("n", 64)], &[("n", 3)]]),
         k(
             SOFTMAX_EXAMPLE,

@@ -158,17 +158,21 @@ fn symbolic_split_tail_is_peeled_off_the_tiles() {
 }
 
 /// The border after a partitioned interior, where the one test that bounds it is false
-/// on every iteration, keeps nothing that test guards. The derived transpose's rows of
-/// a tile run `0..min(M - y_vo * 32, 32)` with no guard; the rest of the tile's row (from
-/// there to 32) would only hold iterations past `M`, so no second copy of the store is
-/// left. The interpreter's results equal the transpose at sizes with and without tails.
+/// on every iteration, keeps nothing that test guards. A transpose in tiles of 32 x 32
+/// (the derived schedule's before it staged the tiles): the rows of a tile run
+/// `0..min(M - y_vo * 32, 32)` with no guard; the rest of the tile's row (from there to
+/// 32) would only hold iterations past `M`, so no second copy of the store is left. The
+/// interpreter's results equal the transpose at sizes with and without tails.
 #[test]
 fn a_border_its_only_test_rules_out_is_dropped() {
     let src = "compute! { fn transpose(x: f32[M, N]) -> y: f32[N, M] {
         y[j, i] = x[i, j];
+    }
+    schedule!(cpu) {
+        let (y_uo, y_vo, y_ui, y_vi) = y.tile(y.j, y.i, 32, 32);
+        y.parallel(y_uo);
     } }";
-    let k = tvm_core::frontend::parse_str(&src[src.find("compute!").unwrap()..]).expect("parses");
-    let f = tvm_core::driver::lower(&lowered::derived_schedule(&k, &Target::parse("cpu").unwrap())).expect("lowers");
+    let f = lowered::lower_for(src, &Target::parse("cpu").unwrap(), false);
     let text = tvm_core::tir::printer::print_func(&f);
     let stores = text.lines().filter(|l| l.trim_start().starts_with("y[")).count();
     assert_eq!(stores, 1, "a border past the end kept its copy of the store:\n{text}");

@@ -1048,23 +1048,49 @@ impl Cx<'_> {
         else {
             return false;
         };
-        // Tiles of two vectors a side: each tile row read and written is two whole vectors
-        // (two cache lines of f32 with AVX-512), and a tile touches half as many pages per
-        // element as one of a vector a side.
-        let side = 2 * lanes;
+        // The strided operand is staged through a local tile when its rows run along the
+        // tile's columns (a plain transpose: `y[j, i] = x[i, j]`) and `y` reads it once,
+        // unguarded: each row of the tile is then one vector load of `x` and the
+        // transposition happens in the tile. Such a tile has 8 rows of `x`, as many as a
+        // set of a typical L1 cache holds (8 ways): rows a power of two apart (4096 floats)
+        // fall in one set, and a tile of more rows evicted its own lines before their next
+        // element was read. Its columns are 32 bytes of `x` (8 floats).
+        let xt = strided.tensor;
+        let staged = self.graph.tensor(xt).is_placeholder()
+            && strided.unless.is_empty()
+            && info.reads.iter().filter(|a| a.tensor == xt).count() == 1
+            && StageInfo::last_index_along(strided, &info.axes[u].var) == Some((strided.indices.len() - 1, 1));
+        // Otherwise tiles of two vectors a side: each tile row read and written is two
+        // whole vectors (two cache lines of f32 with AVX-512), and a tile touches half as
+        // many pages per element as one of a vector a side.
+        let (cols, rows_of_x) = if staged {
+            ((256 / (self.graph.tensor(xt).dtype.bits as i64).max(8)).max(1), 8)
+        } else {
+            (2 * lanes, 2 * lanes)
+        };
         let name = info.name.clone();
-        let why = format!(
-            "`{name}` reads `{}` across its rows: tiles of {side} x {side}, the tile rows in parallel",
-            self.graph.tensor(strided.tensor).name
-        );
+        let xname = self.graph.tensor(xt).name.clone();
+        let why = if staged {
+            format!(
+                "`{name}` reads `{xname}` across its rows: tiles of {cols} x {rows_of_x}, the tile rows in parallel, \
+                 `{xname}`'s part of a tile copied to a local tile by vector loads of its rows"
+            )
+        } else {
+            format!("`{name}` reads `{xname}` across its rows: tiles of {cols} x {cols}, the tile rows in parallel")
+        };
         self.b.comment(why.clone());
-        let tsz = self.b.int_knob(&format!("{name}_tile"), [side, lanes, 4 * lanes]);
+        let (tu, tv) = if staged {
+            (self.b.int_knob(&format!("{name}_tile"), [cols, 2 * cols, 4 * cols]), rows_of_x.to_string())
+        } else {
+            let t = self.b.int_knob(&format!("{name}_tile"), [cols, lanes, 4 * lanes]);
+            (t.clone(), t)
+        };
         let names: Vec<String> =
             ["uo", "vo", "ui", "vi"].iter().map(|s| self.b.fresh(&format!("{name}_{s}"))).collect();
         let mut outer: Vec<String> = (0..u).map(|k| format!("{name}.{}", info.axes[k].name)).collect();
         // The tile rows join the fused parallel loop only when the tile divides their axis
         // (see `emit_tile`).
-        let exact = info.axes[u].extent.is_some_and(|e| e % side == 0);
+        let exact = info.axes[u].extent.is_some_and(|e| e % cols == 0);
         // Where the leading axes are too few tasks for the cores (an image's channels)
         // and the tile rows cannot join them, they are fused with the tile rows' axis
         // first: the tiles then run over that one axis, a tail where it is not whole.
@@ -1080,7 +1106,7 @@ impl Cx<'_> {
             outer.clear();
         }
         self.b.stmt(format!(
-            "let ({}, {}, {}, {}) = {name}.tile({rows}, {name}.{}, {tsz}, {tsz})",
+            "let ({}, {}, {}, {}) = {name}.tile({rows}, {name}.{}, {tu}, {tv})",
             names[0], names[1], names[2], names[3], v.name
         ));
         let mut par = outer;
@@ -1097,6 +1123,14 @@ impl Cx<'_> {
         // The tile's rows stay a loop: unrolled, each of them would cost the macro a
         // bounds proof per access.
         self.b.stmt(format!("{name}.parallel({p})"));
+        if staged {
+            let c = self.b.fresh(&format!("{xname}_l"));
+            self.b.stmt(format!("let {c} = {xname}.cache_read(local, [{name}])"));
+            self.b.stmt(format!("{c}.compute_at({name}, {})", names[1]));
+            let axes: Vec<String> = (0..strided.indices.len()).map(|k| self.b.fresh(&format!("{c}_{k}"))).collect();
+            self.b.stmt(format!("let [{}] = {c}.axes()", axes.join(", ")));
+            self.b.stmt(format!("{c}.vectorize({})", axes[axes.len() - 1]));
+        }
         self.handled.insert(y);
         self.note(y, "transpose", why);
         true

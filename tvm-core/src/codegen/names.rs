@@ -22,21 +22,36 @@ pub struct Names {
     pub taken: HashSet<String>,
     pub vars: HashMap<VarId, String>,
     pub buffers: HashMap<BufferId, String>,
+    /// For each base, the last suffix `own` gave out: every `base_j` below it was taken
+    /// then and still is (names are only ever added), so the next search starts there
+    /// instead of at 1 (an unrolled kernel asks for thousands of names from one base).
+    suffixes: HashMap<String, usize>,
 }
 
 impl Names {
     pub fn new(reserved: &'static Reserved) -> Self {
-        Names { reserved, taken: HashSet::new(), vars: HashMap::new(), buffers: HashMap::new() }
+        Names {
+            reserved,
+            taken: HashSet::new(),
+            vars: HashMap::new(),
+            buffers: HashMap::new(),
+            suffixes: HashMap::new(),
+        }
     }
 
     /// `base`, or `base_1`, `base_2`, ... : the first not taken. For the printer's own
     /// names (`tvm_...`), which are valid as they are.
     pub fn own(&mut self, base: &str) -> String {
         let mut name = base.to_string();
-        let mut k = 1;
-        while self.taken.contains(&name) {
-            name = format!("{base}_{k}");
-            k += 1;
+        if self.taken.contains(&name) {
+            let k = self.suffixes.entry(base.to_string()).or_insert(0);
+            loop {
+                *k += 1;
+                name = format!("{base}_{k}");
+                if !self.taken.contains(&name) {
+                    break;
+                }
+            }
         }
         self.taken.insert(name.clone());
         name
