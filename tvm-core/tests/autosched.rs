@@ -178,6 +178,49 @@ fn a_partial_block_keeps_the_derived_treatment_of_what_it_does_not_say() {
     assert!(!d.contains("y.parallel(") && !d.contains("m.compute_at(y, y.i)"), "{d}");
 }
 
+/// A depthwise convolution reads each padded element a few times within one channel (no
+/// output axis its read ignores): the padding is inlined on the CPU, its borders left to
+/// loop partitioning, where a convolution over channels computes it once. The
+/// interpreter's output equals a plain loop over the zero-padded window.
+#[test]
+fn a_depthwise_conv_inlines_its_padding_on_the_cpu() {
+    let src = "pub fn dw(data: f32[1, 32, 20, 20], w: f32[32, 3, 3]) -> out: f32[1, 32, 20, 20] {
+        let pad[n, c, y, x]: f32[1, 32, 22, 22] =
+            if y >= 1 && y <= 20 && x >= 1 && x <= 20 { data[n, c, y - 1, x - 1] } else { 0.0 };
+        out[n, c, y, x] = sum(pad[n, c, y + r, x + s] * w[c, r, s] for r in 0..3, s in 0..3);
+    }";
+    let d = derived(src, "cpu");
+    assert!(d.contains("pad.compute_inline()") && !d.contains("pad.parallel("), "{d}");
+    let k = parse_str(src).unwrap();
+    let f = tvm_core::driver::lower_for(&k, &Target::parse("cpu").unwrap()).unwrap();
+    let (data, w) = (common::rand_vec(32 * 400, 7), common::rand_vec(32 * 9, 3));
+    let mut args = vec![
+        common::t(&[1, 32, 20, 20], &data),
+        common::t(&[32, 3, 3], &w),
+        common::t(&[1, 32, 20, 20], &[f32::NAN; 32 * 400]),
+    ];
+    tvm_core::interp::run(&f, &mut args).unwrap_or_else(|e| panic!("{e}"));
+    let got = args[2].as_tensor().and_then(|t| t.as_f32()).expect("an f32 output").to_vec();
+    for c in 0..32 {
+        for y in 0..20i64 {
+            for x in 0..20i64 {
+                let mut want = 0.0f64;
+                for r in 0..3i64 {
+                    for s in 0..3i64 {
+                        let (yy, xx) = (y + r - 1, x + s - 1);
+                        if (0..20).contains(&yy) && (0..20).contains(&xx) {
+                            want +=
+                                data[c * 400 + (yy * 20 + xx) as usize] as f64 * w[c * 9 + (r * 3 + s) as usize] as f64;
+                        }
+                    }
+                }
+                let v = got[c * 400 + (y * 20 + x) as usize] as f64;
+                assert!((v - want).abs() <= 1e-4 * (1.0 + want.abs()), "out[{c}, {y}, {x}] = {v}, want {want}");
+            }
+        }
+    }
+}
+
 #[test]
 fn a_conv2d_pads_once_and_vectorizes_across_rows_that_are_not_whole_vectors() {
     let d = derived(CONV2D, "cpu");

@@ -141,8 +141,20 @@ fn inline_set(base: &Schedule) -> BTreeSet<TensorId> {
         }
         let reused = i.consumers.iter().filter_map(|c| all.get(c)).any(|c| c.has_reuse() && c.kind != Kind::Injective);
         // A boundary (padding) read by a tiled reduction is computed once: inlined, its
-        // test would split every vector row of the tile at the borders.
+        // test would split every vector row of the tile at the borders. On CPUs only where
+        // the reduction reuses each of its elements across an output axis its read ignores
+        // (a convolution's filters): a depthwise convolution's window reads each element a
+        // few times in one output channel, and copying the padded input costs more than
+        // the borders' tests, which loop partitioning moves off the interior.
         let boundary = graph.tensor(t).body().is_some_and(analysis::has_select);
+        let spread = base.target.is_gpu()
+            || i.consumers.iter().filter_map(|c| all.get(c)).any(|c| {
+                c.has_reuse()
+                    && c.kind != Kind::Injective
+                    && c.axes.iter().any(|a| {
+                        c.reads.iter().filter(|r| r.tensor == t).all(|r| StageInfo::step(r, &a.var) == Step::Invariant)
+                    })
+            });
         // A GPU recomputes rather than round-trips through memory.
         let cheap = !i.expensive || base.target.is_gpu();
         // An expensive stage that a consumer reads along its innermost axis but not along
@@ -157,7 +169,7 @@ fn inline_set(base: &Schedule) -> BTreeSet<TensorId> {
                         && outer.iter().any(|o| StageInfo::step(a, &o.var) == Step::Invariant)
                 })
             });
-        if (cheap && !(boundary && reused)) || (i.consumers.len() <= 1 && !reused && !broadcast) {
+        if (cheap && !(boundary && reused && spread)) || (i.consumers.len() <= 1 && !reused && !broadcast) {
             out.insert(t);
         }
     }
