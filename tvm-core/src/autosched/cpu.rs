@@ -1064,7 +1064,7 @@ impl Cx<'_> {
         // whole vectors (two cache lines of f32 with AVX-512), and a tile touches half as
         // many pages per element as one of a vector a side.
         let (cols, rows_of_x) = if staged {
-            ((256 / (self.graph.tensor(xt).dtype.bits as i64).max(8)).max(1), 8)
+            (32 / (self.graph.tensor(xt).dtype.bits as i64 / 8).max(1), 8)
         } else {
             (2 * lanes, 2 * lanes)
         };
