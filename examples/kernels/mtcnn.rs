@@ -1,6 +1,8 @@
 //! MTCNN's three networks (P-Net, R-Net, O-Net) and the image operations around them, as
-//! `compute!` kernels. Every kernel but one runs the schedule the compiler derives for
-//! its target; P-Net's first layer has a written CPU schedule (see `pnet_conv1`).
+//! `compute!` kernels. Every kernel but two runs the schedule the compiler derives for
+//! its target; P-Net's first and last layers have written CPU schedules (see `pnet_conv1`
+//! and `pnet_conv3_heads`): each computes a convolution inside its consumer's loops,
+//! which the auto-scheduler does not do yet.
 //!
 //! The layers are fused as a compiler fuses them: each kernel is a convolution with its
 //! bias and PReLU, and the max pooling that follows it where there is one (the pooling
@@ -160,6 +162,14 @@ compute! {
     /// P-Net, layer 3 and the heads: 3x3 convolution 16 -> 32, bias, PReLU; then the
     /// 1x1 convolutions of the box regression (4) and of the face/background logits (2),
     /// with the softmax of the two.
+    ///
+    /// The CPU schedule is the derived one (register tiles of 8 filters by 32 columns for
+    /// the convolution, of the 6 head outputs by 32 columns for the heads) but for one
+    /// thing: the convolution is computed inside the heads' tile of 32 columns of a row,
+    /// all 32 filters, and the heads read it from the L1. Derived, the convolution writes
+    /// the whole level (10 MB at the largest), the heads read it back, and each block of 8
+    /// filters reads the whole input again. (The window's row test `i + r < H` on the
+    /// parallel row is versioned once per row: `partition_loops`' `version_parallel`.)
     pub fn pnet_conv3_heads(
         x: f32[16, H, W], w: f32[32, 16, 3, 3], b: f32[32], alpha: f32[32],
         wr: f32[4, 32, 1, 1], br: f32[4], wc: f32[2, 32, 1, 1], bc: f32[2], oh: usize, ow: usize,
@@ -171,6 +181,47 @@ compute! {
         reg[k, i, j] = h[i, k, j] + br[k];
         let l[k, i, j]: f32[2, oh, ow] = h[i, k + 4, j] + bc[k];
         prob[k, i, j] = 1.0 / (1.0 + (l[1 - k, i, j] - l[k, i, j]).exp());
+    }
+    schedule!(cpu) {
+        a.compute_inline();
+        l.compute_inline();
+        // The heads as derived: a register tile of the 6 outputs by 32 columns, the rows
+        // in parallel.
+        let h_l = h.cache_write(local);
+        let (h_uo, h_ui) = h.split(h.k, 6);
+        let (h_vo, h_vi) = h.split(h.j, 32);
+        h.reorder(h.i, h_uo, h_vo, h_ui, h_vi);
+        let h_par = h.fuse(h.i, h_uo);
+        h.parallel(h_par);
+        h.vectorize(h_vi);
+        h_l.compute_at(h, h_vo);
+        let [h_l_i, h_l_k, h_l_j] = h_l.axes();
+        let (h_l_ko, h_l_ki) = h_l.split(h_l.f, 4);
+        h_l.reorder(h_l_i, h_l_ko, h_l_ki, h_l_k, h_l_j);
+        h_l.unroll(h_l_ki);
+        h_l.unroll(h_l_k);
+        h_l.vectorize(h_l_j);
+        // The convolution inside the heads' tile: its 32 filters of those 32 columns, in
+        // register tiles of 8 filters (the derived tile), read back from the L1.
+        let c_l = c.cache_write(local);
+        c.compute_at(h, h_vo);
+        let (c_uo, c_ui) = c.split(c.f, 8);
+        c.reorder(c_uo, c.i, c_ui, c.j);
+        c.vectorize(c.j);
+        c_l.compute_at(c, c_uo);
+        let [c_l_f, c_l_i, c_l_j] = c_l.axes();
+        c_l.reorder(c_l_i, c_l.c, c_l.r, c_l.s, c_l_f, c_l_j);
+        c_l.unroll(c_l.s);
+        c_l.unroll(c_l_f);
+        c_l.vectorize(c_l_j);
+        let prob_par = prob.fuse(prob.k, prob.i);
+        prob.parallel(prob_par);
+        let (prob_o, prob_v) = prob.split(prob.j, 16);
+        prob.vectorize(prob_v);
+        let reg_par = reg.fuse(reg.k, reg.i);
+        reg.parallel(reg_par);
+        let (reg_o, reg_v) = reg.split(reg.j, 16);
+        reg.vectorize(reg_v);
     }
 }
 

@@ -399,6 +399,15 @@ fn a_conv_with_few_filters_keeps_tall_register_tiles_while_every_core_has_a_bloc
     // latency) make 8 blocks.
     let d = derived(CONV_FEW_FILTERS, "llvm -num-cores=16");
     assert!(d.contains("y.split(y.f, 4)"), "{d}");
+    // P-Net's second convolution, 16 filters: two blocks of 8 for the default 4 cores (a
+    // tile of 4 rows does half the FMAs per load and broadcast, and doubling the tasks
+    // for two more cores would not pay for it); with 8 cores, four blocks of 4.
+    let sixteen =
+        CONV_FEW_FILTERS.replace("f32[32, 16, 3, 3]", "f32[16, 16, 3, 3]").replace("f32[32, oh", "f32[16, oh");
+    let d = derived(&sixteen, "cpu");
+    assert!(d.contains("y.split(y.f, 8)") && d.contains("register tile of 8 x f"), "{d}");
+    let d = derived(&sixteen, "cpu -num-cores=8");
+    assert!(d.contains("y.split(y.f, 4)"), "{d}");
 }
 
 #[test]

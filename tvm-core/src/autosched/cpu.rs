@@ -335,15 +335,19 @@ impl Cx<'_> {
             Some(k) => pick_divisor(info.axes[k].extent, mr_max.min(8)),
             None => 1,
         };
-        // Too few blocks of rows to give every core one (a convolution with few filters
-        // and no batch, whose parallel loop is its filter blocks): shorter register tiles,
-        // down to the accumulators that still hide the FMA latency, make more blocks. One
-        // block per core is enough here: a shorter tile loads its vector operand for
-        // fewer rows, which costs more than the balance of two tasks per core gains.
+        // Far too few blocks of rows for the cores (a convolution with few filters and no
+        // batch, whose parallel loop is its filter blocks): shorter register tiles, down
+        // to the accumulators that still hide the FMA latency, make more blocks. Only
+        // while the cores outnumber the blocks more than twice: a tile of half the rows
+        // loads its vector operand and broadcasts its other one for half the FMAs, and ran
+        // at about half the speed (P-Net's second layer, 16 filters: tiles of 4 rows took
+        // 1.8x the time of tiles of 8 on 2 cores), so doubling the tasks gains nothing
+        // until the cores are idle otherwise. The cores are the target's (`-num-cores=`),
+        // not the build machine's.
         let fma = (self.target.facts.fma_units.max(1) * self.target.facts.fma_latency.max(1)) as i64;
         let min_rows = ((fma + per_row - 1) / per_row).max(1);
         if let Some(e) = eu {
-            while outer * ((e + mr - 1) / mr) < self.cores() {
+            while 2 * outer * ((e + mr - 1) / mr) < self.cores() {
                 let fewer = pick_divisor(Some(e), mr / 2);
                 // `fewer` stays at `mr` once that is 1 (a target whose FMA units and
                 // latency ask for a single row).

@@ -59,6 +59,11 @@ const MIN_EXTENT: i64 = 16;
 /// A body with more nodes than this is not copied.
 const MAX_BODY_NODES: usize = 4000;
 
+/// A parallel loop's body is copied once (its two versions), where a partition makes
+/// three copies per level: the larger bound admits a convolution computed inside its
+/// consumer's tile, with both in the body.
+const MAX_PARALLEL_BODY_NODES: usize = 4 * MAX_BODY_NODES;
+
 /// Partitions the serial loops of the host body of `f` (CPU code).
 pub fn partition_loops(mut f: PrimFunc) -> PrimFunc {
     f.body = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(f.body);
@@ -144,6 +149,11 @@ fn version(var: &Var, body: Stmt, parallel: &[Var]) -> Stmt {
 /// if o * 8 + 1 < N && .. && o * 8 + 7 < N { body without them } else { body }
 /// ```
 ///
+/// A conjunct that also mentions short loops of the body of constant range (a window's
+/// taps: `i + r < H` under `for r in 0..3`, where the window's stage is computed at the
+/// parallel row `i` of its consumer) is tested at its worst taps (`i + 2 < H`), as
+/// [`version`] does for serial loops.
+///
 /// Only where they are tested more than once (under a loop of the body, or in several
 /// conditions), and only comparisons that read no memory and check nothing (evaluated
 /// first, a division's check could fail a call that never reached it). The ranges of the
@@ -151,35 +161,80 @@ fn version(var: &Var, body: Stmt, parallel: &[Var]) -> Stmt {
 /// Returns the test, the body without them and the body as it was; or the body, where
 /// there is nothing to version.
 fn version_parallel(var: &Var, body: Stmt) -> Result<(Expr, Stmt, Stmt), Stmt> {
-    if node_count(&body) > MAX_BODY_NODES {
+    if node_count(&body) > MAX_PARALLEL_BODY_NODES {
         return Err(body);
     }
-    let inner = super::hoist_tail_guards::bound_inside(&body);
+    // Each variable once: a body partitioned or versioned already binds a tap in each
+    // of its copies.
+    let mut inner: Vec<Var> = Vec::new();
+    for v in super::hoist_tail_guards::bound_inside(&body) {
+        if !inner.contains(&v) {
+            inner.push(v);
+        }
+    }
+    // A window's taps: short loops of constant range (a loop over a tile's vectors, whose
+    // tail tests the vector loop handles, is not one).
+    let taps: Vec<_> = constant_loops(&body).into_iter().filter(|(_, lo, hi)| hi - lo < MIN_EXTENT).collect();
+    // The conjuncts taken out of the fast body, and the tests that decide it.
+    let mut peeled: Vec<Expr> = Vec::new();
     let mut tests: Vec<Expr> = Vec::new();
     let mut uses = 0;
     for cond in conditions(&body) {
         let mut used = false;
         for c in conjuncts(cond) {
-            let own = matches!(c, Expr::Cmp { .. })
+            let candidate = matches!(c, Expr::Cmp { .. })
                 && uses_var(&c, var)
-                && !inner.iter().any(|v| uses_var(&c, v))
                 && !crate::arith::reads_memory(&c)
                 && !crate::tir::visit::expr_has_check(&c);
-            if own {
-                used = true;
-                if !tests.contains(&c) {
-                    tests.push(c);
+            if !candidate {
+                continue;
+            }
+            let test = if inner.iter().any(|v| uses_var(&c, v)) {
+                // Only a window's border on the parallel row itself, `i + r < H`: a
+                // test on a fused index (`fy % 10 + r >= 1`) is left to the partitions
+                // and unswitching inside the body, which prove its reads in bounds in
+                // every iteration, and a register tile's tail (`o * 128 + k * 8 < M`)
+                // to the guards as they are (its versioned copy ran a 1000^3 matmul
+                // slower).
+                if !unit_step(&c, var) {
+                    continue;
                 }
+                match worst_case(&c, &inner, &taps) {
+                    Some(worst) => worst,
+                    None => continue,
+                }
+            } else {
+                c.clone()
+            };
+            used = true;
+            if !peeled.contains(&c) {
+                peeled.push(c);
+            }
+            if !tests.contains(&test) {
+                tests.push(test);
             }
         }
         uses += usize::from(used);
     }
-    if tests.is_empty() || (uses < 2 && !tested_in_loop(&body, &tests)) {
+    if peeled.is_empty() || (uses < 2 && !tested_in_loop(&body, &peeled)) {
         return Err(body);
     }
-    let fast = rewrite_conditions(body.clone(), &mut |c| strip(c, &tests));
+    let fast = rewrite_conditions(body.clone(), &mut |c| strip(c, &peeled));
     let cond = tests.into_iter().reduce(Expr::and).expect("non-empty");
     Ok((cond, fast, body))
+}
+
+/// Whether the comparison `c` is linear in `var` with a coefficient of ±1: its two sides'
+/// difference grows by a constant ±1 from any `var` to `var + 1` (so not through a `%`).
+fn unit_step(c: &Expr, var: &Var) -> bool {
+    let Expr::Cmp { a, b, .. } = c else { return false };
+    if !a.dtype().is_integer() || !a.dtype().is_scalar() || a.dtype() != var.dtype() {
+        return false;
+    }
+    let an = Analyzer::new();
+    let d = (**a).clone() - (**b).clone();
+    let next = crate::tir::mutate::substitute_one(d.clone(), var, Expr::var(var) + Expr::typed_int(1, var.dtype()));
+    matches!(an.simplify(&(next - d)), Expr::Int { value, .. } if value.abs() == 1)
 }
 
 /// Whether a condition inside a loop of `s` has one of `tests` among its conjuncts.
@@ -830,6 +885,44 @@ mod tests {
         let s = window(&m, |i, r| Expr::lt(i + r, Expr::var(&n)));
         let Stmt::For { var, .. } = &s else { unreachable!() };
         assert_eq!(Version { parallel: vec![var.clone()] }.mutate_stmt(s.clone()), s);
+    }
+
+    /// The window made the body of a parallel loop over its rows (a convolution computed
+    /// at the parallel row of its consumer), with the tap loop under a loop of columns.
+    fn parallel_window(m: &Var, n: &Var) -> Stmt {
+        let Stmt::For { var, min, extent, body, .. } = window(m, |i, r| Expr::lt(i + r, Expr::var(n))) else {
+            unreachable!()
+        };
+        let cols =
+            Stmt::For { var: Var::index("j"), min: Expr::int(0), extent: Expr::var(m), kind: ForKind::Serial, body };
+        Stmt::For { var, min, extent, kind: ForKind::Parallel, body: Box::new(cols) }
+    }
+
+    #[test]
+    fn a_window_test_on_a_parallel_row_is_tested_once_per_row_at_its_last_tap() {
+        let (m, n) = (Var::index("m"), Var::index("n"));
+        let out = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(parallel_window(&m, &n));
+        let text = print_stmt(&out);
+        let Stmt::For { kind: ForKind::Parallel, body, .. } = &out else { panic!("one parallel loop:\n{text}") };
+        let Stmt::If { cond, then, otherwise: Some(slow) } = &**body else { panic!("a versioned body:\n{text}") };
+        assert_eq!(print_expr(cond), "i + 2 < n", "{text}");
+        assert!(conditions(then).is_empty(), "the fast version keeps no test:\n{text}");
+        assert_eq!(conditions(slow).len(), 1, "the slow version keeps its test:\n{text}");
+    }
+
+    #[test]
+    fn a_window_test_on_a_parallel_row_whose_tap_loop_is_copied_is_versioned() {
+        // The tap loop twice in the body (as in the two versions of a column tile): the
+        // tap variable is bound by both.
+        let (m, n) = (Var::index("m"), Var::index("n"));
+        let Stmt::For { var, min, extent, kind, body } = parallel_window(&m, &n) else { unreachable!() };
+        let twice = Stmt::For { var, min, extent, kind, body: Box::new(Stmt::Seq(vec![(*body).clone(), *body])) };
+        let out = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(twice);
+        let text = print_stmt(&out);
+        let Stmt::For { body, .. } = &out else { panic!("one parallel loop:\n{text}") };
+        let Stmt::If { cond, then, .. } = &**body else { panic!("a versioned body:\n{text}") };
+        assert_eq!(print_expr(cond), "i + 2 < n", "{text}");
+        assert!(conditions(then).is_empty(), "{text}");
     }
 
     #[test]
