@@ -174,7 +174,8 @@ fn version_parallel(var: &Var, body: Stmt) -> Result<(Expr, Stmt, Stmt), Stmt> {
     }
     // A window's taps: short loops of constant range (a loop over a tile's vectors, whose
     // tail tests the vector loop handles, is not one).
-    let taps: Vec<_> = constant_loops(&body).into_iter().filter(|(_, lo, hi)| hi - lo < MIN_EXTENT).collect();
+    let taps: Vec<_> =
+        constant_loops(&body).into_iter().filter(|(t, lo, hi)| hi - lo < MIN_EXTENT && t != var).collect();
     // The conjuncts taken out of the fast body, and the tests that decide it.
     let mut peeled: Vec<Expr> = Vec::new();
     let mut tests: Vec<Expr> = Vec::new();
@@ -595,16 +596,23 @@ fn constant_strides(s: &Stmt, var: &Var) -> bool {
 
 /// The loops inside `s` whose range is constant, as `(var, first, last)`: the hull of
 /// every loop binding the variable (a partitioned loop binds it in each part); a
-/// variable with a loop of symbolic range is left out.
+/// variable with a loop of symbolic range, or also bound by a `let`, is left out.
 fn constant_loops(s: &Stmt) -> Vec<(Var, i64, i64)> {
     struct L(Vec<(Var, Option<(i64, i64)>)>);
     impl Visitor for L {
         fn visit_stmt(&mut self, s: &Stmt) {
-            if let Stmt::For { var, min, extent, .. } = s {
-                let range = match (min.as_int(), extent.as_int()) {
-                    (Some(m), Some(e)) if e >= 1 => Some((m, m + e - 1)),
-                    _ => None,
-                };
+            let bound = match s {
+                Stmt::For { var, min, extent, .. } => Some((
+                    var,
+                    match (min.as_int(), extent.as_int()) {
+                        (Some(m), Some(e)) if e >= 1 => Some((m, m + e - 1)),
+                        _ => None,
+                    },
+                )),
+                Stmt::Let { var, .. } => Some((var, None)),
+                _ => None,
+            };
+            if let Some((var, range)) = bound {
                 match self.0.iter_mut().find(|(v, _)| v == var) {
                     Some((_, r)) => {
                         *r = r.zip(range).map(|(a, b)| (a.0.min(b.0), a.1.max(b.1)));
@@ -923,6 +931,23 @@ mod tests {
         let Stmt::If { cond, then, .. } = &**body else { panic!("a versioned body:\n{text}") };
         assert_eq!(print_expr(cond), "i + 2 < n", "{text}");
         assert!(conditions(then).is_empty(), "{text}");
+    }
+
+    #[test]
+    fn a_tap_variable_also_bound_by_a_let_is_not_a_tap() {
+        // After the window, `let r = 10` binds the tap's variable again and a read tests
+        // `i + r < n` with it: tested at `r = 2`, that read would lose its guard.
+        let (m, n) = (Var::index("m"), Var::index("n"));
+        let Stmt::For { var, min, extent, kind, body } = parallel_window(&m, &n) else { unreachable!() };
+        let Stmt::For { body: tap, .. } = &*body else { unreachable!() };
+        let Stmt::For { var: r, body: store, .. } = &**tap else { unreachable!() };
+        let rebound = Stmt::Let { var: r.clone(), value: Expr::int(10), body: store.clone() };
+        let body = Box::new(Stmt::Seq(vec![*body, rebound]));
+        let s = Stmt::For { var, min, extent, kind, body };
+        let out = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(s);
+        let text = print_stmt(&out);
+        let Stmt::For { body, .. } = &out else { panic!("one parallel loop:\n{text}") };
+        assert!(!matches!(&**body, Stmt::If { .. }), "versioned on a rebound tap:\n{text}");
     }
 
     #[test]
