@@ -14,9 +14,14 @@
 //! `H` runs along the image's columns and `W` along its rows (the networks were trained
 //! on transposed images; the reference transposes each input). The resize and crop
 //! kernels write that transposed layout directly, so no kernel transposes anything.
-//! P-Net's convolutions read the ONNX `OIHW` weights as stored (`w[f, c, r, s]`). R-Net's
-//! and O-Net's read them filters-last (`w[c, r, s, f]`, transposed once at load time)
-//! and write channels-last (`y[n, i, j, f]`) from the first layer on: a crop's rows
+//! P-Net's convolutions read the ONNX `OIHW` weights as stored (`w[f, c, r, s]`), and its
+//! first two layers write rows-first (`y[i, f, j]`): the derived parallel loop then walks
+//! the rows, each iteration reads three input rows from its own on, and each thread mostly reads
+//! rows that it wrote itself in the layer before. (Filters-first, `y[f, i, j]`, a parallel
+//! iteration is a block of filters over the whole level, and each thread reads the whole
+//! input, half of it from the other's cache; `docs/PERFORMANCE.md` has the figures.)
+//! R-Net's and O-Net's read them filters-last (`w[c, r, s, f]`, transposed once at load
+//! time) and write channels-last (`y[n, i, j, f]`) from the first layer on: a crop's rows
 //! (24 or 48 wide, fewer after each layer) fill vectors badly, its filters (28 to 128)
 //! well.
 //!
@@ -148,13 +153,15 @@ compute! {
 }
 
 compute! {
-    /// P-Net, layer 2: 3x3 convolution 10 -> 16, bias, PReLU (the input rows-first, as
-    /// `pnet_conv1` writes it).
+    /// P-Net, layer 2: 3x3 convolution 10 -> 16, bias, PReLU, rows-first in and out (as
+    /// `pnet_conv1` writes it, as `pnet_conv3_heads` reads it). No schedule: the derived
+    /// one runs the rows and the two blocks of 8 filters in parallel, register tiles of 8
+    /// filters by 32 columns.
     pub fn pnet_conv2(x: f32[H, 10, W], w: f32[16, 10, 3, 3], b: f32[16], alpha: f32[16], oh: usize, ow: usize)
-        -> y: f32[16, oh, ow]
+        -> y: f32[oh, 16, ow]
     {
-        let c[f, i, j]: f32[16, oh, ow] = sum(if i + r < H && j + s < W { x[i + r, c, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..10, r in 0..3, s in 0..3);
-        y[f, i, j] = (c[f, i, j] + b[f]).max(0.0) + alpha[f] * (c[f, i, j] + b[f]).min(0.0);
+        let c[i, f, j]: f32[oh, 16, ow] = sum(if i + r < H && j + s < W { x[i + r, c, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..10, r in 0..3, s in 0..3);
+        y[i, f, j] = (c[i, f, j] + b[f]).max(0.0) + alpha[f] * (c[i, f, j] + b[f]).min(0.0);
     }
 }
 
@@ -171,10 +178,10 @@ compute! {
     /// filters reads the whole input again. (The window's row test `i + r < H` on the
     /// parallel row is versioned once per row: `partition_loops`' `version_parallel`.)
     pub fn pnet_conv3_heads(
-        x: f32[16, H, W], w: f32[32, 16, 3, 3], b: f32[32], alpha: f32[32],
+        x: f32[H, 16, W], w: f32[32, 16, 3, 3], b: f32[32], alpha: f32[32],
         wr: f32[4, 32, 1, 1], br: f32[4], wc: f32[2, 32, 1, 1], bc: f32[2], oh: usize, ow: usize,
     ) -> (reg: f32[4, oh, ow], prob: f32[2, oh, ow]) {
-        let c[f, i, j]: f32[32, oh, ow] = sum(if i + r < H && j + s < W { x[c, i + r, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..16, r in 0..3, s in 0..3);
+        let c[f, i, j]: f32[32, oh, ow] = sum(if i + r < H && j + s < W { x[i + r, c, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..16, r in 0..3, s in 0..3);
         let a[f, i, j]: f32[32, oh, ow] = (c[f, i, j] + b[f]).max(0.0) + alpha[f] * (c[f, i, j] + b[f]).min(0.0);
         let h[i, k, j]: f32[oh, 6, ow] =
             sum(a[f, i, j] * if k < 4 { wr[k, f, 0, 0] } else { wc[k - 4, f, 0, 0] } for f in 0..32);

@@ -73,6 +73,15 @@ const CONV_ROWS: &str = r#"
     }
 "#;
 
+/// A convolution whose output is rows-first (`y[i, f, j]`), with no schedule: the derived
+/// parallel loop fuses the rows with the blocks of filters (`y_par / 2` is the row).
+const CONV_ROWS_FIRST: &str = r#"
+    fn conv_rows_first(x: f32[H, 10, W], w: f32[16, 10, 3, 3], oh: usize, ow: usize) -> y: f32[oh, 16, ow] {
+        let c[i, f, j]: f32[oh, 16, ow] = sum(if i + r < H && j + s < W { x[i + r, c, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..10, r in 0..3, s in 0..3);
+        y[i, f, j] = c[i, f, j].max(0.0);
+    }
+"#;
+
 /// A stride-2 pooling with no schedule (the window rule: its taps are vector loads of
 /// stride 2, one span load and a shuffle each where the span is inside `x`).
 const POOL2: &str = r#"
@@ -942,6 +951,23 @@ fn a_border_tile_of_a_symbolic_width_accumulates_in_vectors() {
     });
     assert!(!scalar_update, "a border tile still accumulates lane by lane:\n{tir}");
     emit_rust(&f).unwrap();
+}
+
+/// A parallel loop fused from rows and filter blocks: the window's row test on `y_par / 2`
+/// is tested once per iteration, in the full tiles and in the masked ones of a narrow
+/// output alike, and the masked tiles' selects stay vector code (`y_par / 2` in their
+/// indices is a division that cannot fail), not lane by lane.
+#[test]
+fn a_fused_row_s_window_test_is_versioned_and_its_masked_tiles_stay_vectors() {
+    let f = lower(CONV_ROWS_FIRST, "cpu");
+    let tir = tvm_core::tir::printer::print_func(&f);
+    assert!(tir.contains("for y_par in parallel"), "the derived schedule changed:\n{tir}");
+    let versioned = tir.lines().filter(|l| l.trim_start().starts_with("if") && l.contains("y_par / 2 < H - 2")).count();
+    // The full tiles' path (`ow >= 32`) and the masked tiles' (a vector select's
+    // `broadcast(r + y_par / 2 < H)`).
+    assert!(versioned >= 2, "the row test is not versioned in both paths:\n{tir}");
+    let code = emit_rust(&f).unwrap().to_string();
+    assert!(!code.contains("if __c [__l]"), "a select evaluated lane by lane:\n{code}");
 }
 
 /// The window rule's stride-2 taps load their span once and pick every other lane.

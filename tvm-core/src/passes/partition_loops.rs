@@ -180,10 +180,17 @@ fn version_parallel(var: &Var, body: Stmt) -> Result<(Expr, Stmt, Stmt), Stmt> {
     let mut peeled: Vec<Expr> = Vec::new();
     let mut tests: Vec<Expr> = Vec::new();
     let mut uses = 0;
-    for cond in conditions(&body) {
+    for cond in conditions_of(&body, true) {
         let mut used = false;
-        for c in conjuncts(cond) {
+        for whole in conjuncts(cond) {
+            // A vector condition's uniform part, `broadcast(i + r < H)`, is tested as the
+            // scalar it broadcasts; the conjunct goes out of the fast body whole.
+            let c = match &whole {
+                Expr::Broadcast { value, .. } => (**value).clone(),
+                c => c.clone(),
+            };
             let candidate = matches!(c, Expr::Cmp { .. })
+                && c.dtype().lanes == 1
                 && uses_var(&c, var)
                 && !crate::arith::reads_memory(&c)
                 && !crate::tir::visit::expr_has_check(&c);
@@ -208,8 +215,8 @@ fn version_parallel(var: &Var, body: Stmt) -> Result<(Expr, Stmt, Stmt), Stmt> {
                 c.clone()
             };
             used = true;
-            if !peeled.contains(&c) {
-                peeled.push(c);
+            if !peeled.contains(&whole) {
+                peeled.push(whole);
             }
             if !tests.contains(&test) {
                 tests.push(test);
@@ -227,7 +234,38 @@ fn version_parallel(var: &Var, body: Stmt) -> Result<(Expr, Stmt, Stmt), Stmt> {
 
 /// Whether the comparison `c` is linear in `var` with a coefficient of ±1: its two sides'
 /// difference grows by a constant ±1 from any `var` to `var + 1` (so not through a `%`).
+/// Or in the row `var / k` of a parallel loop that fused rows with the blocks of another
+/// axis (`y_par = fuse(i, f_o)`: `i + r < H` is `y_par / 2 + r < H`), where `var` appears
+/// only so.
 fn unit_step(c: &Expr, var: &Var) -> bool {
+    if step_is_one(c, var) {
+        return true;
+    }
+    struct Rows<'a> {
+        var: &'a Var,
+        row: Var,
+        found: bool,
+    }
+    impl Mutator for Rows<'_> {
+        fn mutate_expr(&mut self, e: Expr) -> Expr {
+            match &e {
+                Expr::Binary { op: crate::tir::BinOp::Div, a, b }
+                    if matches!(&**a, Expr::Var(v) if v == self.var)
+                        && matches!(&**b, Expr::Int { value, .. } if *value > 0) =>
+                {
+                    self.found = true;
+                    Expr::var(&self.row)
+                }
+                _ => crate::tir::mutate::super_expr(self, e),
+            }
+        }
+    }
+    let mut rows = Rows { var, row: Var::new(format!("{}_row", var.name()), var.dtype()), found: false };
+    let by_row = rows.mutate_expr(c.clone());
+    rows.found && !uses_var(&by_row, var) && step_is_one(&by_row, &rows.row)
+}
+
+fn step_is_one(c: &Expr, var: &Var) -> bool {
     let Expr::Cmp { a, b, .. } = c else { return false };
     if !a.dtype().is_integer() || !a.dtype().is_scalar() || a.dtype() != var.dtype() {
         return false;
@@ -244,7 +282,8 @@ fn tested_in_loop(s: &Stmt, tests: &[Expr]) -> bool {
     impl Visitor for T<'_> {
         fn visit_stmt(&mut self, s: &Stmt) {
             if let Stmt::For { body, .. } = s {
-                self.1 |= conditions(body).into_iter().any(|c| conjuncts(c).iter().any(|x| self.0.contains(x)));
+                self.1 |=
+                    conditions_of(body, true).into_iter().any(|c| conjuncts(c).iter().any(|x| self.0.contains(x)));
                 return;
             }
             walk_stmt(self, s);
@@ -744,7 +783,13 @@ fn linear_bound(c: &Expr, var: &Var, min: &Expr, extent: &Expr) -> Option<(bool,
 /// The conditions of the `if`s and selects of `s`; not those of vector selects, whose
 /// lanes may differ (`hoist_tail_guards`'s masked borders): no one test decides them.
 fn conditions(s: &Stmt) -> Vec<Expr> {
-    struct C(Vec<Expr>);
+    conditions_of(s, false)
+}
+
+/// The conditions of the `if`s and `select`s of `s`: the scalar ones, and with `vectors`
+/// the vector selects' too (a masked tile's `broadcast(i + r < H) && ramp(..) < W`).
+fn conditions_of(s: &Stmt, vectors: bool) -> Vec<Expr> {
+    struct C(Vec<Expr>, bool);
     impl Visitor for C {
         fn visit_stmt(&mut self, s: &Stmt) {
             if let Stmt::If { cond, .. } = s {
@@ -754,14 +799,14 @@ fn conditions(s: &Stmt) -> Vec<Expr> {
         }
         fn visit_expr(&mut self, e: &Expr) {
             if let Expr::Select { cond, .. } = e {
-                if cond.dtype().lanes == 1 {
+                if self.1 || cond.dtype().lanes == 1 {
                     self.0.push((**cond).clone());
                 }
             }
             walk_expr(self, e)
         }
     }
-    let mut c = C(Vec::new());
+    let mut c = C(Vec::new(), vectors);
     c.visit_stmt(s);
     c.0
 }
@@ -898,9 +943,12 @@ mod tests {
     /// The window made the body of a parallel loop over its rows (a convolution computed
     /// at the parallel row of its consumer), with the tap loop under a loop of columns.
     fn parallel_window(m: &Var, n: &Var) -> Stmt {
-        let Stmt::For { var, min, extent, body, .. } = window(m, |i, r| Expr::lt(i + r, Expr::var(n))) else {
-            unreachable!()
-        };
+        parallel_window_testing(m, |i, r| Expr::lt(i + r, Expr::var(n)))
+    }
+
+    /// [`window`] in a column loop, the rows in parallel.
+    fn parallel_window_testing(m: &Var, test: impl Fn(Expr, Expr) -> Expr) -> Stmt {
+        let Stmt::For { var, min, extent, body, .. } = window(m, test) else { unreachable!() };
         let cols =
             Stmt::For { var: Var::index("j"), min: Expr::int(0), extent: Expr::var(m), kind: ForKind::Serial, body };
         Stmt::For { var, min, extent, kind: ForKind::Parallel, body: Box::new(cols) }
@@ -916,6 +964,68 @@ mod tests {
         assert_eq!(print_expr(cond), "i + 2 < n", "{text}");
         assert!(conditions(then).is_empty(), "the fast version keeps no test:\n{text}");
         assert_eq!(conditions(slow).len(), 1, "the slow version keeps its test:\n{text}");
+    }
+
+    #[test]
+    fn a_window_test_on_the_row_of_a_fused_parallel_loop_is_tested_once_per_iteration() {
+        // Rows fused with two blocks of another axis: the row is `i / 2`.
+        let (m, n) = (Var::index("m"), Var::index("n"));
+        let s = parallel_window_testing(&m, |i, r| Expr::lt(i / Expr::int(2) + r, Expr::var(&n)));
+        let out = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(s);
+        let text = print_stmt(&out);
+        let Stmt::For { body, .. } = &out else { panic!("one parallel loop:\n{text}") };
+        let Stmt::If { cond, then, otherwise: Some(slow) } = &**body else { panic!("a versioned body:\n{text}") };
+        assert_eq!(print_expr(cond), "i / 2 + 2 < n", "{text}");
+        assert!(conditions(then).is_empty(), "{text}");
+        assert_eq!(conditions(slow).len(), 1, "{text}");
+    }
+
+    #[test]
+    fn a_window_test_through_the_remainder_of_a_parallel_variable_is_left_alone() {
+        // `i % 2` does not step with the row: such a test stays where it is.
+        let (m, n) = (Var::index("m"), Var::index("n"));
+        let s = parallel_window_testing(&m, |i, r| Expr::lt(i % Expr::int(2) + r, Expr::var(&n)));
+        let out = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(s);
+        let text = print_stmt(&out);
+        let Stmt::For { body, .. } = &out else { panic!("one parallel loop:\n{text}") };
+        assert!(!matches!(&**body, Stmt::If { .. }), "not versioned:\n{text}");
+    }
+
+    #[test]
+    fn the_uniform_part_of_a_vector_select_on_a_parallel_row_is_versioned() {
+        // `out[ramp(j, 1, 4)] += select(broadcast(i + r < n) && ramp(j + r, 1, 4) < m,
+        // a[ramp(i + j + r, 1, 4)], 0)` over taps `r`, columns `j`, rows `i` in parallel:
+        // a masked tile's window, as vectorized.
+        let (m, n) = (Var::index("m"), Var::index("n"));
+        let (a, out) = (Buffer::new("a", DType::F32, Scope::Global), Buffer::new("out", DType::F32, Scope::Global));
+        let (i, j, r) = (Var::index("i"), Var::index("j"), Var::index("r"));
+        let (ie, je, re) = (Expr::var(&i), Expr::var(&j), Expr::var(&r));
+        let ramp = |base: Expr| Expr::Ramp { base: Box::new(base), stride: Box::new(Expr::int(1)), lanes: 4 };
+        let bc = |value: Expr| Expr::Broadcast { value: Box::new(value), lanes: 4 };
+        let row = bc(Expr::lt(ie.clone() + re.clone(), Expr::var(&n)));
+        let cols = Expr::lt(ramp(je.clone() + re.clone()), bc(Expr::var(&m)));
+        let zero = bc(Expr::float(0.0, DType::F32));
+        let value = ld(&out, ramp(je.clone()))
+            + Expr::select(Expr::and(row, cols), ld(&a, ramp(ie.clone() + je.clone() + re.clone())), zero);
+        let store = Stmt::store(&out, vec![ramp(je)], value);
+        let lp = |var: &Var, extent: Expr, kind: ForKind, body: Stmt| Stmt::For {
+            var: var.clone(),
+            min: Expr::int(0),
+            extent,
+            kind,
+            body: Box::new(body),
+        };
+        let taps = lp(&r, Expr::int(3), ForKind::Serial, store);
+        let s = lp(&i, Expr::var(&m), ForKind::Parallel, lp(&j, Expr::var(&m), ForKind::Serial, taps));
+        let out = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(s);
+        let text = print_stmt(&out);
+        let Stmt::For { body, .. } = &out else { panic!("one parallel loop:\n{text}") };
+        let Stmt::If { cond, then, .. } = &**body else { panic!("a versioned body:\n{text}") };
+        assert_eq!(print_expr(cond), "i + 2 < n", "{text}");
+        // The fast body keeps the lanes' own test, without the row's.
+        let kept: Vec<String> = conditions_of(then, true).iter().map(print_expr).collect();
+        assert!(kept.iter().all(|c| !c.contains("< broadcast(n") && !c.contains(" < n")), "{text}");
+        assert!(kept.iter().any(|c| c.contains("broadcast(m")), "{text}");
     }
 
     #[test]

@@ -575,7 +575,7 @@ pub(super) fn may_trap(e: &Expr) -> bool {
     crate::tir::visit::for_each_expr(e, &mut |x| {
         trap |= match x {
             Expr::Load { .. } | Expr::Check { .. } => true,
-            Expr::Binary { op: BinOp::Div | BinOp::Mod, a, .. } => a.dtype().is_integer(),
+            Expr::Binary { op: BinOp::Div | BinOp::Mod, a, b } => a.dtype().is_integer() && !positive_constant(b),
             _ => false,
         };
     });
@@ -590,11 +590,17 @@ fn only_loads_trap(e: &Expr) -> bool {
     crate::tir::visit::for_each_expr(e, &mut |x| {
         ok &= match x {
             Expr::Check { .. } => false,
-            Expr::Binary { op: BinOp::Div | BinOp::Mod, a, .. } => !a.dtype().is_integer(),
+            Expr::Binary { op: BinOp::Div | BinOp::Mod, a, b } => !a.dtype().is_integer() || positive_constant(b),
             _ => true,
         };
     });
     ok
+}
+
+/// An integer divisor that cannot fail a division: a positive constant (the row
+/// `y_par / 2` of a parallel loop fused from rows and blocks).
+fn positive_constant(b: &Expr) -> bool {
+    matches!(b, Expr::Int { value, .. } if *value > 0)
 }
 
 /// `a op b` on scalars of type `d`.
