@@ -168,50 +168,54 @@ compute! {
 compute! {
     /// P-Net, layer 3 and the heads: 3x3 convolution 16 -> 32, bias, PReLU; then the
     /// 1x1 convolutions of the box regression (4) and of the face/background logits (2),
-    /// with the softmax of the two.
+    /// with the softmax of the two. One output, rows-first: `y[i, k, j]` is the box
+    /// regression for `k < 4` and the two probabilities for `k = 4, 5` (background, face).
     ///
-    /// The CPU schedule is the derived one (register tiles of 8 filters by 32 columns for
-    /// the convolution, of the 6 head outputs by 32 columns for the heads) but for one
-    /// thing: the convolution is computed inside the heads' tile of 32 columns of a row,
-    /// all 32 filters, and the heads read it from the L1. Derived, the convolution writes
-    /// the whole level (10 MB at the largest), the heads read it back, and each block of 8
-    /// filters reads the whole input again. (The window's row test `i + r < H` on the
-    /// parallel row is versioned once per row: `partition_loops`' `version_parallel`.)
+    /// The CPU schedule is written: each parallel row goes 32 columns at a time; for
+    /// those, the convolution's 32 filters in register tiles of 8 filters by 32 columns
+    /// (the derived tile), the heads' 6 outputs in one register tile reading them from
+    /// the L1, and the bias and softmax on those registers. Derived, the convolution
+    /// writes the whole level (10 MB at the largest) and the heads read it back, and two
+    /// outputs would each read the heads' sums back. (The window's row test `i + r < H`
+    /// on the parallel row is versioned once per row: `partition_loops`'
+    /// `version_parallel`.)
     pub fn pnet_conv3_heads(
         x: f32[H, 16, W], w: f32[32, 16, 3, 3], b: f32[32], alpha: f32[32],
         wr: f32[4, 32, 1, 1], br: f32[4], wc: f32[2, 32, 1, 1], bc: f32[2], oh: usize, ow: usize,
-    ) -> (reg: f32[4, oh, ow], prob: f32[2, oh, ow]) {
+    ) -> y: f32[oh, 6, ow] {
         let c[f, i, j]: f32[32, oh, ow] = sum(if i + r < H && j + s < W { x[i + r, c, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..16, r in 0..3, s in 0..3);
         let a[f, i, j]: f32[32, oh, ow] = (c[f, i, j] + b[f]).max(0.0) + alpha[f] * (c[f, i, j] + b[f]).min(0.0);
         let h[i, k, j]: f32[oh, 6, ow] =
             sum(a[f, i, j] * if k < 4 { wr[k, f, 0, 0] } else { wc[k - 4, f, 0, 0] } for f in 0..32);
-        reg[k, i, j] = h[i, k, j] + br[k];
-        let l[k, i, j]: f32[2, oh, ow] = h[i, k + 4, j] + bc[k];
-        prob[k, i, j] = 1.0 / (1.0 + (l[1 - k, i, j] - l[k, i, j]).exp());
+        // For k = 4, 5: 1 / (1 + e^(other logit - this logit)).
+        y[i, k, j] = if k < 4 {
+            h[i, k, j] + br[k]
+        } else {
+            1.0 / (1.0 + ((h[i, 9 - k, j] + bc[5 - k]) - (h[i, k, j] + bc[k - 4])).exp())
+        };
     }
     schedule!(cpu) {
         a.compute_inline();
-        l.compute_inline();
-        // The heads as derived: a register tile of the 6 outputs by 32 columns, the rows
-        // in parallel.
+        let (y_vo, y_vi) = y.split(y.j, 32);
+        y.reorder(y.i, y_vo, y.k, y_vi);
+        y.parallel(y.i);
+        y.unroll(y.k);
+        y.vectorize(y_vi);
+        // The heads: a register tile of the 6 outputs by 32 columns.
         let h_l = h.cache_write(local);
-        let (h_uo, h_ui) = h.split(h.k, 6);
-        let (h_vo, h_vi) = h.split(h.j, 32);
-        h.reorder(h.i, h_uo, h_vo, h_ui, h_vi);
-        let h_par = h.fuse(h.i, h_uo);
-        h.parallel(h_par);
-        h.vectorize(h_vi);
-        h_l.compute_at(h, h_vo);
+        h.compute_at(y, y_vo);
+        h.vectorize(h.j);
+        h_l.compute_at(h, h.i);
         let [h_l_i, h_l_k, h_l_j] = h_l.axes();
         let (h_l_ko, h_l_ki) = h_l.split(h_l.f, 4);
         h_l.reorder(h_l_i, h_l_ko, h_l_ki, h_l_k, h_l_j);
         h_l.unroll(h_l_ki);
         h_l.unroll(h_l_k);
         h_l.vectorize(h_l_j);
-        // The convolution inside the heads' tile: its 32 filters of those 32 columns, in
+        // The convolution inside that tile: its 32 filters of those 32 columns, in
         // register tiles of 8 filters (the derived tile), read back from the L1.
         let c_l = c.cache_write(local);
-        c.compute_at(h, h_vo);
+        c.compute_at(y, y_vo);
         let (c_uo, c_ui) = c.split(c.f, 8);
         c.reorder(c_uo, c.i, c_ui, c.j);
         c.vectorize(c.j);
@@ -221,14 +225,6 @@ compute! {
         c_l.unroll(c_l.s);
         c_l.unroll(c_l_f);
         c_l.vectorize(c_l_j);
-        let prob_par = prob.fuse(prob.k, prob.i);
-        prob.parallel(prob_par);
-        let (prob_o, prob_v) = prob.split(prob.j, 16);
-        prob.vectorize(prob_v);
-        let reg_par = reg.fuse(reg.k, reg.i);
-        reg.parallel(reg_par);
-        let (reg_o, reg_v) = reg.split(reg.j, 16);
-        reg.vectorize(reg_v);
     }
 }
 

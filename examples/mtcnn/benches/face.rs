@@ -74,8 +74,7 @@ fn main() {
     // The networks' outputs are read back (as a pipeline must) so a device finishes its work.
     let pnet = median(|| {
         for x in &levels {
-            let (reg, prob) = det.pnet.run(&device, x).unwrap();
-            (reg.to_host().unwrap(), prob.to_host().unwrap());
+            det.pnet.run(&device, x).unwrap().to_host().unwrap();
         }
     });
     let rnet = median(|| {

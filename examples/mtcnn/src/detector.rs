@@ -187,13 +187,11 @@ impl PNet {
         Ok(PNet { conv, reg: (rw, rb), cls: (cw, cb) })
     }
 
-    /// P-Net on one input `x[3, H, W]` (`H, W >= 12`): the box regression `[4, H', W']`
-    /// and the face/background probabilities `[2, H', W']`, `H' = ceil((H - 2) / 2) - 4`.
-    pub fn run(
-        &self,
-        device: &Device,
-        x: &DeviceTensor<f32, 3>,
-    ) -> Result<(DeviceTensor<f32, 3>, DeviceTensor<f32, 3>)> {
+    /// P-Net on one input `x[3, H, W]` (`H, W >= 12`): its outputs in one map
+    /// `[H', 6, W']`, rows-first, `H' = ceil((H - 2) / 2) - 4`: at `[i, k, j]` the box
+    /// regression for `k < 4`, the background and face probabilities for `k = 4, 5`
+    /// ([`PNet::maps`] gives them in the ONNX graph's layout).
+    pub fn run(&self, device: &Device, x: &DeviceTensor<f32, 3>) -> Result<DeviceTensor<f32, 3>> {
         let [_, h, w] = x.shape();
         if h < 12 || w < 12 {
             return Err(format!("P-Net needs an input of at least 12 x 12, not {h} x {w}").into());
@@ -202,7 +200,7 @@ impl PNet {
         let [c1, c2, c3] = &self.conv;
         let p = pnet_conv1::call_on(device, x, &c1.w, &c1.b, &c1.a, ph, pw)?;
         let y = pnet_conv2::call_on(device, &p, &c2.w, &c2.b, &c2.a, ph - 2, pw - 2)?;
-        let (reg, prob) = pnet_conv3_heads::call_on(
+        Ok(pnet_conv3_heads::call_on(
             device,
             &y,
             &c3.w,
@@ -214,8 +212,16 @@ impl PNet {
             &self.cls.1,
             ph - 4,
             pw - 4,
-        )?;
-        Ok((reg, prob))
+        )?)
+    }
+
+    /// [`PNet::run`]'s map as the ONNX graph's two outputs (batch 1 left out): the box
+    /// regression `[4, H', W']` and the probabilities `[2, H', W']`.
+    pub fn maps(out: &Tensor<f32, 3>) -> (Vec<f32>, Vec<f32>) {
+        let [rows, k, cols] = out.shape();
+        let plane = |c: usize| (0..rows).flat_map(move |i| (0..cols).map(move |j| (i * k + c) * cols + j));
+        let v = out.as_slice();
+        ((0..4).flat_map(plane).map(|at| v[at]).collect(), (4..6).flat_map(plane).map(|at| v[at]).collect())
     }
 }
 
@@ -504,9 +510,8 @@ impl Detector {
             if xw < 12 || xh < 12 {
                 continue;
             }
-            let (reg, prob) = self.pnet.run(&self.device, &x)?;
-            let (reg, prob) = (reg.to_host()?, prob.to_host()?);
-            let boxes = candidates(&reg, &prob, scale, self.thresholds[0]);
+            let out = self.pnet.run(&self.device, &x)?.to_host()?;
+            let boxes = candidates(&out, scale, self.thresholds[0]);
             let keep =
                 nms(&boxes.iter().map(|b| [b[0], b[1], b[2], b[3], b[4]]).collect::<Vec<_>>(), 0.5, Overlap::Union);
             all.extend(keep.into_iter().map(|i| boxes[i]));
@@ -575,14 +580,13 @@ impl Detector {
 /// probability is at least `threshold`, as `[x1, y1, x2, y2, score, dx1, dy1, dx2, dy2]`
 /// in the image's pixels. The maps are in the network's layout (`[k, column, row]`), so
 /// cells come in the reference's order (by column, then row).
-fn candidates(reg: &Tensor<f32, 3>, prob: &Tensor<f32, 3>, scale: f64, threshold: f64) -> Vec<[f64; 9]> {
-    let [_, cols, rows] = prob.shape();
-    let (p, r) = (prob.as_slice(), reg.as_slice());
-    let plane = cols * rows;
-    let hits: Vec<(usize, usize)> = (0..cols)
-        .flat_map(|x| (0..rows).map(move |y| (x, y)))
-        .filter(|&(x, y)| p[plane + x * rows + y] as f64 >= threshold)
-        .collect();
+fn candidates(out: &Tensor<f32, 3>, scale: f64, threshold: f64) -> Vec<[f64; 9]> {
+    let [cols, _, rows] = out.shape();
+    let v = out.as_slice();
+    // Output `k` of cell (x, y) (P-Net's map is `[column, k, row]`).
+    let at = |x: usize, k: usize, y: usize| v[(x * 6 + k) * rows + y] as f64;
+    let hits: Vec<(usize, usize)> =
+        (0..cols).flat_map(|x| (0..rows).map(move |y| (x, y))).filter(|&(x, y)| at(x, 5, y) >= threshold).collect();
     // The reference flips the regression maps upside down when exactly one cell passes
     // (`np.flipud` in `__generate_bounding_box`); its boxes follow that.
     let flip = hits.len() == 1;
@@ -595,11 +599,11 @@ fn candidates(reg: &Tensor<f32, 3>, prob: &Tensor<f32, 3>, scale: f64, threshold
                 ((2.0 * q(y) + 1.0) / scale).trunc(),
                 ((2.0 * q(x) + 12.0) / scale).trunc(),
                 ((2.0 * q(y) + 12.0) / scale).trunc(),
-                p[plane + x * rows + y] as f64,
-                r[rx * rows + y] as f64,
-                r[plane + rx * rows + y] as f64,
-                r[2 * plane + rx * rows + y] as f64,
-                r[3 * plane + rx * rows + y] as f64,
+                at(x, 5, y),
+                at(rx, 0, y),
+                at(rx, 1, y),
+                at(rx, 2, y),
+                at(rx, 3, y),
             ]
         })
         .collect()

@@ -15,7 +15,7 @@ use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use tvm::{Device, Tensor};
-use tvm_mtcnn::{onnx_protobuf, Detector, Face};
+use tvm_mtcnn::{detector::PNet, onnx_protobuf, Detector, Face};
 
 /// The workspace's root (the venv is under its `target/`).
 const ROOT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
@@ -193,11 +193,8 @@ fn each_network_matches_both_runtimes_on_the_same_inputs() {
             let got: Vec<(&str, Vec<f32>)> = match net {
                 "pnet" => {
                     let xt = Tensor::from_vec(x, [3, h, w]).unwrap().to_device(&device).unwrap();
-                    let (reg, prob) = det.pnet.run(&device, &xt).unwrap();
-                    vec![
-                        ("conv2d_4", reg.to_host().unwrap().into_vec()),
-                        ("softmax", prob.to_host().unwrap().into_vec()),
-                    ]
+                    let (reg, prob) = PNet::maps(&det.pnet.run(&device, &xt).unwrap().to_host().unwrap());
+                    vec![("conv2d_4", reg), ("softmax", prob)]
                 }
                 "rnet" => {
                     let xt = Tensor::from_vec(x, [n, 3, h, w]).unwrap().to_device(&device).unwrap();
