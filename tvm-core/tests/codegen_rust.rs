@@ -372,6 +372,17 @@ fn kernels() -> Vec<Kernel> {
             scalars: vec![ScalarValue::U64(20)],
             ..k(CROP_ROWS, "cpu", &[&[("C", 1), ("W", 4), ("H", 30), ("N", 3), ("S", 2), ("K", 3)]])
         },
+        // The derived parallel loop fused from rows and filter blocks: `oh = H`, so the
+        // last rows' window crosses `H` (the versioned row test fails, the slow copy
+        // runs); widths 20 (masked tiles only) and 40 (a whole tile and a masked one).
+        Kernel {
+            scalars: vec![ScalarValue::U64(8), ScalarValue::U64(20)],
+            ..k(CONV_ROWS_FIRST, "cpu", &[&[("H", 8), ("W", 22), ("oh", 8), ("ow", 20)]])
+        },
+        Kernel {
+            scalars: vec![ScalarValue::U64(7), ScalarValue::U64(40)],
+            ..k(CONV_ROWS_FIRST, "cpu", &[&[("H", 7), ("W", 42), ("oh", 7), ("ow", 40)]])
+        },
         // Widths 21 (every tile a border), 34 (a whole tile and a border) and 64 (whole
         // tiles, the last one's window reading past `W` under its test).
         k(
@@ -968,6 +979,8 @@ fn a_fused_row_s_window_test_is_versioned_and_its_masked_tiles_stay_vectors() {
     assert!(versioned >= 2, "the row test is not versioned in both paths:\n{tir}");
     let code = emit_rust(&f).unwrap().to_string();
     assert!(!code.contains("if __c [__l]"), "a select evaluated lane by lane:\n{code}");
+    // The masked tiles' reads of `x`, in vectors whose lanes outside `x` read zero.
+    assert!(code.contains("ldv_lanes :: < _ , 32 > (x ,"), "no lenient vector load of `x`:\n{code}");
 }
 
 /// The window rule's stride-2 taps load their span once and pick every other lane.

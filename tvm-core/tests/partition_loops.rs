@@ -9,7 +9,7 @@
 #[path = "support/lowered.rs"]
 mod lowered;
 
-use tvm_core::interp::{run, ArgValue, HostTensor};
+use tvm_core::interp::{run, ArgValue, HostTensor, ScalarValue};
 use tvm_core::tir::visit::{walk_stmt, Visitor};
 use tvm_core::tir::{ForKind, PrimFunc, Stmt};
 use tvm_core::Target;
@@ -258,6 +258,63 @@ fn a_tile_along_a_symbolic_axis_tests_its_rows_once_per_parallel_iteration() {
                 }
             }
             assert!((g - want).abs() <= 1e-4, "N = {n}: y[{b}, {i}, {j}, {fi}] = {g}, not {want}");
+        }
+    }
+}
+
+/// A rows-first convolution without a schedule: the derived parallel loop fuses the rows
+/// with the two blocks of filters (`y_par / 2` is the row), and `version_parallel` tests
+/// the window's row test once per iteration, in the whole tiles and in the masked ones of
+/// a width under 32 (there inside a vector select's condition). With `oh = H` the last
+/// rows' window crosses `H`, so the slow copies run too. The interpreter's results on
+/// that TIR equal a plain convolution.
+#[test]
+fn a_fused_parallel_row_s_window_test_keeps_the_convolution_s_values() {
+    let src = "compute! { fn conv(x: f32[H, 10, W], w: f32[16, 10, 3, 3], oh: usize, ow: usize) -> y: f32[oh, 16, ow] {
+        let c[i, f, j]: f32[oh, 16, ow] = sum(if i + r < H && j + s < W { x[i + r, c, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..10, r in 0..3, s in 0..3);
+        y[i, f, j] = c[i, f, j].max(0.0);
+    } }";
+    let k = tvm_core::frontend::parse_str(&src[src.find("compute!").unwrap()..]).expect("parses");
+    let f = tvm_core::driver::lower(&lowered::derived_schedule(&k, &Target::parse("cpu").unwrap())).expect("lowers");
+    let text = tvm_core::tir::printer::print_func(&f);
+    let versioned =
+        text.lines().filter(|l| l.trim_start().starts_with("if") && l.contains("y_par / 2 < H - 2")).count();
+    assert!(versioned >= 2, "the row test is not versioned in both paths:\n{text}");
+
+    let f32 = tvm_core::dtype::DType::F32;
+    for (h, wd, oh, ow) in [(8usize, 22usize, 8usize, 20usize), (7, 42, 7, 40), (9, 35, 7, 33), (5, 12, 3, 10)] {
+        let x: Vec<f64> = (0..h * 10 * wd).map(|k| (k * 7919 % 997) as f64 / 997.0 - 0.5).collect();
+        let w: Vec<f64> = (0..16 * 90).map(|k| (k * 104729 % 991) as f64 / 991.0 - 0.5).collect();
+        let mut args = vec![
+            ArgValue::Tensor(HostTensor::from_f64(f32, vec![h, 10, wd], &x).unwrap()),
+            ArgValue::Tensor(HostTensor::from_f64(f32, vec![16, 10, 3, 3], &w).unwrap()),
+            ArgValue::Scalar(ScalarValue::U64(oh as u64)),
+            ArgValue::Scalar(ScalarValue::U64(ow as u64)),
+            ArgValue::Tensor(HostTensor::from_f64(f32, vec![oh, 16, ow], &vec![f64::NAN; oh * 16 * ow]).unwrap()),
+        ];
+        run(&f, &mut args).unwrap_or_else(|e| panic!("{h} x {wd}: {e:?}"));
+        let got = args[4].as_tensor().unwrap().to_f64_vec();
+        for i in 0..oh {
+            for fi in 0..16 {
+                for j in 0..ow {
+                    let mut want = 0.0f64;
+                    for c in 0..10 {
+                        for r in 0..3 {
+                            for s in 0..3 {
+                                if i + r < h && j + s < wd {
+                                    want += x[((i + r) * 10 + c) * wd + j + s] * w[((fi * 10 + c) * 3 + r) * 3 + s];
+                                }
+                            }
+                        }
+                    }
+                    let g = got[(i * 16 + fi) * ow + j];
+                    assert!(
+                        (g - want.max(0.0)).abs() <= 1e-4,
+                        "{h} x {wd}: y[{i}, {fi}, {j}] = {g}, not {}",
+                        want.max(0.0)
+                    );
+                }
+            }
         }
     }
 }

@@ -578,13 +578,14 @@ impl Detector {
 
 /// The reference's `__generate_bounding_box`: every cell of P-Net's maps whose face
 /// probability is at least `threshold`, as `[x1, y1, x2, y2, score, dx1, dy1, dx2, dy2]`
-/// in the image's pixels. The maps are in the network's layout (`[k, column, row]`), so
-/// cells come in the reference's order (by column, then row).
+/// in the image's pixels. The map is [`PNet::run`]'s (`[column, k, row]`: the network's
+/// layout, its outputs as one), so cells come in the reference's order (by column, then
+/// row).
 fn candidates(out: &Tensor<f32, 3>, scale: f64, threshold: f64) -> Vec<[f64; 9]> {
-    let [cols, _, rows] = out.shape();
+    let [cols, outputs, rows] = out.shape();
     let v = out.as_slice();
-    // Output `k` of cell (x, y) (P-Net's map is `[column, k, row]`).
-    let at = |x: usize, k: usize, y: usize| v[(x * 6 + k) * rows + y] as f64;
+    // Output `k` of cell (x, y).
+    let at = |x: usize, k: usize, y: usize| v[(x * outputs + k) * rows + y] as f64;
     let hits: Vec<(usize, usize)> =
         (0..cols).flat_map(|x| (0..rows).map(move |y| (x, y))).filter(|&(x, y)| at(x, 5, y) >= threshold).collect();
     // The reference flips the regression maps upside down when exactly one cell passes

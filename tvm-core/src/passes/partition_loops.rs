@@ -152,7 +152,10 @@ fn version(var: &Var, body: Stmt, parallel: &[Var]) -> Stmt {
 /// A conjunct that also mentions short loops of the body of constant range (a window's
 /// taps: `i + r < H` under `for r in 0..3`, where the window's stage is computed at the
 /// parallel row `i` of its consumer) is tested at its worst taps (`i + 2 < H`), as
-/// [`version`] does for serial loops.
+/// [`version`] does for serial loops; so is one on the row `var / k` of a parallel loop
+/// fused from rows and blocks (`y_par / 2 + r < H`). A vector select's condition counts
+/// too: its uniform conjuncts (`broadcast(i + r < H)`, in the masked tiles of a narrow
+/// output) are tested as the scalars they broadcast.
 ///
 /// Only where they are tested more than once (under a loop of the body, or in several
 /// conditions), and only comparisons that read no memory and check nothing (evaluated
@@ -198,8 +201,9 @@ fn version_parallel(var: &Var, body: Stmt) -> Result<(Expr, Stmt, Stmt), Stmt> {
                 continue;
             }
             let test = if inner.iter().any(|v| uses_var(&c, v)) {
-                // Only a window's border on the parallel row itself, `i + r < H`: a
-                // test on a fused index (`fy % 10 + r >= 1`) is left to the partitions
+                // Only a window's border on the parallel row itself, `i + r < H` (or
+                // `y_par / 2 + r < H`): a test on a fused index (`fy % 10 + r >= 1`) is
+                // left to the partitions
                 // and unswitching inside the body, which prove its reads in bounds in
                 // every iteration, and a register tile's tail (`o * 128 + k * 8 < M`)
                 // to the guards as they are (its versioned copy ran a 1000^3 matmul
@@ -241,30 +245,38 @@ fn unit_step(c: &Expr, var: &Var) -> bool {
     if step_is_one(c, var) {
         return true;
     }
+    // `var / k` by one fresh variable, for one `k` throughout.
     struct Rows<'a> {
         var: &'a Var,
         row: Var,
-        found: bool,
+        divisor: Option<i64>,
+        mixed: bool,
     }
     impl Mutator for Rows<'_> {
         fn mutate_expr(&mut self, e: Expr) -> Expr {
             match &e {
-                Expr::Binary { op: crate::tir::BinOp::Div, a, b }
-                    if matches!(&**a, Expr::Var(v) if v == self.var)
-                        && matches!(&**b, Expr::Int { value, .. } if *value > 0) =>
-                {
-                    self.found = true;
-                    Expr::var(&self.row)
+                Expr::Binary { op: crate::tir::BinOp::Div, a, b } if matches!(&**a, Expr::Var(v) if v == self.var) => {
+                    match **b {
+                        Expr::Int { value, .. } if value > 0 => {
+                            self.mixed |= self.divisor.is_some_and(|k| k != value);
+                            self.divisor = Some(value);
+                            Expr::var(&self.row)
+                        }
+                        _ => crate::tir::mutate::super_expr(self, e),
+                    }
                 }
                 _ => crate::tir::mutate::super_expr(self, e),
             }
         }
     }
-    let mut rows = Rows { var, row: Var::new(format!("{}_row", var.name()), var.dtype()), found: false };
+    let row = Var::new(format!("{}_row", var.name()), var.dtype());
+    let mut rows = Rows { var, row, divisor: None, mixed: false };
     let by_row = rows.mutate_expr(c.clone());
-    rows.found && !uses_var(&by_row, var) && step_is_one(&by_row, &rows.row)
+    rows.divisor.is_some() && !rows.mixed && !uses_var(&by_row, var) && step_is_one(&by_row, &rows.row)
 }
 
+/// Whether the comparison `c`'s two sides' difference changes by exactly ±1 from `var`
+/// to `var + 1`.
 fn step_is_one(c: &Expr, var: &Var) -> bool {
     let Expr::Cmp { a, b, .. } = c else { return false };
     if !a.dtype().is_integer() || !a.dtype().is_scalar() || a.dtype() != var.dtype() {
@@ -1020,8 +1032,10 @@ mod tests {
         let out = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(s);
         let text = print_stmt(&out);
         let Stmt::For { body, .. } = &out else { panic!("one parallel loop:\n{text}") };
-        let Stmt::If { cond, then, .. } = &**body else { panic!("a versioned body:\n{text}") };
+        let Stmt::If { cond, then, otherwise: Some(slow) } = &**body else { panic!("a versioned body:\n{text}") };
         assert_eq!(print_expr(cond), "i + 2 < n", "{text}");
+        let slow_tests: Vec<String> = conditions_of(slow, true).iter().map(print_expr).collect();
+        assert!(slow_tests.iter().any(|c| c.contains("broadcast(i + r < n")), "the slow copy lost its test:\n{text}");
         // The fast body keeps the lanes' own test, without the row's.
         let kept: Vec<String> = conditions_of(then, true).iter().map(print_expr).collect();
         assert!(kept.iter().all(|c| !c.contains("< broadcast(n") && !c.contains(" < n")), "{text}");

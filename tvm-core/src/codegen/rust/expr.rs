@@ -583,8 +583,8 @@ pub(super) fn may_trap(e: &Expr) -> bool {
 }
 
 /// Whether the only things in `e` that [`may_trap`] are loads (no check, no integer
-/// division): evaluated where the interpreter would not, such an `e` is harmless when its
-/// loads are lenient.
+/// division but by a positive constant): evaluated where the interpreter would not, such
+/// an `e` is harmless when its loads are lenient.
 fn only_loads_trap(e: &Expr) -> bool {
     let mut ok = true;
     crate::tir::visit::for_each_expr(e, &mut |x| {
@@ -597,10 +597,13 @@ fn only_loads_trap(e: &Expr) -> bool {
     ok
 }
 
-/// An integer divisor that cannot fail a division: a positive constant (the row
-/// `y_par / 2` of a parallel loop fused from rows and blocks).
+/// An integer divisor that cannot fail a division: a positive constant that its type
+/// holds (the row `y_par / 2` of a parallel loop fused from rows and blocks); written as
+/// a literal of that type, a larger one would wrap, to zero for one.
 fn positive_constant(b: &Expr) -> bool {
-    matches!(b, Expr::Int { value, .. } if *value > 0)
+    let Expr::Int { value, dtype } = b else { return false };
+    let bits = u32::from(dtype.bits) - u32::from(dtype.is_int());
+    *value > 0 && (bits >= 63 || *value < 1i64 << bits)
 }
 
 /// `a op b` on scalars of type `d`.
