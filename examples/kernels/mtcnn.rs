@@ -16,10 +16,11 @@
 //! kernels write that transposed layout directly, so no kernel transposes anything.
 //! P-Net's convolutions read the ONNX `OIHW` weights as stored (`w[f, c, r, s]`), and its
 //! first two layers write rows-first (`y[i, f, j]`): the derived parallel loop then walks
-//! the rows, each iteration reads three input rows from its own on, and each thread mostly reads
-//! rows that it wrote itself in the layer before. (Filters-first, `y[f, i, j]`, a parallel
-//! iteration is a block of filters over the whole level, and each thread reads the whole
-//! input, half of it from the other's cache; `docs/PERFORMANCE.md` has the figures.)
+//! the rows, each iteration reads three input rows from its own on, and each thread
+//! mostly reads rows that it wrote itself in the layer before. (Filters-first,
+//! `y[f, i, j]`, a parallel iteration is a block of filters over the whole level, and each
+//! thread reads the whole input, half of it from the other's cache; `docs/PERFORMANCE.md`
+//! has the figures.)
 //! R-Net's and O-Net's read them filters-last (`w[c, r, s, f]`, transposed once at load
 //! time) and write channels-last (`y[n, i, j, f]`) from the first layer on: a crop's rows
 //! (24 or 48 wide, fewer after each layer) fill vectors badly, its filters (28 to 128)

@@ -20,6 +20,9 @@ use tvm_core::interp::{run, ArgValue, HostTensor, ScalarValue};
 use tvm_core::tir::{Param, PrimFunc};
 use tvm_core::Target;
 
+#[path = "support/lowered.rs"]
+mod lowered;
+
 /// `src` lowered for `target` as `compute!` lowers it.
 fn lower(src: &str, target: &str) -> PrimFunc {
     // An example file: its `compute!` invocation, after the docs and `use` lines.
@@ -70,15 +73,6 @@ const CONV_ROWS: &str = r#"
     fn conv_rows(x: f32[C, H, W], w: f32[F, C, 3, 3]) -> y: f32[F, H, W] {
         let c[f, i, j]: f32[F, H, W] = sum(if i + r < H && j + s < W { x[c, i + r, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..C, r in 0..3, s in 0..3);
         y[f, i, j] = c[f, i, j].max(0.0);
-    }
-"#;
-
-/// A convolution whose output is rows-first (`y[i, f, j]`), with no schedule: the derived
-/// parallel loop fuses the rows with the blocks of filters (`y_par / 2` is the row).
-const CONV_ROWS_FIRST: &str = r#"
-    fn conv_rows_first(x: f32[H, 10, W], w: f32[16, 10, 3, 3], oh: usize, ow: usize) -> y: f32[oh, 16, ow] {
-        let c[i, f, j]: f32[oh, 16, ow] = sum(if i + r < H && j + s < W { x[i + r, c, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..10, r in 0..3, s in 0..3);
-        y[i, f, j] = c[i, f, j].max(0.0);
     }
 "#;
 
@@ -379,7 +373,7 @@ fn kernels() -> Vec<Kernel> {
         // `partition_loops.rs`.
         Kernel {
             scalars: vec![ScalarValue::U64(8), ScalarValue::U64(20)],
-            ..k(CONV_ROWS_FIRST, "cpu", &[&[("H", 8), ("W", 22), ("oh", 8), ("ow", 20)]])
+            ..k(lowered::CONV_ROWS_FIRST, "cpu", &[&[("H", 8), ("W", 22), ("oh", 8), ("ow", 20)]])
         },
         // Widths 21 (every tile a border), 34 (a whole tile and a border) and 64 (whole
         // tiles, the last one's window reading past `W` under its test).
@@ -968,7 +962,7 @@ fn a_border_tile_of_a_symbolic_width_accumulates_in_vectors() {
 /// indices is a division that cannot fail), not lane by lane.
 #[test]
 fn a_fused_row_s_window_test_is_versioned_and_its_masked_tiles_stay_vectors() {
-    let f = lower(CONV_ROWS_FIRST, "cpu");
+    let f = lower(lowered::CONV_ROWS_FIRST, "cpu");
     let tir = tvm_core::tir::printer::print_func(&f);
     assert!(tir.contains("for y_par in parallel"), "the derived schedule changed:\n{tir}");
     let versioned = tir.lines().filter(|l| l.trim_start().starts_with("if") && l.contains("y_par / 2 < H - 2")).count();

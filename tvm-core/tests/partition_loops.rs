@@ -270,11 +270,7 @@ fn a_tile_along_a_symbolic_axis_tests_its_rows_once_per_parallel_iteration() {
 /// that TIR equal a plain convolution.
 #[test]
 fn a_fused_parallel_row_s_window_test_keeps_the_convolution_s_values() {
-    let src = "compute! { fn conv(x: f32[H, 10, W], w: f32[16, 10, 3, 3], oh: usize, ow: usize) -> y: f32[oh, 16, ow] {
-        let c[i, f, j]: f32[oh, 16, ow] = sum(if i + r < H && j + s < W { x[i + r, c, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..10, r in 0..3, s in 0..3);
-        y[i, f, j] = c[i, f, j].max(0.0);
-    } }";
-    let k = tvm_core::frontend::parse_str(&src[src.find("compute!").unwrap()..]).expect("parses");
+    let k = tvm_core::frontend::parse_str(lowered::CONV_ROWS_FIRST).expect("parses");
     let f = tvm_core::driver::lower(&lowered::derived_schedule(&k, &Target::parse("cpu").unwrap())).expect("lowers");
     let text = tvm_core::tir::printer::print_func(&f);
     let versioned =

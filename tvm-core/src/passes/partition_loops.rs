@@ -189,29 +189,28 @@ fn version_parallel(var: &Var, body: Stmt) -> Result<(Expr, Stmt, Stmt), Stmt> {
             // A vector condition's uniform part, `broadcast(i + r < H)`, is tested as the
             // scalar it broadcasts; the conjunct goes out of the fast body whole.
             let c = match &whole {
-                Expr::Broadcast { value, .. } => (**value).clone(),
-                c => c.clone(),
+                Expr::Broadcast { value, .. } => &**value,
+                c => c,
             };
             let candidate = matches!(c, Expr::Cmp { .. })
                 && c.dtype().lanes == 1
-                && uses_var(&c, var)
-                && !crate::arith::reads_memory(&c)
-                && !crate::tir::visit::expr_has_check(&c);
+                && uses_var(c, var)
+                && !crate::arith::reads_memory(c)
+                && !crate::tir::visit::expr_has_check(c);
             if !candidate {
                 continue;
             }
-            let test = if inner.iter().any(|v| uses_var(&c, v)) {
+            let test = if inner.iter().any(|v| uses_var(c, v)) {
                 // Only a window's border on the parallel row itself, `i + r < H` (or
                 // `y_par / 2 + r < H`): a test on a fused index (`fy % 10 + r >= 1`) is
-                // left to the partitions
-                // and unswitching inside the body, which prove its reads in bounds in
-                // every iteration, and a register tile's tail (`o * 128 + k * 8 < M`)
-                // to the guards as they are (its versioned copy ran a 1000^3 matmul
-                // slower).
-                if !unit_step(&c, var) {
+                // left to the partitions and unswitching inside the body, which prove its
+                // reads in bounds in every iteration, and a register tile's tail
+                // (`o * 128 + k * 8 < M`) to the guards as they are (its versioned copy
+                // ran a 1000^3 matmul slower).
+                if !unit_step(c, var) {
                     continue;
                 }
-                match worst_case(&c, &inner, &taps) {
+                match worst_case(c, &inner, &taps) {
                     Some(worst) => worst,
                     None => continue,
                 }
@@ -254,19 +253,16 @@ fn unit_step(c: &Expr, var: &Var) -> bool {
     }
     impl Mutator for Rows<'_> {
         fn mutate_expr(&mut self, e: Expr) -> Expr {
-            match &e {
+            let k = match &e {
                 Expr::Binary { op: crate::tir::BinOp::Div, a, b } if matches!(&**a, Expr::Var(v) if v == self.var) => {
-                    match **b {
-                        Expr::Int { value, .. } if value > 0 => {
-                            self.mixed |= self.divisor.is_some_and(|k| k != value);
-                            self.divisor = Some(value);
-                            Expr::var(&self.row)
-                        }
-                        _ => crate::tir::mutate::super_expr(self, e),
-                    }
+                    b.as_int().filter(|k| *k > 0)
                 }
-                _ => crate::tir::mutate::super_expr(self, e),
-            }
+                _ => None,
+            };
+            let Some(k) = k else { return crate::tir::mutate::super_expr(self, e) };
+            self.mixed |= self.divisor.is_some_and(|d| d != k);
+            self.divisor = Some(k);
+            Expr::var(&self.row)
         }
     }
     let row = Var::new(format!("{}_row", var.name()), var.dtype());
@@ -799,7 +795,9 @@ fn conditions(s: &Stmt) -> Vec<Expr> {
 }
 
 /// The conditions of the `if`s and `select`s of `s`: the scalar ones, and with `vectors`
-/// the vector selects' too (a masked tile's `broadcast(i + r < H) && ramp(..) < W`).
+/// the uniform conjuncts of the vector selects' (`broadcast(i + r < H)` of a masked tile's
+/// `broadcast(i + r < H) && ramp(..) < W`), each on its own; their lane-wise ones, which
+/// no one test decides, are left out (and not copied: a masked tile has hundreds).
 fn conditions_of(s: &Stmt, vectors: bool) -> Vec<Expr> {
     struct C(Vec<Expr>, bool);
     impl Visitor for C {
@@ -811,8 +809,10 @@ fn conditions_of(s: &Stmt, vectors: bool) -> Vec<Expr> {
         }
         fn visit_expr(&mut self, e: &Expr) {
             if let Expr::Select { cond, .. } = e {
-                if self.1 || cond.dtype().lanes == 1 {
+                if cond.dtype().lanes == 1 {
                     self.0.push((**cond).clone());
+                } else if self.1 {
+                    uniform_conjuncts(cond, &mut self.0);
                 }
             }
             walk_expr(self, e)
@@ -838,6 +838,18 @@ fn node_count(s: &Stmt) -> usize {
     let mut n = N(0);
     n.visit_stmt(s);
     n.0
+}
+
+/// The `broadcast(..)` conjuncts of the vector condition `c`, pushed to `out`.
+fn uniform_conjuncts(c: &Expr, out: &mut Vec<Expr>) {
+    match c {
+        Expr::And(a, b) => {
+            uniform_conjuncts(a, out);
+            uniform_conjuncts(b, out);
+        }
+        Expr::Broadcast { .. } => out.push(c.clone()),
+        _ => {}
+    }
 }
 
 /// `cond` without the conjuncts of `peeled` (they hold in the interior); `None` when it
@@ -966,16 +978,33 @@ mod tests {
         Stmt::For { var, min, extent, kind: ForKind::Parallel, body: Box::new(cols) }
     }
 
+    /// The parallel loop `s` after the pass: its body, and the whole as text.
+    fn partitioned_parallel(s: Stmt) -> (Stmt, String) {
+        let out = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(s);
+        let text = print_stmt(&out);
+        let Stmt::For { kind: ForKind::Parallel, body, .. } = out else { panic!("one parallel loop:\n{text}") };
+        (*body, text)
+    }
+
+    /// A versioned parallel body: its test as text, its fast and its slow copy.
+    fn versions<'a>(body: &'a Stmt, text: &str) -> (String, &'a Stmt, &'a Stmt) {
+        let Stmt::If { cond, then, otherwise: Some(slow) } = body else { panic!("a versioned body:\n{text}") };
+        (print_expr(cond), then, slow)
+    }
+
+    /// `s`'s body versioned on `test`: the fast copy keeps no test, the slow one its one.
+    fn assert_versioned_once(s: Stmt, test: &str) {
+        let (body, text) = partitioned_parallel(s);
+        let (cond, fast, slow) = versions(&body, &text);
+        assert_eq!(cond, test, "{text}");
+        assert!(conditions(fast).is_empty(), "the fast version keeps no test:\n{text}");
+        assert_eq!(conditions(slow).len(), 1, "the slow version keeps its test:\n{text}");
+    }
+
     #[test]
     fn a_window_test_on_a_parallel_row_is_tested_once_per_row_at_its_last_tap() {
         let (m, n) = (Var::index("m"), Var::index("n"));
-        let out = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(parallel_window(&m, &n));
-        let text = print_stmt(&out);
-        let Stmt::For { kind: ForKind::Parallel, body, .. } = &out else { panic!("one parallel loop:\n{text}") };
-        let Stmt::If { cond, then, otherwise: Some(slow) } = &**body else { panic!("a versioned body:\n{text}") };
-        assert_eq!(print_expr(cond), "i + 2 < n", "{text}");
-        assert!(conditions(then).is_empty(), "the fast version keeps no test:\n{text}");
-        assert_eq!(conditions(slow).len(), 1, "the slow version keeps its test:\n{text}");
+        assert_versioned_once(parallel_window(&m, &n), "i + 2 < n");
     }
 
     #[test]
@@ -983,13 +1012,7 @@ mod tests {
         // Rows fused with two blocks of another axis: the row is `i / 2`.
         let (m, n) = (Var::index("m"), Var::index("n"));
         let s = parallel_window_testing(&m, |i, r| Expr::lt(i / Expr::int(2) + r, Expr::var(&n)));
-        let out = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(s);
-        let text = print_stmt(&out);
-        let Stmt::For { body, .. } = &out else { panic!("one parallel loop:\n{text}") };
-        let Stmt::If { cond, then, otherwise: Some(slow) } = &**body else { panic!("a versioned body:\n{text}") };
-        assert_eq!(print_expr(cond), "i / 2 + 2 < n", "{text}");
-        assert!(conditions(then).is_empty(), "{text}");
-        assert_eq!(conditions(slow).len(), 1, "{text}");
+        assert_versioned_once(s, "i / 2 + 2 < n");
     }
 
     #[test]
@@ -997,10 +1020,8 @@ mod tests {
         // `i % 2` does not step with the row: such a test stays where it is.
         let (m, n) = (Var::index("m"), Var::index("n"));
         let s = parallel_window_testing(&m, |i, r| Expr::lt(i % Expr::int(2) + r, Expr::var(&n)));
-        let out = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(s);
-        let text = print_stmt(&out);
-        let Stmt::For { body, .. } = &out else { panic!("one parallel loop:\n{text}") };
-        assert!(!matches!(&**body, Stmt::If { .. }), "not versioned:\n{text}");
+        let (body, text) = partitioned_parallel(s);
+        assert!(!matches!(body, Stmt::If { .. }), "not versioned:\n{text}");
     }
 
     #[test]
@@ -1029,15 +1050,26 @@ mod tests {
         };
         let taps = lp(&r, Expr::int(3), ForKind::Serial, store);
         let s = lp(&i, Expr::var(&m), ForKind::Parallel, lp(&j, Expr::var(&m), ForKind::Serial, taps));
-        let out = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(s);
-        let text = print_stmt(&out);
-        let Stmt::For { body, .. } = &out else { panic!("one parallel loop:\n{text}") };
-        let Stmt::If { cond, then, otherwise: Some(slow) } = &**body else { panic!("a versioned body:\n{text}") };
-        assert_eq!(print_expr(cond), "i + 2 < n", "{text}");
+        let (body, text) = partitioned_parallel(s);
+        let (cond, then, slow) = versions(&body, &text);
+        assert_eq!(cond, "i + 2 < n", "{text}");
         let slow_tests: Vec<String> = conditions_of(slow, true).iter().map(print_expr).collect();
         assert!(slow_tests.iter().any(|c| c.contains("broadcast(i + r < n")), "the slow copy lost its test:\n{text}");
-        // The fast body keeps the lanes' own test, without the row's.
-        let kept: Vec<String> = conditions_of(then, true).iter().map(print_expr).collect();
+        // The fast body keeps the lanes' own test, without the row's (the whole selects'
+        // conditions: `conditions_of` gives only their uniform parts).
+        struct Selects(Vec<String>);
+        impl Visitor for Selects {
+            fn visit_expr(&mut self, e: &Expr) {
+                if let Expr::Select { cond, .. } = e {
+                    self.0.push(print_expr(cond));
+                }
+                walk_expr(self, e)
+            }
+        }
+        let mut selects = Selects(Vec::new());
+        selects.visit_stmt(then);
+        let kept = selects.0;
+        assert!(!kept.is_empty(), "{text}");
         assert!(kept.iter().all(|c| !c.contains("< broadcast(n") && !c.contains(" < n")), "{text}");
         assert!(kept.iter().any(|c| c.contains("broadcast(m")), "{text}");
     }
@@ -1049,11 +1081,9 @@ mod tests {
         let (m, n) = (Var::index("m"), Var::index("n"));
         let Stmt::For { var, min, extent, kind, body } = parallel_window(&m, &n) else { unreachable!() };
         let twice = Stmt::For { var, min, extent, kind, body: Box::new(Stmt::Seq(vec![(*body).clone(), *body])) };
-        let out = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(twice);
-        let text = print_stmt(&out);
-        let Stmt::For { body, .. } = &out else { panic!("one parallel loop:\n{text}") };
-        let Stmt::If { cond, then, .. } = &**body else { panic!("a versioned body:\n{text}") };
-        assert_eq!(print_expr(cond), "i + 2 < n", "{text}");
+        let (body, text) = partitioned_parallel(twice);
+        let (cond, then, _) = versions(&body, &text);
+        assert_eq!(cond, "i + 2 < n", "{text}");
         assert!(conditions(then).is_empty(), "{text}");
     }
 
@@ -1067,11 +1097,8 @@ mod tests {
         let Stmt::For { var: r, body: store, .. } = &**tap else { unreachable!() };
         let rebound = Stmt::Let { var: r.clone(), value: Expr::int(10), body: store.clone() };
         let body = Box::new(Stmt::Seq(vec![*body, rebound]));
-        let s = Stmt::For { var, min, extent, kind, body };
-        let out = Partition { parallel: Vec::new(), common: Vec::new() }.mutate_stmt(s);
-        let text = print_stmt(&out);
-        let Stmt::For { body, .. } = &out else { panic!("one parallel loop:\n{text}") };
-        assert!(!matches!(&**body, Stmt::If { .. }), "versioned on a rebound tap:\n{text}");
+        let (body, text) = partitioned_parallel(Stmt::For { var, min, extent, kind, body });
+        assert!(!matches!(body, Stmt::If { .. }), "versioned on a rebound tap:\n{text}");
     }
 
     #[test]

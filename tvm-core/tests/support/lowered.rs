@@ -9,6 +9,16 @@ use tvm_core::schedule::Schedule;
 use tvm_core::tir::{PrimFunc, Stmt};
 use tvm_core::Target;
 
+/// A convolution whose output is rows-first (`y[i, f, j]`), with no schedule: the derived
+/// parallel loop fuses the rows with the two blocks of 8 filters (`y_par / 2` is the row).
+/// `partition_loops.rs` runs its TIR, `codegen_rust.rs` its emitted Rust.
+pub const CONV_ROWS_FIRST: &str = "compute! {
+    fn conv_rows_first(x: f32[H, 10, W], w: f32[16, 10, 3, 3], oh: usize, ow: usize) -> y: f32[oh, 16, ow] {
+        let c[i, f, j]: f32[oh, 16, ow] = sum(if i + r < H && j + s < W { x[i + r, c, j + s] } else { 0.0 } * w[f, c, r, s] for c in 0..10, r in 0..3, s in 0..3);
+        y[i, f, j] = c[i, f, j].max(0.0);
+    }
+}";
+
 fn show(e: &[tvm_core::schedule::ScheduleError]) -> String {
     e.iter().map(|e| e.to_string()).collect::<Vec<_>>().join("\n")
 }
