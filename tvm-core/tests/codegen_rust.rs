@@ -1064,18 +1064,22 @@ fn explicit_target_features_give_one_level() {
 fn the_fast_path_bound_fits_the_kernel() {
     // The largest bound on the dims that keeps every proof: index arithmetic of degree
     // one in the dims (vector add), and products a tensor's size bounds (matmul's
-    // `i * K`), allow 2^62. (Matmul's was 2^24 while a bound that wrapped past `i64`
-    // proved false claims at 2^62, which changed the count of proofs there.)
+    // `i * K`), allow the largest candidate, 2^48 (no tensor has more elements). (Matmul's
+    // was 2^24 while a bound that wrapped past `i64` proved false claims at 2^62, which
+    // changed the count of proofs there.)
     let bound = |src| {
         let code = emit_rust(&lower(src, "cpu")).unwrap().to_string();
         let at = code.find("let __fast : bool = ").expect("a fast-path condition");
         code[at..].split(';').next().unwrap().trim().to_string()
     };
-    assert_eq!(bound(VECTOR_ADD_16), "let __fast : bool = true && n <= 4611686018427387904i64");
-    assert_eq!(bound(MATMUL), "let __fast : bool = true && M <= 4611686018427387904i64 && K <= 4611686018427387904i64 && N <= 4611686018427387904i64");
+    assert_eq!(bound(VECTOR_ADD_16), "let __fast : bool = true && n <= 281474976710656i64");
+    assert_eq!(
+        bound(MATMUL),
+        "let __fast : bool = true && M <= 281474976710656i64 && K <= 281474976710656i64 && N <= 281474976710656i64"
+    );
     // P-Net's second convolution (`examples/kernels/mtcnn.rs`): its parallel chunks'
     // products of dims overflow `i64` at the larger bounds, so the proofs that hold at
-    // 2^16 hold up to 2^24 and no further. The search tries 2^62, then bisects, and each
+    // 2^16 hold up to 2^24 and no further. The search tries 2^48, then bisects, and each
     // emission stops at its first failed proof; it finds what trying every bound finds.
     let pnet_conv2 = "compute! {
         pub fn pnet_conv2(x: f32[10, H, W], w: f32[16, 10, 3, 3], b: f32[16], alpha: f32[16], oh: usize, ow: usize)
@@ -1276,7 +1280,7 @@ fn vector_add_golden() {
             ) -> ::core::result::Result<(), ::tvm::__rt::Error> {
                 __body::<1u8, __FAST>(a, b, c, n)
             }
-            let __fast: bool = true && n <= 4611686018427387904i64;
+            let __fast: bool = true && n <= 281474976710656i64;
             #[cfg(target_arch = "x86_64")]
             {
                 if __fast && ::std::is_x86_feature_detected!("avx512f") && ::std::is_x86_feature_detected!("avx512vl") {

@@ -130,6 +130,7 @@ pub fn program_tokens(
         let (arch, key, path) = (b.arch, &b.key, b.path.to_str()?);
         Some(quote!(#rt::gpu::Binary { format: #format, arch: #arch, key: #key, bytes: ::core::include_bytes!(#path) }))
     });
+    let source = super::text_literal(source);
     quote! {
         static #ident: #rt::gpu::Program = #rt::gpu::Program {
             backend: #backend,

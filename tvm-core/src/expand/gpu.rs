@@ -18,6 +18,8 @@ pub struct GpuTarget<'f> {
     /// The lowered function; `None` when the backend is off in this build.
     f: Option<&'f PrimFunc>,
     code: Result<Code, String>,
+    /// The lowered TIR as text (empty when the backend is off).
+    lowered: String,
 }
 
 struct Code {
@@ -31,22 +33,52 @@ struct Code {
     metal: Option<Result<String, String>>,
 }
 
+/// What a GPU target's code generation makes as text, with no token or span in it, so
+/// that it can be made on a thread of its own while the expansion's thread emits the CPU
+/// code: the device program (with its MSL for WebGPU) or why there is none, and the
+/// lowered TIR as text.
+pub struct Texts {
+    program: Result<(String, Option<Result<String, String>>), String>,
+    lowered: String,
+}
+
+/// The [`Texts`] of `f`, lowered for `backend`.
+pub fn texts(f: &PrimFunc, backend: Backend) -> Texts {
+    let program = (|| {
+        let source = match backend {
+            Backend::OpenCl => crate::codegen::opencl::emit_opencl(f),
+            Backend::Cuda => crate::codegen::cuda::emit_cuda(f),
+            Backend::WebGpu => crate::codegen::wgsl::emit_wgsl(f),
+            _ => return Err("code generation for this target is not built yet".to_string()),
+        }
+        .map_err(|e| e.to_string())?;
+        let metal = match backend {
+            Backend::WebGpu => metal_of(&source)?,
+            _ => None,
+        };
+        Ok((source, metal))
+    })();
+    Texts { program, lowered: crate::tir::printer::print_func(f) }
+}
+
 impl<'f> GpuTarget<'f> {
-    /// The code of `f` (lowered for `backend`), or none when the backend is off.
-    pub fn new(f: Option<&'f PrimFunc>, backend: Backend) -> GpuTarget<'f> {
-        Self::variant(f, backend, "")
+    /// The code of `f` (lowered for `backend`) from its [`Texts`] (made here when `made` is
+    /// `None`), or none when the backend is off (`f` is `None`).
+    pub fn new(f: Option<&'f PrimFunc>, backend: Backend, made: Option<Texts>) -> GpuTarget<'f> {
+        match (f, made) {
+            (Some(f), Some(t)) => Self::generate(f, backend, "", t),
+            (Some(f), None) => Self::generate(f, backend, "", texts(f, backend)),
+            (None, _) => GpuTarget { backend, f: None, code: Err(String::new()), lowered: String::new() },
+        }
     }
 
     /// [`GpuTarget::new`] with `suffix` on the names of its items (`__OPENCL_TUNED`,
     /// `__host_opencl_tuned`), so a second variant of the kernel can sit next to it.
-    pub fn variant(f: Option<&'f PrimFunc>, backend: Backend, suffix: &str) -> GpuTarget<'f> {
-        match f {
-            Some(f) => Self::generate(f, backend, suffix),
-            None => GpuTarget { backend, f: None, code: Err(String::new()) },
-        }
+    pub fn variant(f: &'f PrimFunc, backend: Backend, suffix: &str) -> GpuTarget<'f> {
+        Self::generate(f, backend, suffix, texts(f, backend))
     }
 
-    fn generate(f: &'f PrimFunc, backend: Backend, suffix: &str) -> GpuTarget<'f> {
+    fn generate(f: &'f PrimFunc, backend: Backend, suffix: &str, texts: Texts) -> GpuTarget<'f> {
         let rt = paths::rt();
         let upper = backend.name().to_ascii_uppercase();
         let (program, host) = (
@@ -54,17 +86,7 @@ impl<'f> GpuTarget<'f> {
             format_ident!("__host_{}{}", backend.name(), suffix),
         );
         let code = (|| {
-            let source = match backend {
-                Backend::OpenCl => crate::codegen::opencl::emit_opencl(f),
-                Backend::Cuda => crate::codegen::cuda::emit_cuda(f),
-                Backend::WebGpu => crate::codegen::wgsl::emit_wgsl(f),
-                _ => return Err("code generation for this target is not built yet".to_string()),
-            }
-            .map_err(|e| e.to_string())?;
-            let metal = match backend {
-                Backend::WebGpu => metal_of(&source)?,
-                _ => None,
-            };
+            let (source, metal) = texts.program?;
             let host_fn = emit_host(f, &host, &rt).map_err(|e| e.to_string())?;
             // CUDA binaries a build script compiled from this very source (by key).
             let binaries = match backend {
@@ -74,7 +96,7 @@ impl<'f> GpuTarget<'f> {
             let static_item = program_tokens(f, backend, &source, &binaries, &program, &rt);
             Ok(Code { items: quote!(#static_item #host_fn), program, host, metal })
         })();
-        GpuTarget { backend, f: Some(f), code }
+        GpuTarget { backend, f: Some(f), code, lowered: texts.lowered }
     }
 
     /// Whether code generation succeeded for this target.
@@ -143,7 +165,10 @@ impl<'f> GpuTarget<'f> {
     pub fn metal_value(&self) -> TokenStream {
         let (rt, error_t) = (paths::rt(), paths::error());
         match &self.code {
-            Ok(Code { metal: Some(Ok(text)), .. }) => quote!(::core::result::Result::Ok(#text)),
+            Ok(Code { metal: Some(Ok(text)), .. }) => {
+                let text = crate::codegen::text_literal(text);
+                quote!(::core::result::Result::Ok(#text))
+            }
             Ok(Code { metal: Some(Err(log)), .. }) => {
                 quote!(::core::result::Result::Err(#error_t::CompilationFailed { target: "metal".into(), log: #log.into() }))
             }
@@ -158,8 +183,8 @@ impl<'f> GpuTarget<'f> {
     /// `lowered(target)`'s value for this target.
     pub fn lowered_value(&self) -> TokenStream {
         match self.f {
-            Some(f) => {
-                let text = crate::tir::printer::print_func(f);
+            Some(_) => {
+                let text = crate::codegen::text_literal(&self.lowered);
                 quote!(::core::result::Result::Ok(#text))
             }
             None => self.off_target(),

@@ -94,8 +94,25 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     let (dims_fn, dims_args) = dims::dims_fn(kernel, &sig);
     let out_checks = dims::output_checks(kernel, &sig);
 
-    // The CPU kernel, on host tensors and on device tensors (host memory on the CPU).
-    let (cpu_fn, cpu_name) = cpu::function(&lowered.cpu, kernel, sig.name.span())?;
+    // The CPU kernel, on host tensors and on device tensors (host memory on the CPU),
+    // emitted as tokens on this thread while the GPU targets' programs (naga validates
+    // and translates the WGSL) and the lowered TIR's text are made on threads of their
+    // own: they hold no token or span.
+    let gpu_fns = [
+        (lowered.opencl.as_ref(), Backend::OpenCl),
+        (lowered.cuda.as_ref(), Backend::Cuda),
+        (lowered.webgpu.as_ref(), Backend::WebGpu),
+    ];
+    let (cpu_code, [opencl_texts, cuda_texts, webgpu_texts], lowered_cpu) = std::thread::scope(|s| {
+        let texts = gpu_fns.map(|(f, b)| f.map(|f| s.spawn(move || super::gpu::texts(f, b))));
+        let cpu_text = s.spawn(|| crate::tir::printer::print_func(&lowered.cpu));
+        let cpu_code = cpu::function(&lowered.cpu, kernel, sig.name.span());
+        fn join<T>(h: std::thread::ScopedJoinHandle<'_, T>) -> T {
+            h.join().unwrap_or_else(|p| std::panic::resume_unwind(p))
+        }
+        (cpu_code, texts.map(|h| h.map(join)), join(cpu_text))
+    });
+    let (cpu_fn, cpu_name) = cpu_code?;
     let cpu_run = cpu::call(kname, &sig, &lowered.cpu, &cpu_name, |i, out| {
         if out {
             quote!(#i.as_mut_slice())
@@ -113,14 +130,14 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     });
 
     // The GPU targets with a backend.
-    let opencl = GpuTarget::new(lowered.opencl.as_ref(), Backend::OpenCl);
+    let opencl = GpuTarget::new(lowered.opencl.as_ref(), Backend::OpenCl, opencl_texts);
     let (mut opencl_items, opencl_source) = (opencl.items(), opencl.source_value());
     let (mut opencl_run, mut opencl_run_on) = (opencl.run_arm(&sig), opencl.run_on_arm(kname, &sig));
-    let cuda = GpuTarget::new(lowered.cuda.as_ref(), Backend::Cuda);
+    let cuda = GpuTarget::new(lowered.cuda.as_ref(), Backend::Cuda, cuda_texts);
     let cuda_built = cuda.is_built();
     let (mut cuda_items, cuda_source) = (cuda.items(), cuda.source_value());
     let (mut cuda_run, mut cuda_run_on) = (cuda.run_arm(&sig), cuda.run_on_arm(kname, &sig));
-    let webgpu = GpuTarget::new(lowered.webgpu.as_ref(), Backend::WebGpu);
+    let webgpu = GpuTarget::new(lowered.webgpu.as_ref(), Backend::WebGpu, webgpu_texts);
     let (webgpu_items, webgpu_source, metal_source) = (webgpu.items(), webgpu.source_value(), webgpu.metal_value());
     let (webgpu_run, webgpu_run_on) = (webgpu.run_arm(&sig), webgpu.run_on_arm(kname, &sig));
 
@@ -167,7 +184,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
         (&lowered.tuned.cuda, Backend::Cuda, &mut cuda_items, &mut cuda_run, &mut cuda_run_on),
     ] {
         let Some((t, tf)) = t.as_ref().and_then(|t| Some((t, t.f.as_ref()?))) else { continue };
-        let v = GpuTarget::variant(Some(tf), backend, "_tuned");
+        let v = GpuTarget::variant(tf, backend, "_tuned");
         if !v.is_built() {
             continue;
         }
@@ -207,7 +224,6 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
         #device_t::WebGpu(_) => __cost_webgpu(&__d),
         _ => ::core::option::Option::None,
     });
-    let lowered_cpu = crate::tir::printer::print_func(&lowered.cpu);
     let (lowered_cuda, lowered_opencl, lowered_webgpu) =
         (cuda.lowered_value(), opencl.lowered_value(), webgpu.lowered_value());
     let schedule_of = |name: &str, g: Option<&super::gpu::GpuTarget>| match (lowered.schedule_source.get(name), g) {
@@ -221,7 +237,8 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
         schedule_of("opencl", Some(&opencl)),
         schedule_of("webgpu", Some(&webgpu)),
     );
-    let source_cpu = pretty_rust(&cpu_fn);
+    let source_cpu = crate::codegen::text_literal(&pretty_rust(&cpu_fn));
+    let lowered_cpu = crate::codegen::text_literal(&lowered_cpu);
     let docs_run = format!(
         "Runs `{kname}` on `device`, writing into outputs you allocated: the inputs, then the outputs, each of \
          the shape the function `{kname}` documents under \"Shapes\" (a tensor of another shape is \
