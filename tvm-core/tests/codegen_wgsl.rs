@@ -176,8 +176,10 @@ fn golden_vector_add() {
           }
           let blockIdx_x: i32 = i32(tvm_block_x);
           let threadIdx_x: i32 = i32(tvm_thread.x);
-          if ((((blockIdx_x * 256i) + threadIdx_x) < n)) {
-            c[((blockIdx_x * 256i) + threadIdx_x)] = (a[((blockIdx_x * 256i) + threadIdx_x)] + b[((blockIdx_x * 256i) + threadIdx_x)]);
+          let tvm_i: i32 = (blockIdx_x * 256i);
+          let tvm_i_1: i32 = (tvm_i + threadIdx_x);
+          if ((tvm_i_1 < n)) {
+            c[tvm_i_1] = (a[tvm_i_1] + b[tvm_i_1]);
           }
         }
     "#]].assert_eq(&text);
@@ -222,16 +224,19 @@ fn golden_vector_add() {
             }
             int blockIdx_x = static_cast<int>(tvm_block_x);
             int threadIdx_x = static_cast<int>(tvm_thread.x);
-            if (as_type<int>(as_type<uint>(as_type<int>(as_type<uint>(blockIdx_x) * as_type<uint>(256))) + as_type<uint>(threadIdx_x)) < n) {
-                float _e38 = a[metal::min(unsigned(as_type<int>(as_type<uint>(as_type<int>(as_type<uint>(blockIdx_x) * as_type<uint>(256))) + as_type<uint>(threadIdx_x))), (_buffer_sizes.size1 - 0 - 4) / 4)];
-                float _e44 = b[metal::min(unsigned(as_type<int>(as_type<uint>(as_type<int>(as_type<uint>(blockIdx_x) * as_type<uint>(256))) + as_type<uint>(threadIdx_x))), (_buffer_sizes.size2 - 0 - 4) / 4)];
-                c[metal::min(unsigned(as_type<int>(as_type<uint>(as_type<int>(as_type<uint>(blockIdx_x) * as_type<uint>(256))) + as_type<uint>(threadIdx_x))), (_buffer_sizes.size0 - 0 - 4) / 4)] = _e38 + _e44;
+            int tvm_i = as_type<int>(as_type<uint>(blockIdx_x) * as_type<uint>(256));
+            int tvm_i_1_ = as_type<int>(as_type<uint>(tvm_i) + as_type<uint>(threadIdx_x));
+            if (tvm_i_1_ < n) {
+                float _e32 = a[metal::min(unsigned(tvm_i_1_), (_buffer_sizes.size1 - 0 - 4) / 4)];
+                float _e35 = b[metal::min(unsigned(tvm_i_1_), (_buffer_sizes.size2 - 0 - 4) / 4)];
+                c[metal::min(unsigned(tvm_i_1_), (_buffer_sizes.size0 - 0 - 4) / 4)] = _e32 + _e35;
                 return;
             } else {
                 return;
             }
         }
-    "#]].assert_eq(&naga_check::to_msl(&text).unwrap());
+    "#]]
+    .assert_eq(&naga_check::to_msl(&text).unwrap());
 }
 
 /// WebGPU's schedule: its own `schedule!(webgpu)` block, else CUDA's block, else

@@ -145,6 +145,71 @@ fn folds_grid(k: &Kernel) -> bool {
         && vars.iter().all(|v| scalars.contains(v))
 }
 
+/// A key naming `e` if it is index arithmetic of the thread and block indices alone: a
+/// scalar integer sum, difference or product of them and constants, with at least one
+/// index. Two such expressions with one key print the same WGSL.
+fn index_key(e: &Expr, threads: &HashSet<VarId>) -> Option<String> {
+    fn key(e: &Expr, threads: &HashSet<VarId>, out: &mut String, var: &mut bool) -> bool {
+        use std::fmt::Write;
+        match e {
+            Expr::Int { value, dtype } if dtype.lanes == 1 => {
+                let _ = write!(out, "{value}:{dtype:?}");
+                true
+            }
+            Expr::Var(v) if threads.contains(&v.id()) => {
+                *var = true;
+                let _ = write!(out, "v{}", v.id().0);
+                true
+            }
+            Expr::Binary { op: op @ (BinOp::Add | BinOp::Sub | BinOp::Mul), a, b } => {
+                out.push('(');
+                let ok = key(a, threads, out, var) && {
+                    out.push_str(op.symbol());
+                    key(b, threads, out, var)
+                };
+                out.push(')');
+                ok
+            }
+            _ => false,
+        }
+    }
+    let d = e.dtype();
+    if !matches!(e, Expr::Binary { .. }) || d.lanes != 1 || !d.is_int() {
+        return None;
+    }
+    let (mut out, mut var) = (String::new(), false);
+    (key(e, threads, &mut out, &mut var) && var).then_some(out)
+}
+
+/// The index computations of the thread and block indices alone ([`index_key`]) that
+/// `body` holds more than once, smallest first. An unrolled register tile repeats each
+/// a hundred times (`blockIdx_y * 128 + threadIdx_y * 8` in every guard of a 1000 x 1000
+/// matmul): bound once, the WGSL is shorter, and naga, which parses it at expansion time
+/// and again when wgpu loads it, makes fewer expressions (its time grows with the square
+/// of a function's expressions). They are sums and products, which wrap in `i32` as the
+/// arithmetic they replace does, so computing one ahead of the guard it sits in changes
+/// no value it gives there.
+fn shared_indices(body: &Stmt, threads: &HashSet<VarId>) -> Vec<Expr> {
+    struct Count<'a> {
+        threads: &'a HashSet<VarId>,
+        seen: HashMap<String, (usize, Expr)>,
+    }
+    impl Visitor for Count<'_> {
+        fn visit_expr(&mut self, e: &Expr) {
+            if let Some(k) = index_key(e, self.threads) {
+                self.seen.entry(k).or_insert_with(|| (0, e.clone())).0 += 1;
+            }
+            walk_expr(self, e);
+        }
+    }
+    let mut c = Count { threads, seen: HashMap::new() };
+    walk_stmt(&mut c, body);
+    let mut shared: Vec<(String, Expr)> =
+        c.seen.into_iter().filter(|(_, (n, _))| *n > 1).map(|(k, (_, e))| (k, e)).collect();
+    shared.sort_by(|a, b| a.0.len().cmp(&b.0.len()).then_with(|| a.0.cmp(&b.0)));
+    shared.into_iter().map(|(_, e)| e).collect()
+}
+
 /// The variables `e` reads.
 fn collect_vars(e: &Expr, out: &mut Vec<VarId>) {
     struct Vars<'a>(&'a mut Vec<VarId>);
@@ -221,6 +286,11 @@ struct Printer<'f> {
     checks: Option<Checks>,
     /// The buffers the current kernel stores to.
     written: HashSet<BufferId>,
+    /// Index arithmetic of the thread and block indices alone that the kernel repeats,
+    /// bound once at its top (see [`shared_indices`]): key → variable.
+    shared: HashMap<String, String>,
+    /// The current kernel's thread and block index variables.
+    threads: HashSet<VarId>,
 }
 
 impl<'f> Printer<'f> {
@@ -240,6 +310,8 @@ impl<'f> Printer<'f> {
             hoisted: HashMap::new(),
             checks: None,
             written: HashSet::new(),
+            shared: HashMap::new(),
+            threads: HashSet::new(),
         }
     }
 
@@ -287,6 +359,8 @@ impl<'f> Printer<'f> {
         self.indent = 0;
         self.divisors.clear();
         self.hoisted.clear();
+        self.shared.clear();
+        self.threads = k.thread_vars.iter().map(|(_, v)| v.id()).collect();
         self.names.vars.clear();
         self.names.buffers.clear();
         // What WGSL cannot hold, by the tensor that holds it.
@@ -428,6 +502,15 @@ impl<'f> Printer<'f> {
             }
             self.spans.push(LineSpan { node: NodeRef::Bind(*tag), first: self.line_no, last: self.line_no });
             self.line(&format!("let {n}: {t} = {t}({builtin}.{c});"));
+        }
+        // Each repeated index computation once (smaller first: a larger one reads them).
+        for e in shared_indices(&k.body, &self.threads) {
+            let value = self.expr(&e, 0)?;
+            let t = self.scalar_type(e.dtype())?;
+            let n = self.names.own("tvm_i");
+            self.line(&format!("let {n}: {t} = {value};"));
+            let key = index_key(&e, &self.threads).expect("a shared index has a key");
+            self.shared.insert(key, n);
         }
         self.stmt(&k.body)?;
         self.indent -= 1;
@@ -777,6 +860,11 @@ impl<'f> Printer<'f> {
     /// Lane `lane` of `e` (a scalar `e` is the same in every lane), printed as a WGSL
     /// expression; lines printed now come before the statement that uses it.
     fn expr(&mut self, e: &Expr, lane: u16) -> R<String> {
+        if !self.shared.is_empty() && matches!(e, Expr::Binary { .. }) {
+            if let Some(n) = index_key(e, &self.threads).and_then(|k| self.shared.get(&k)) {
+                return Ok(n.clone());
+            }
+        }
         let l = if e.dtype().lanes > 1 { lane } else { 0 };
         Ok(match e {
             Expr::Int { value, dtype } => self.literal_int(*value, *dtype)?,
