@@ -62,13 +62,12 @@ pub fn texts(f: &PrimFunc, backend: Backend) -> Texts {
 }
 
 impl<'f> GpuTarget<'f> {
-    /// The code of `f` (lowered for `backend`) from its [`Texts`] (made here when `made` is
-    /// `None`), or none when the backend is off (`f` is `None`).
-    pub fn new(f: Option<&'f PrimFunc>, backend: Backend, made: Option<Texts>) -> GpuTarget<'f> {
-        match (f, made) {
-            (Some(f), Some(t)) => Self::generate(f, backend, "", t),
-            (Some(f), None) => Self::generate(f, backend, "", texts(f, backend)),
-            (None, _) => GpuTarget { backend, f: None, code: Err(String::new()), lowered: String::new() },
+    /// The code of `f` (lowered for `backend`) from its [`Texts`], or none when the backend
+    /// is off (`None`).
+    pub fn new(lowered: Option<(&'f PrimFunc, Texts)>, backend: Backend) -> GpuTarget<'f> {
+        match lowered {
+            Some((f, t)) => Self::generate(f, backend, "", t),
+            None => GpuTarget { backend, f: None, code: Err(String::new()), lowered: String::new() },
         }
     }
 

@@ -130,14 +130,14 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
     });
 
     // The GPU targets with a backend.
-    let opencl = GpuTarget::new(lowered.opencl.as_ref(), Backend::OpenCl, opencl_texts);
+    let opencl = GpuTarget::new(lowered.opencl.as_ref().zip(opencl_texts), Backend::OpenCl);
     let (mut opencl_items, opencl_source) = (opencl.items(), opencl.source_value());
     let (mut opencl_run, mut opencl_run_on) = (opencl.run_arm(&sig), opencl.run_on_arm(kname, &sig));
-    let cuda = GpuTarget::new(lowered.cuda.as_ref(), Backend::Cuda, cuda_texts);
+    let cuda = GpuTarget::new(lowered.cuda.as_ref().zip(cuda_texts), Backend::Cuda);
     let cuda_built = cuda.is_built();
     let (mut cuda_items, cuda_source) = (cuda.items(), cuda.source_value());
     let (mut cuda_run, mut cuda_run_on) = (cuda.run_arm(&sig), cuda.run_on_arm(kname, &sig));
-    let webgpu = GpuTarget::new(lowered.webgpu.as_ref(), Backend::WebGpu, webgpu_texts);
+    let webgpu = GpuTarget::new(lowered.webgpu.as_ref().zip(webgpu_texts), Backend::WebGpu);
     let (webgpu_items, webgpu_source, metal_source) = (webgpu.items(), webgpu.source_value(), webgpu.metal_value());
     let (webgpu_run, webgpu_run_on) = (webgpu.run_arm(&sig), webgpu.run_on_arm(kname, &sig));
 

@@ -211,8 +211,8 @@ pub fn resolve_marks(printed: &str) -> (String, Vec<crate::tir::printer::LineSpa
 }
 
 /// Candidate bounds `2^k` on every dim for the fast path, largest first. The largest is
-/// 2^48: a dim is the extent of a tensor, and a tensor with more than 2^48 elements does
-/// not fit in a 64-bit machine's address space (2^48 bytes on x86-64 and AArch64), so a
+/// 2^48: a dim is the extent of a tensor, and a tensor with more than 2^48 elements needs
+/// more than 256 TiB even at a byte an element, more memory than any machine has, so a
 /// larger bound would let no more calls take the fast path, and each candidate costs the
 /// macro an emission of the whole function. (A tensor with a zero extent and another of
 /// more than 2^48 takes the checked path, and writes nothing.)
