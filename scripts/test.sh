@@ -74,52 +74,8 @@ took "setup"
 # features differently and rebuild the compiler and everything above it. The steps that
 # build something else on purpose (tvm's GPU features off, the runtime alone, loom, the
 # docs) say so.
-cargo test --workspace --all-targets --all-features --no-run 2>&1
-took "workspace build"
-# Three steps with target directories of their own run beside the tests (which leave a
-# core idle for much of their time); their log is printed when they are done.
-# The API docs must build without warnings. (In the main target directory they would not
-# reuse its build: cargo builds the proc macro's copy of the compiler for `cargo doc` with
-# another profile hash, so the directory buys nothing and would make the tests wait for
-# its lock.)
-# The runtime without its GPU backends (their `*_off.rs` stand-ins), warnings denied:
-# nothing above builds it that way.
-# (From the runtime's folder: with the workspace's resolver 1, feature flags apply to the
-# package of the current folder, not to one `-p` names.)
-# Then the thread pool's protocol model-checked by loom (tvm-runtime/src/pool/loom.rs): every
-# interleaving of its threads with up to three preemptions each. A target dir of its own:
-# `--cfg loom` rebuilds everything it compiles, and would invalidate the main build.
-beside_log=target/beside-tests.log
-(
-  set -e
-  t0=$SECONDS
-  RUSTDOCFLAGS="-D warnings" cargo doc -p tvm-rs -p tvm-rs-runtime -p tvm-rs-core --no-deps --all-features \
-    --target-dir target/docs
-  echo "== docs: $((SECONDS - t0)) s"
-  t0=$SECONDS
-  cd tvm-runtime
-  RUSTFLAGS="-D warnings" cargo check --no-default-features --target-dir ../target/no-gpu
-  echo "== runtime without GPU: $((SECONDS - t0)) s"
-  t0=$SECONDS
-  RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --no-default-features --features rayon --lib pool \
-    --target-dir ../target/loom
-  echo "== loom: $((SECONDS - t0)) s"
-) >"$beside_log" 2>&1 &
-beside=$!
-# Not left running when a step below fails.
-trap 'kill "$beside" 2>/dev/null || true' EXIT
 cargo test --workspace --all-targets --all-features 2>&1
 took "workspace tests"
-beside_ok=0
-wait "$beside" || beside_ok=$?
-echo "-- the docs, the runtime without GPU and loom (run beside the tests):"
-cat "$beside_log"
-if [ "$beside_ok" != 0 ]; then
-  echo "the docs, the runtime without GPU or the loom model check failed" >&2
-  exit 1
-fi
-trap - EXIT
-took "docs, runtime without GPU and loom (the rest of their time)"
 # The backend suite once more with every written `schedule!` block ignored
 # (`TVM_SCHEDULES=derived`): each kernel of the corpus and the examples runs the schedule the
 # auto-scheduler derives, on every backend, against the references.
@@ -156,6 +112,21 @@ took "tvm-tune --check"
 # say so for CUDA and OpenCL.
 cargo test -p tvm-example-kernels 2>&1
 took "debug-build kernels"
+# The runtime without its GPU backends (their `*_off.rs` stand-ins), warnings denied:
+# nothing above builds it that way.
+# (From the runtime's folder: with the workspace's resolver 1, feature flags apply to the
+# package of the current folder, not to one `-p` names.)
+(cd tvm-runtime && RUSTFLAGS="-D warnings" cargo check --no-default-features --target-dir ../target/no-gpu 2>&1)
+took "runtime without GPU"
+# The thread pool's protocol model-checked by loom (tvm-runtime/src/pool/loom.rs): every
+# interleaving of its threads with up to three preemptions each. A target dir of its own:
+# `--cfg loom` rebuilds everything it compiles, and would invalidate the main build.
+(cd tvm-runtime && RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --no-default-features \
+  --features rayon --lib pool --target-dir ../target/loom 2>&1)
+took "loom"
+# The API docs must build without warnings.
+RUSTDOCFLAGS="-D warnings" cargo doc -p tvm-rs -p tvm-rs-runtime -p tvm-rs-core --no-deps --all-features 2>&1
+took "docs"
 # The crates a user's build needs, packaged as crates.io receives them: their metadata,
 # the files each includes and the versions of their path dependencies. Without the
 # verification build (`cargo publish` does it), which compiles the compiler once per crate.

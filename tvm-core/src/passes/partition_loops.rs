@@ -897,6 +897,36 @@ mod tests {
         }
     }
 
+    /// Which tests on a parallel variable count as a window's border on its row: linear
+    /// in the variable with a step of ±1, or in one row `var / k` of a fused loop for a
+    /// positive constant `k`; not through a symbolic or zero divisor, two divisors, or `%`.
+    #[test]
+    fn a_border_on_the_row_is_a_unit_step_and_nothing_else() {
+        let (i, r, h, n) = (Var::index("i"), Var::index("r"), Var::index("H"), Var::index("n"));
+        let (ie, re, he, ne) = (Expr::var(&i), Expr::var(&r), Expr::var(&h), Expr::var(&n));
+        let lt = |a: Expr| Expr::lt(a + re.clone(), he.clone());
+        let yes = [
+            lt(ie.clone()),
+            lt(ie.clone() / Expr::int(2)),
+            Expr::ge(ie.clone() / Expr::int(3) + re.clone(), Expr::int(1)),
+        ];
+        for c in &yes {
+            assert!(unit_step(c, &i), "{}", print_expr(c));
+        }
+        let no = [
+            lt(ie.clone() / ne.clone()),
+            lt(ie.clone() / Expr::int(0)),
+            lt(ie.clone() / Expr::int(-2)),
+            lt(ie.clone() / Expr::int(2) + ie.clone() / Expr::int(3)),
+            lt(ie.clone() / Expr::int(2) + ie.clone()),
+            lt(Expr::binary(crate::tir::BinOp::Mod, ie.clone(), Expr::int(4))),
+            lt(ie.clone() * Expr::int(2)),
+        ];
+        for c in &no {
+            assert!(!unit_step(c, &i), "{}", print_expr(c));
+        }
+    }
+
     #[test]
     fn a_border_test_is_peeled_off_the_interior() {
         let n = Var::index("n");
