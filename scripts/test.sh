@@ -124,8 +124,15 @@ took "runtime without GPU"
 (cd tvm-runtime && RUSTFLAGS="--cfg loom" LOOM_MAX_PREEMPTIONS=3 cargo test --release --no-default-features \
   --features rayon --lib pool --target-dir ../target/loom 2>&1)
 took "loom"
-# The API docs must build without warnings.
-RUSTDOCFLAGS="-D warnings" cargo doc -p tvm-rs -p tvm-rs-runtime -p tvm-rs-core --no-deps --all-features 2>&1
+# The API docs must build without warnings. With the test profile and tvm-tune among the
+# packages (`--lib`: it has none to document), so that the proc macro's copy of the
+# compiler is the one the first step built: under `cargo doc` the macro's dependencies are
+# host-only units, and they match the test build's only with its profile (whose name
+# cargo hashes), its features (tvm-tune's indicatif turns on a feature of syn 3 that the
+# macro's serde_derive then builds with) and the debug settings that Cargo.toml gives the
+# compiler and the runtime.
+RUSTDOCFLAGS="-D warnings" cargo doc --lib --profile test -p tvm-rs -p tvm-rs-runtime -p tvm-rs-core -p tvm-tune \
+  --no-deps --all-features 2>&1
 took "docs"
 # The crates a user's build needs, packaged as crates.io receives them: their metadata,
 # the files each includes and the versions of their path dependencies. Without the
