@@ -147,37 +147,25 @@ fn pool() -> &'static Pool {
 /// Runs `body(k)` once for every `k` in `0..n`, on the pool's threads (the caller's
 /// included); the first error (by time) is returned, a panic is resumed in the caller.
 /// Each `k` is passed to exactly one call, which [`ChunksMut::chunk`] relies on.
-///
-/// Generic only in name: the loop itself (and rayon's iterators in the fallback) is
-/// compiled once, in this crate, and calls the body through a `dyn` reference. Every parallel loop of every kernel instantiates this function, and
-/// rayon's machinery monomorphized per closure had been a seventh of the code a crate of
-/// unrolled kernels hands to LLVM; the indirect call per iteration is one per block of
-/// the kernel's outermost loop.
-#[inline]
 pub fn par_for<F>(n: usize, body: F) -> Result<(), Error>
 where
     F: Fn(usize) -> Result<(), Error> + Sync,
 {
-    par_for_dyn(n, &body)
-}
-
-/// [`par_for`] with the body behind a `dyn` reference.
-fn par_for_dyn(n: usize, body: &Iteration<'_>) -> Result<(), Error> {
     if n == 0 {
         return Ok(());
     }
     #[cfg(not(loom))]
-    return submit(pool(), n, body);
+    return submit(pool(), n, &body);
     // The model checks run `submit` on pools of their own, inside the model.
     #[cfg(loom)]
-    return fallback(n, body);
+    return fallback(n, &body);
 }
 
-/// The body of a parallel loop: one iteration.
-type Iteration<'a> = dyn Fn(usize) -> Result<(), Error> + Sync + 'a;
-
 /// [`par_for`] on pool `p`, for `n > 0`.
-fn submit(p: &Pool, n: usize, body: &Iteration<'_>) -> Result<(), Error> {
+fn submit<F>(p: &Pool, n: usize, body: &F) -> Result<(), Error>
+where
+    F: Fn(usize) -> Result<(), Error> + Sync,
+{
     if n == 1 || p.workers.load(Relaxed) == 0 || WORKER.with(|c| c.get()) {
         return fallback(n, body);
     }
@@ -196,14 +184,20 @@ fn submit(p: &Pool, n: usize, body: &Iteration<'_>) -> Result<(), Error> {
 
 /// rayon (every index once, as there).
 #[cfg(not(loom))]
-fn fallback(n: usize, body: &Iteration<'_>) -> Result<(), Error> {
+fn fallback<F>(n: usize, body: &F) -> Result<(), Error>
+where
+    F: Fn(usize) -> Result<(), Error> + Sync,
+{
     use rayon::prelude::*;
     (0..n).into_par_iter().try_for_each(body)
 }
 
 /// In order on the calling thread, under loom (whose model has no rayon threads).
 #[cfg(loom)]
-fn fallback(n: usize, body: &Iteration<'_>) -> Result<(), Error> {
+fn fallback<F>(n: usize, body: &F) -> Result<(), Error>
+where
+    F: Fn(usize) -> Result<(), Error> + Sync,
+{
     (0..n).try_for_each(body)
 }
 
