@@ -153,3 +153,34 @@ fn cpu_register_tile_loops_unroll_within_the_register_budget() {
     assert_eq!(loops(Target::cpu()), 0, "cpu: unrolled");
     assert_eq!(loops(Target::cuda()), 1, "cuda: as scheduled");
 }
+
+#[test]
+fn a_border_select_in_one_vector_still_stores_every_lane() {
+    // `x < 50` fails in the last vector only (x = 48..63): its lanes 50..63 take the
+    // `else` side, 7.0, and must be stored like the others.
+    let src = r#"
+        fn f(a: f32[64]) -> c: f32[64] { c[x] = if x < 50 { a[x] } else { 7.0 }; }
+        schedule!(cpu) { let (o, v) = c.split(c.x, 16); c.vectorize(v); }
+    "#;
+    let a = rand_vec(64, 3);
+    let got = run_f32(src, Variant::Cpu, vec![t(&[64], &a)], vec![], &[64]);
+    let want: Vec<f32> = (0..64).map(|x| if x < 50 { a[x] } else { 7.0 }).collect();
+    assert_close(&got, &want, "one-sided border in the last vector");
+    // A padded row (borders at both ends, and a tail: 58 = 3 x 16 + 10): every vector of
+    // it stays a vector, the border ones with their select.
+    let src = r#"
+        fn f(a: f32[4, 56]) -> p: f32[4, 58] {
+            p[y, x] = if x >= 1 && x <= 56 { a[y, x - 1] } else { 0.5 };
+        }
+        schedule!(cpu) { let (o, v) = p.split(p.x, 16); p.vectorize(v); }
+    "#;
+    let text = tvm_core::tir::printer::print_func(&lower(src, Variant::Cpu));
+    assert!(!text.contains("serial(0, 16)"), "a border vector became a scalar loop:\n{text}");
+    let a = rand_vec(4 * 56, 4);
+    let got = run_f32(src, Variant::Cpu, vec![t(&[4, 56], &a)], vec![], &[4, 58]);
+    let want: Vec<f32> = (0..4 * 58)
+        .map(|i| (i / 58, i % 58))
+        .map(|(y, x)| if (1..=56).contains(&x) { a[y * 56 + x - 1] } else { 0.5 })
+        .collect();
+    assert_close(&got, &want, "padded rows");
+}

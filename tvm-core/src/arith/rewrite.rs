@@ -1098,10 +1098,10 @@ impl<'a> Ctx<'a> {
 
     fn select(&mut self, cond: &Expr, then: &Expr, otherwise: &Expr) -> Expr {
         let c = self.cond(cond);
-        match c {
-            Expr::Bool(true) => return self.expr(then),
-            Expr::Bool(false) => return self.expr(otherwise),
-            _ => {}
+        match uniform_bool(&c) {
+            Some(true) => return self.expr(then),
+            Some(false) => return self.expr(otherwise),
+            None => {}
         }
         let scalar = c.dtype().is_scalar();
         let n = self.facts.len();
@@ -1123,7 +1123,7 @@ impl<'a> Ctx<'a> {
 
     fn and(&mut self, a: &Expr, b: &Expr) -> Expr {
         let a = self.cond(a);
-        if a == Expr::Bool(false) {
+        if uniform_bool(&a) == Some(false) {
             return a;
         }
         let n = self.facts.len();
@@ -1132,12 +1132,12 @@ impl<'a> Ctx<'a> {
         }
         let b = self.cond(b);
         self.facts.truncate(n);
-        match (&a, &b) {
-            (Expr::Bool(true), _) => b,
-            (_, Expr::Bool(true)) => a,
+        match (uniform_bool(&a), uniform_bool(&b)) {
+            (Some(true), _) => b,
+            (_, Some(true)) => a,
             // `a` is evaluated first: where it checks a value (an index, a divisor), a bad
             // one must still fail, so `a && false` stays.
-            (_, Expr::Bool(false)) if !crate::tir::visit::expr_has_check(&a) => b,
+            (_, Some(false)) if !crate::tir::visit::expr_has_check(&a) => b,
             _ if a == b => a,
             _ => Expr::and(a, b),
         }
@@ -1145,7 +1145,7 @@ impl<'a> Ctx<'a> {
 
     fn or(&mut self, a: &Expr, b: &Expr) -> Expr {
         let a = self.cond(a);
-        if a == Expr::Bool(true) {
+        if uniform_bool(&a) == Some(true) {
             return a;
         }
         let n = self.facts.len();
@@ -1154,11 +1154,11 @@ impl<'a> Ctx<'a> {
         }
         let b = self.cond(b);
         self.facts.truncate(n);
-        match (&a, &b) {
-            (Expr::Bool(false), _) => b,
-            (_, Expr::Bool(false)) => a,
+        match (uniform_bool(&a), uniform_bool(&b)) {
+            (Some(false), _) => b,
+            (_, Some(false)) => a,
             // As in `and`: `a || true` stays where `a` checks a value.
-            (_, Expr::Bool(true)) if !crate::tir::visit::expr_has_check(&a) => b,
+            (_, Some(true)) if !crate::tir::visit::expr_has_check(&a) => b,
             _ if a == b => a,
             _ => Expr::or(a, b),
         }
@@ -1554,5 +1554,16 @@ fn gcd(a: u64, b: u64) -> u64 {
         a
     } else {
         gcd(b, a % b)
+    }
+}
+
+/// The value of a condition that is the same constant on every lane: `true`, `false`,
+/// or a vector of either (`broadcast(false, 16)`, left where a border's test on an outer
+/// loop became constant).
+fn uniform_bool(e: &Expr) -> Option<bool> {
+    match e {
+        Expr::Bool(b) => Some(*b),
+        Expr::Broadcast { value, .. } => uniform_bool(value),
+        _ => None,
     }
 }

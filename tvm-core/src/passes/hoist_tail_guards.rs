@@ -140,15 +140,62 @@ impl Hoist {
             kind: ForKind::Vectorized,
             body: Box::new(fast),
         };
-        let cond = whole.into_iter().reduce(Expr::and).expect("non-empty");
-        let tail = self
-            .vector_tail(&var, &min, &extent, &body, &cond)
+        let cond = whole.iter().cloned().reduce(Expr::and).expect("non-empty");
+        // The tests of the guards alone (`if`s; a select's test chooses a value and leaves
+        // its lanes to be stored).
+        let mut guards = Peel { var: &var, analyzer: &analyzer, inner: bound_inside(&body), whole: Vec::new() };
+        let guarded = rewrite_guards((*body).clone(), &mut |c| guards.peel(c));
+        let selects_tested = whole.iter().any(|t| !guards.whole.contains(t));
+        // Where the guards hold for the whole vector but a select's test does not (the
+        // border of a padded read), the border is the vector loop with its selects
+        // (lenient reads of the lanes the select drops), when it vectorizes.
+        let selected = if selects_tested { self.vector_or_none(&var, &min, extent.as_int(), guarded) } else { None };
+        let tail = match selected {
+            Some(selected) if guards.whole.is_empty() => selected,
+            Some(selected) => {
+                let gcond = guards.whole.into_iter().reduce(Expr::and).expect("non-empty");
+                let rest = self.border(var, min, extent, body, &gcond);
+                Stmt::If { cond: gcond, then: Box::new(selected), otherwise: Some(Box::new(rest)) }
+            }
+            None => self.border(var, min, extent, body, &cond),
+        };
+        Stmt::If { cond, then: Box::new(fast), otherwise: Some(Box::new(tail)) }
+    }
+
+    /// The vectors where `whole` fails: the one iteration's shorter vector, a masked
+    /// vector, or else the loop, serial.
+    fn border(&self, var: Var, min: Expr, extent: Expr, body: Box<Stmt>, whole: &Expr) -> Stmt {
+        self.vector_tail(&var, &min, &extent, &body, whole)
             .or_else(|| self.masked_tail(&var, &min, &extent, &body))
             .unwrap_or_else(|| {
                 // The border is scalar (at most two vectors per row).
                 Stmt::For { var, min, extent, kind: ForKind::Serial, body }
-            });
-        Stmt::If { cond, then: Box::new(fast), otherwise: Some(Box::new(tail)) }
+            })
+    }
+
+    /// What the vectorizer may read on every lane of a select here.
+    fn readable(&self) -> Option<super::vectorize_loops::Readable> {
+        self.masked_tails.then(|| super::vectorize_loops::Readable {
+            any: !self.in_parallel,
+            written: self.written.clone(),
+            private: self.private.clone(),
+        })
+    }
+
+    /// `body` as a vector loop of `lanes` from `min`, if the vectorizer makes vector code
+    /// of it (a loop it would leave serial would be reported as the user's).
+    fn vector_or_none(&self, var: &Var, min: &Expr, lanes: Option<i64>, body: Stmt) -> Option<Stmt> {
+        let lanes = lanes?;
+        if !super::vectorize_loops::vectorizes(var, min, lanes, &body, self.readable()) {
+            return None;
+        }
+        Some(Stmt::For {
+            var: var.clone(),
+            min: min.clone(),
+            extent: Expr::int(lanes),
+            kind: ForKind::Vectorized,
+            body: Box::new(body),
+        })
     }
 
     /// The vector loop of the one iteration of an enclosing loop where `whole` fails
@@ -168,26 +215,77 @@ impl Hoist {
             return None;
         }
         let body = substitute_stmt(body.clone(), &[(u.clone(), Expr::int(v))].into_iter().collect());
-        // The longest run of lanes from the first for which every test holds.
-        for lanes in (1..extent).rev() {
+        // The longest run of lanes from the first for which every guard holds (the
+        // guards' tests are comparisons linear in the lane: they hold on one run of
+        // lanes, and the lanes after it store nothing). The selects stay: their tests
+        // choose values, and each lane is stored.
+        for lanes in (1..=extent).rev() {
             let mut a = Analyzer::new();
             a.bind(var, Expr::int(min), Expr::int(lanes));
             let mut peel = Peel { var, analyzer: &a, inner: bound_inside(&body), whole: Vec::new() };
-            let kept = rewrite_conditions(body.clone(), &mut |c| peel.peel(c));
+            let kept = rewrite_guards(body.clone(), &mut |c| peel.peel(c));
             let holds = peel.whole.iter().all(|t| matches!(a.simplify(t), Expr::Bool(true)));
             if holds {
-                let kind = if lanes > 1 { ForKind::Vectorized } else { ForKind::Serial };
+                // The selects' tests that hold on every lane of the run go too.
+                let kept = rewrite_conditions(kept, &mut |c| proved_part(&a, var, c));
+                if lanes > 1 {
+                    if let Some(v) = self.vector_or_none(var, &Expr::int(min), Some(lanes), kept.clone()) {
+                        return Some(v);
+                    }
+                }
+                let extent = Expr::int(lanes);
                 return Some(Stmt::For {
                     var: var.clone(),
                     min: Expr::int(min),
-                    extent: Expr::int(lanes),
-                    kind,
+                    extent,
+                    kind: ForKind::Serial,
                     body: Box::new(kept),
                 });
             }
         }
         None
     }
+}
+
+/// `c` without its comparisons on `var` that hold for every value `a` gives `var`;
+/// `None` when there is none.
+fn proved_part(a: &Analyzer, var: &Var, c: &Expr) -> Option<Expr> {
+    if !uses_var(c, var) {
+        return None;
+    }
+    let (mut kept, mut dropped) = (Vec::new(), false);
+    for t in conjuncts(c.clone()) {
+        let holds =
+            uses_var(&t, var) && tile_condition(a, &t, var).is_some_and(|w| matches!(a.simplify(&w), Expr::Bool(true)));
+        if holds {
+            dropped = true;
+        } else {
+            kept.push(t);
+        }
+    }
+    dropped.then(|| kept.into_iter().reduce(Expr::and).unwrap_or(Expr::Bool(true)))
+}
+
+/// Rewrites the condition of every `if` of `s` (not of its selects), inside out, as
+/// `rewrite_conditions` does.
+fn rewrite_guards(s: Stmt, f: &mut dyn FnMut(&Expr) -> Option<Expr>) -> Stmt {
+    struct R<'a>(&'a mut dyn FnMut(&Expr) -> Option<Expr>);
+    impl Mutator for R<'_> {
+        fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
+            match super_stmt(self, s) {
+                Stmt::If { cond, then, otherwise } => match (self.0)(&cond) {
+                    Some(Expr::Bool(true)) => *then,
+                    Some(kept) => Stmt::If { cond: kept, then, otherwise },
+                    None => Stmt::If { cond, then, otherwise },
+                },
+                s => s,
+            }
+        }
+        fn mutate_expr(&mut self, e: Expr) -> Expr {
+            e
+        }
+    }
+    R(f).mutate_stmt(s)
 }
 
 impl Hoist {
@@ -207,12 +305,7 @@ impl Hoist {
         let body = self.masked(&a, var, &inner, body)?;
         // A border the vectorizer would refuse (a select reading lanes another thread
         // writes) stays scalar, as before.
-        let readable = super::vectorize_loops::Readable {
-            any: !self.in_parallel,
-            written: self.written.clone(),
-            private: self.private.clone(),
-        };
-        if !super::vectorize_loops::vectorizes(var, min, extent.as_int()?, &body, Some(readable)) {
+        if !super::vectorize_loops::vectorizes(var, min, extent.as_int()?, &body, self.readable()) {
             return None;
         }
         Some(Stmt::For {
