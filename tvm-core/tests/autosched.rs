@@ -226,6 +226,18 @@ fn a_conv2d_pads_once_and_vectorizes_across_rows_that_are_not_whole_vectors() {
     let d = derived(CONV2D, "cpu");
     // The padding is computed once (not inlined: its test would split the vector rows).
     assert!(!d.contains("pad.compute_inline()") && d.contains("pad.parallel("), "{d}");
+    // Its rows of 58 are short: not in vectors (the border would fall inside two of its
+    // four), but cut at the border, the 56 columns between a plain copy loop.
+    assert!(!d.contains("pad.vectorize("), "{d}");
+    let k = common::parse(CONV2D);
+    let f = tvm_core::driver::lower(&common::lowered::derived_schedule(&k, &Target::cpu())).unwrap();
+    let text = print_func(&f);
+    assert!(text.contains("pad[y * 58 + x + pad_par * 3364] = data[y * 56 + x + pad_par * 3136 - 57]"), "{text}");
+    // A padded row of 1026 keeps its vectors: two of 65 hold the border.
+    let long =
+        CONV2D.replace("56", "1024").replace("58", "1026").replace("64, 64, 3, 3", "4, 4, 3, 3").replace("64", "4");
+    let long = derived(&long, "cpu");
+    assert!(long.contains("pad.vectorize("), "{long}");
     // Rows of 56 are three and a half vectors; 64 filters are four: the filters are the
     // vector axis, 14 columns the tile's rows, the weights packed by panels of 16 filters.
     for want in [
@@ -240,9 +252,6 @@ fn a_conv2d_pads_once_and_vectorizes_across_rows_that_are_not_whole_vectors() {
     }
     // The accumulators, in the output's order filters before columns, are stored
     // transposed: every vector access of them is contiguous.
-    let k = common::parse(CONV2D);
-    let f = tvm_core::driver::lower(&common::lowered::derived_schedule(&k, &Target::cpu())).unwrap();
-    let text = print_func(&f);
     assert!(text.contains("out_local[ramp(") && !text.contains(", 14, 16)]"), "{text}");
     assert!(text.contains("out_local[ramp(208, 1, 16)]"), "{text}");
     // Rows of whole vectors keep them as the vector axis.

@@ -65,6 +65,9 @@ pub struct StageInfo {
     pub reads: Vec<Access>,
     /// The body calls a transcendental function or divides (worth computing once).
     pub expensive: bool,
+    /// The conditions of the body's selects, through the producers inlined into it (a
+    /// padding's or a boundary's test).
+    pub conditions: Vec<Expr>,
     pub is_output: bool,
     /// The compute stages that read this one.
     pub consumers: Vec<TensorId>,
@@ -103,6 +106,12 @@ impl StageInfo {
         self.reads
             .iter()
             .all(|a| Self::step(a, var) != Step::Strided || a.unless.iter().any(|c| bounds_linearly(c, var)))
+    }
+
+    /// Whether the body selects by a test with a border on `var` (a padding, a
+    /// boundary: a range of `var` that loop partitioning splits the loop at).
+    pub fn has_border_on(&self, var: &Var) -> bool {
+        self.conditions.iter().any(|c| bounds_linearly(c, var))
     }
 
     /// Whether some read does not depend on some spatial axis: the same data is used for
@@ -154,7 +163,8 @@ pub fn analyze(graph: &Graph, inlined: &dyn Fn(TensorId) -> bool) -> HashMap<Ten
         };
         let mut reads = Vec::new();
         let mut expensive = false;
-        collect_reads(graph, t, body, inlined, &mut reads, &mut expensive, 0);
+        let mut conditions = Vec::new();
+        collect_reads(graph, t, body, inlined, &mut reads, &mut expensive, &mut conditions, 0);
         out.insert(
             t,
             StageInfo {
@@ -165,6 +175,7 @@ pub fn analyze(graph: &Graph, inlined: &dyn Fn(TensorId) -> bool) -> HashMap<Ten
                 reduce: tensor.reduce_axes().iter().map(info).collect(),
                 reads,
                 expensive,
+                conditions,
                 is_output: graph.is_output(t),
                 consumers: graph.consumers_of(t).into_iter().filter(|&c| graph.producer(c) == c).collect(),
             },
@@ -241,9 +252,15 @@ fn collect_reads(
     inlined: &dyn Fn(TensorId) -> bool,
     reads: &mut Vec<Access>,
     expensive: &mut bool,
+    conditions: &mut Vec<Expr>,
     depth: usize,
 ) {
     *expensive |= is_expensive(e);
+    for_each_expr(e, &mut |x| {
+        if let Expr::Select { cond, .. } = x {
+            conditions.push((**cond).clone());
+        }
+    });
     let border = border_loads(e);
     for_each_expr(e, &mut |x| {
         let Expr::ProducerLoad { tensor, indices, .. } = x else { return };
@@ -254,7 +271,7 @@ fn collect_reads(
             Op::Compute { axes, body } if *tensor != this && depth < 16 && inlined(*tensor) => {
                 let map: HashMap<Var, Expr> = axes.iter().map(|a| a.var.clone()).zip(indices).collect();
                 let body = substitute(body.clone(), &map);
-                collect_reads(graph, this, &body, inlined, reads, expensive, depth + 1);
+                collect_reads(graph, this, &body, inlined, reads, expensive, conditions, depth + 1);
             }
             _ => reads.push(Access { tensor: *tensor, indices, unless }),
         }

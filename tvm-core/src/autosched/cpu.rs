@@ -1224,9 +1224,22 @@ impl Cx<'_> {
         let lanes = self.lanes(t);
         let name = info.name.clone();
         let contiguous = info.vectorizable_along(&v.var);
-        let vector = contiguous && v.extent.is_none_or(|e| e >= lanes);
+        // A short row with a border (a padding of a few dozen columns): vectors from its
+        // first column put the border inside two or three of its few vectors, where each
+        // lane is selected; serial, the loop is cut at the border's columns exactly
+        // (`partition_loops`), and its interior is a plain loop LLVM vectorizes.
+        let fits = contiguous && v.extent.is_none_or(|e| e >= lanes);
+        let short_border = fits && v.extent.is_some_and(|e| e < 8 * lanes) && info.has_border_on(&v.var);
+        let vector = fits && !short_border;
         let why = if vector {
             format!("`{name}`: the leading axes in parallel, `{}` in vectors of {lanes}", v.name)
+        } else if short_border {
+            format!(
+                "`{name}`: the leading axes in parallel (`{}`, a row of {} with a border, is cut at the border, \
+                 its interior a plain loop)",
+                v.name,
+                v.extent.unwrap_or(0)
+            )
         } else if contiguous {
             format!("`{name}`: the leading axes in parallel (`{}` is shorter than a vector)", v.name)
         } else {
