@@ -238,6 +238,10 @@ fn a_conv2d_pads_once_and_vectorizes_across_rows_that_are_not_whole_vectors() {
         CONV2D.replace("56", "1024").replace("58", "1026").replace("64, 64, 3, 3", "4, 4, 3, 3").replace("64", "4");
     let long = derived(&long, "cpu");
     assert!(long.contains("pad.vectorize("), "{long}");
+    // A short row whose values cost a call each stays in vectors, border and all.
+    let costly = CONV2D.replace("data[n, c, y - 1, x - 1]", "exp(data[n, c, y - 1, x - 1])");
+    let costly = derived(&costly, "cpu");
+    assert!(costly.contains("pad.vectorize("), "{costly}");
     // Rows of 56 are three and a half vectors; 64 filters are four: the filters are the
     // vector axis, 14 columns the tile's rows, the weights packed by panels of 16 filters.
     for want in [

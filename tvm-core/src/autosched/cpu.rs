@@ -1227,9 +1227,11 @@ impl Cx<'_> {
         // A short row with a border (a padding of a few dozen columns): vectors from its
         // first column put the border inside two or three of its few vectors, where each
         // lane is selected; serial, the loop is cut at the border's columns exactly
-        // (`partition_loops`), and its interior is a plain loop LLVM vectorizes.
+        // (`partition_loops`), and its interior is a plain loop LLVM vectorizes (a cheap
+        // one: a call of `exp` would stay a call per element).
         let fits = contiguous && v.extent.is_none_or(|e| e >= lanes);
-        let short_border = fits && v.extent.is_some_and(|e| e < 8 * lanes) && info.has_border_on(&v.var);
+        let short_border =
+            fits && !info.expensive && v.extent.is_some_and(|e| e < 8 * lanes) && info.has_border_on(&v.var);
         let vector = fits && !short_border;
         let why = if vector {
             format!("`{name}`: the leading axes in parallel, `{}` in vectors of {lanes}", v.name)
