@@ -760,13 +760,10 @@ impl Cx<'_> {
         );
         self.b.comment(why.clone());
         self.b.stmt(format!("{yname}.parallel({row})"));
-        // The rows of the inputs the passes sweep, fetched one row ahead while this row is
-        // worked on (as the softmax example's schedule does).
-        if prefix == 1 {
-            for t in self.swept_inputs(y, &group) {
-                self.b.stmt(format!("{yname}.prefetch({}, {row}, 1)", self.graph.tensor(t).name));
-            }
-        }
+        // No software prefetch of the next row: the passes sweep rows that follow one
+        // another in memory, which the hardware prefetcher streams, and a `prefetch` of a
+        // row costs an instruction and a bounds test per line of it, about as many as the
+        // row's vector loads (docs/PERFORMANCE.md measures both).
         let w = self.b.int_knob(&format!("{yname}_w"), [2 * lanes, lanes, 4 * lanes]);
         let (jo, ji) = (self.b.fresh(&format!("{yname}_jo")), self.b.fresh(&format!("{yname}_ji")));
         self.b.stmt(format!("let ({jo}, {ji}) = {yname}.split({yname}.{}, {w})", info.axes[rank - 1].name));
@@ -790,33 +787,6 @@ impl Cx<'_> {
         self.handled.insert(y);
         self.note(y, "rows", why);
         true
-    }
-
-    /// The inputs of `y` and of its row stages `group` (directly or through inlined
-    /// stages) that have `y`'s rank: the rows its passes sweep.
-    fn swept_inputs(&self, y: TensorId, group: &[TensorId]) -> Vec<TensorId> {
-        let rank = self.graph.tensor(y).shape.len();
-        let mut out = Vec::new();
-        let mut stack: Vec<TensorId> = std::iter::once(y).chain(group.iter().copied()).collect();
-        let mut seen = Vec::new();
-        while let Some(t) = stack.pop() {
-            for i in self.graph.inputs_of(t) {
-                if seen.contains(&i) {
-                    continue;
-                }
-                seen.push(i);
-                let tensor = self.graph.tensor(i);
-                if tensor.is_placeholder() {
-                    if tensor.shape.len() == rank && !out.contains(&i) {
-                        out.push(i);
-                    }
-                } else if self.inlined.contains(&i) {
-                    stack.push(i);
-                }
-            }
-        }
-        out.sort();
-        out
     }
 
     /// Whether every read of `t` by `y` (directly, or through inlined stages) indexes
