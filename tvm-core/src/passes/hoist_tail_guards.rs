@@ -215,35 +215,58 @@ impl Hoist {
             return None;
         }
         let body = substitute_stmt(body.clone(), &[(u.clone(), Expr::int(v))].into_iter().collect());
-        // The longest run of lanes from the first for which every guard holds (the
-        // guards' tests are comparisons linear in the lane: they hold on one run of
-        // lanes, and the lanes after it store nothing). The selects stay: their tests
-        // choose values, and each lane is stored.
+        // The run of lanes is decided by one guard around the whole body (no `else`): the
+        // lanes after the run store nothing. A statement outside that guard, or an `else`,
+        // runs on every lane, and then no lane may be dropped.
+        let guard = top_guard(&body, var)?;
+        let tests: Vec<Expr> = conjuncts(guard).into_iter().filter(|t| uses_var(t, var)).collect();
+        let holds_on = |a: &Analyzer| {
+            tests.iter().all(|t| tile_condition(a, t, var).is_some_and(|w| matches!(a.simplify(&w), Expr::Bool(true))))
+        };
+        // The longest run from the first lane on which the guard holds; the guard is a
+        // conjunction of comparisons linear in the lane (constants but for it here), so it
+        // fails on every lane after a lane where it provably fails.
         for lanes in (1..=extent).rev() {
             let mut a = Analyzer::new();
             a.bind(var, Expr::int(min), Expr::int(lanes));
-            let mut peel = Peel { var, analyzer: &a, inner: bound_inside(&body), whole: Vec::new() };
-            let kept = rewrite_guards(body.clone(), &mut |c| peel.peel(c));
-            let holds = peel.whole.iter().all(|t| matches!(a.simplify(t), Expr::Bool(true)));
-            if holds {
-                // The selects' tests that hold on every lane of the run go too.
-                let kept = rewrite_conditions(kept, &mut |c| proved_part(&a, var, c));
-                if lanes > 1 {
-                    if let Some(v) = self.vector_or_none(var, &Expr::int(min), Some(lanes), kept.clone()) {
-                        return Some(v);
-                    }
-                }
-                let extent = Expr::int(lanes);
-                return Some(Stmt::For {
-                    var: var.clone(),
-                    min: Expr::int(min),
-                    extent,
-                    kind: ForKind::Serial,
-                    body: Box::new(kept),
-                });
+            if !holds_on(&a) {
+                continue;
             }
+            if lanes < extent {
+                let next = Analyzer::new();
+                let at = |t: &Expr| next.simplify(&substitute_one(t.clone(), var, Expr::int(min + lanes)));
+                if !tests.iter().any(|t| matches!(at(t), Expr::Bool(false))) {
+                    return None;
+                }
+            }
+            // The guard's tests, and the tests of the ifs and selects inside it that hold
+            // on every lane of the run, go; the others stay.
+            let kept = rewrite_conditions(body.clone(), &mut |c| proved_part(&a, var, c));
+            if lanes > 1 {
+                if let Some(v) = self.vector_or_none(var, &Expr::int(min), Some(lanes), kept.clone()) {
+                    return Some(v);
+                }
+            }
+            let extent = Expr::int(lanes);
+            return Some(Stmt::For {
+                var: var.clone(),
+                min: Expr::int(min),
+                extent,
+                kind: ForKind::Serial,
+                body: Box::new(kept),
+            });
         }
         None
+    }
+}
+
+/// The condition of the one `if` (without `else`) that holds the whole of `s`, through
+/// its `let`s, when it tests `var`.
+fn top_guard(s: &Stmt, var: &Var) -> Option<Expr> {
+    match s {
+        Stmt::If { cond, otherwise: None, .. } if uses_var(cond, var) => Some(cond.clone()),
+        Stmt::Let { body, .. } => top_guard(body, var),
+        _ => None,
     }
 }
 
