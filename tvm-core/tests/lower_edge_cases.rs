@@ -176,6 +176,9 @@ fn a_border_select_in_one_vector_still_stores_every_lane() {
     "#;
     let text = tvm_core::tir::printer::print_func(&lower(src, Variant::Cpu));
     assert!(!text.contains("serial(0, 16)"), "a border vector became a scalar loop:\n{text}");
+    // The tail too (10 lanes): every store to `p` is a vector store.
+    let stores: Vec<&str> = text.lines().filter(|l| l.trim_start().starts_with("p[")).collect();
+    assert!(!stores.is_empty() && stores.iter().all(|l| l.contains("p[ramp(")), "a scalar store of `p`:\n{text}");
     let a = rand_vec(4 * 56, 4);
     let got = run_f32(src, Variant::Cpu, vec![t(&[4, 56], &a)], vec![], &[4, 58]);
     let want: Vec<f32> = (0..4 * 58)

@@ -762,8 +762,8 @@ impl Cx<'_> {
         self.b.stmt(format!("{yname}.parallel({row})"));
         // No software prefetch of the next row: the passes sweep rows that follow one
         // another in memory, which the hardware prefetcher streams, and a `prefetch` of a
-        // row costs an instruction and a bounds test per line of it, about as many as the
-        // row's vector loads (docs/PERFORMANCE.md measures both).
+        // row costs an instruction and a bounds test per 64-byte line of it, as many as one
+        // pass's 16-lane loads over the row (docs/PERFORMANCE.md measures both).
         let w = self.b.int_knob(&format!("{yname}_w"), [2 * lanes, lanes, 4 * lanes]);
         let (jo, ji) = (self.b.fresh(&format!("{yname}_jo")), self.b.fresh(&format!("{yname}_ji")));
         self.b.stmt(format!("let ({jo}, {ji}) = {yname}.split({yname}.{}, {w})", info.axes[rank - 1].name));

@@ -44,7 +44,9 @@
 //! ```
 
 use crate::arith::Analyzer;
-use crate::tir::mutate::{rewrite_conditions, substitute_one, substitute_stmt, super_stmt, Mutator};
+use crate::tir::mutate::{
+    rewrite_conditions, rewrite_if_conditions, substitute_one, substitute_stmt, super_stmt, Mutator,
+};
 use crate::tir::visit::{conjuncts, uses_var, walk_stmt, Visitor};
 use crate::tir::{Buffer, CmpOp, Expr, ForKind, PrimFunc, Stmt, Var};
 
@@ -144,7 +146,7 @@ impl Hoist {
         // The tests of the guards alone (`if`s; a select's test chooses a value and leaves
         // its lanes to be stored).
         let mut guards = Peel { var: &var, analyzer: &analyzer, inner: bound_inside(&body), whole: Vec::new() };
-        let guarded = rewrite_guards((*body).clone(), &mut |c| guards.peel(c));
+        let guarded = rewrite_if_conditions((*body).clone(), &mut |c| guards.peel(c));
         let selects_tested = whole.iter().any(|t| !guards.whole.contains(t));
         // Where the guards hold for the whole vector but a select's test does not (the
         // border of a padded read), the border is the vector loop with its selects
@@ -220,9 +222,7 @@ impl Hoist {
         // runs on every lane, and then no lane may be dropped.
         let guard = top_guard(&body, var)?;
         let tests: Vec<Expr> = conjuncts(guard).into_iter().filter(|t| uses_var(t, var)).collect();
-        let holds_on = |a: &Analyzer| {
-            tests.iter().all(|t| tile_condition(a, t, var).is_some_and(|w| matches!(a.simplify(&w), Expr::Bool(true))))
-        };
+        let holds_on = |a: &Analyzer| tests.iter().all(|t| holds_on_every_lane(a, t, var));
         // The longest run from the first lane on which the guard holds; the guard is a
         // conjunction of comparisons linear in the lane (constants but for it here), so it
         // fails on every lane after a lane where it provably fails.
@@ -278,8 +278,7 @@ fn proved_part(a: &Analyzer, var: &Var, c: &Expr) -> Option<Expr> {
     }
     let (mut kept, mut dropped) = (Vec::new(), false);
     for t in conjuncts(c.clone()) {
-        let holds =
-            uses_var(&t, var) && tile_condition(a, &t, var).is_some_and(|w| matches!(a.simplify(&w), Expr::Bool(true)));
+        let holds = uses_var(&t, var) && holds_on_every_lane(a, &t, var);
         if holds {
             dropped = true;
         } else {
@@ -287,28 +286,6 @@ fn proved_part(a: &Analyzer, var: &Var, c: &Expr) -> Option<Expr> {
         }
     }
     dropped.then(|| kept.into_iter().reduce(Expr::and).unwrap_or(Expr::Bool(true)))
-}
-
-/// Rewrites the condition of every `if` of `s` (not of its selects), inside out, as
-/// `rewrite_conditions` does.
-fn rewrite_guards(s: Stmt, f: &mut dyn FnMut(&Expr) -> Option<Expr>) -> Stmt {
-    struct R<'a>(&'a mut dyn FnMut(&Expr) -> Option<Expr>);
-    impl Mutator for R<'_> {
-        fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
-            match super_stmt(self, s) {
-                Stmt::If { cond, then, otherwise } => match (self.0)(&cond) {
-                    Some(Expr::Bool(true)) => *then,
-                    Some(kept) => Stmt::If { cond: kept, then, otherwise },
-                    None => Stmt::If { cond, then, otherwise },
-                },
-                s => s,
-            }
-        }
-        fn mutate_expr(&mut self, e: Expr) -> Expr {
-            e
-        }
-    }
-    R(f).mutate_stmt(s)
 }
 
 impl Hoist {
@@ -462,6 +439,11 @@ pub(crate) fn bound_inside(s: &Stmt) -> Vec<Var> {
     let mut b = B(Vec::new());
     b.visit_stmt(s);
     b.0
+}
+
+/// Whether the comparison `c` provably holds for every value `a` gives `var`.
+fn holds_on_every_lane(a: &Analyzer, c: &Expr, var: &Var) -> bool {
+    tile_condition(a, c, var).is_some_and(|w| matches!(a.simplify(&w), Expr::Bool(true)))
 }
 
 /// A condition free of `var` that implies `c` for every value of `var` in its range.

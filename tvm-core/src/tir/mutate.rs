@@ -144,28 +144,42 @@ pub fn substitute_one(e: Expr, var: &Var, by: Expr) -> Expr {
 /// `then` side in place of the whole `if` or `select` (the loop passes drop the tests
 /// they have proven or moved out this way).
 pub fn rewrite_conditions(s: Stmt, f: &mut dyn FnMut(&Expr) -> Option<Expr>) -> Stmt {
-    struct R<'a>(&'a mut dyn FnMut(&Expr) -> Option<Expr>);
-    impl Mutator for R<'_> {
-        fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
-            match super_stmt(self, s) {
-                Stmt::If { cond, then, otherwise } => match (self.0)(&cond) {
-                    Some(Expr::Bool(true)) => *then,
-                    Some(kept) => Stmt::If { cond: kept, then, otherwise },
-                    None => Stmt::If { cond, then, otherwise },
-                },
-                s => s,
-            }
-        }
-        fn mutate_expr(&mut self, e: Expr) -> Expr {
-            match super_expr(self, e) {
-                Expr::Select { cond, then, otherwise } => match (self.0)(&cond) {
-                    Some(Expr::Bool(true)) => *then,
-                    Some(kept) => Expr::select(kept, *then, *otherwise),
-                    None => Expr::Select { cond, then, otherwise },
-                },
-                e => e,
-            }
+    RewriteConditions { f, selects: true }.mutate_stmt(s)
+}
+
+/// [`rewrite_conditions`] for the conditions of the `if`s alone: a select's stays (it
+/// chooses a value, where an `if` guards a statement).
+pub fn rewrite_if_conditions(s: Stmt, f: &mut dyn FnMut(&Expr) -> Option<Expr>) -> Stmt {
+    RewriteConditions { f, selects: false }.mutate_stmt(s)
+}
+
+struct RewriteConditions<'a> {
+    f: &'a mut dyn FnMut(&Expr) -> Option<Expr>,
+    selects: bool,
+}
+
+impl Mutator for RewriteConditions<'_> {
+    fn mutate_stmt(&mut self, s: Stmt) -> Stmt {
+        match super_stmt(self, s) {
+            Stmt::If { cond, then, otherwise } => match (self.f)(&cond) {
+                Some(Expr::Bool(true)) => *then,
+                Some(kept) => Stmt::If { cond: kept, then, otherwise },
+                None => Stmt::If { cond, then, otherwise },
+            },
+            s => s,
         }
     }
-    R(f).mutate_stmt(s)
+    fn mutate_expr(&mut self, e: Expr) -> Expr {
+        if !self.selects {
+            return e;
+        }
+        match super_expr(self, e) {
+            Expr::Select { cond, then, otherwise } => match (self.f)(&cond) {
+                Some(Expr::Bool(true)) => *then,
+                Some(kept) => Expr::select(kept, *then, *otherwise),
+                None => Expr::Select { cond, then, otherwise },
+            },
+            e => e,
+        }
+    }
 }
