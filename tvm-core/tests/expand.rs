@@ -470,3 +470,80 @@ fn the_cpu_source_is_formatted() {
     let again = prettyplease::unparse(&syn::parse_file(src).unwrap());
     assert_eq!(&again, src, "not prettyplease's layout");
 }
+
+/// The linear layout that `source("cpu")` uses for the largest functions reads back as
+/// the very tokens emitted, with a line for every statement, for the CPU function of every
+/// kernel of the registry's files and of the face detector's; and the largest of them
+/// (MTCNN's unrolled layers) get it.
+#[test]
+fn large_cpu_sources_are_laid_out_as_the_same_tokens() {
+    use tvm_core::codegen::rust::layout::{self, layout};
+    /// The `;` of statements: at the top level or directly in a block.
+    fn statements(ts: &TokenStream) -> usize {
+        ts.clone()
+            .into_iter()
+            .map(|t| match t {
+                proc_macro2::TokenTree::Punct(p) if p.as_char() == ';' => 1,
+                proc_macro2::TokenTree::Group(g) => statements(&g.stream()),
+                _ => 0,
+            })
+            .sum()
+    }
+    /// The tokens as text, each punct with whether it is joined to a next punct.
+    fn flat(ts: &TokenStream, out: &mut Vec<(String, bool)>) {
+        let trees: Vec<_> = ts.clone().into_iter().collect();
+        for (i, t) in trees.iter().enumerate() {
+            match t {
+                proc_macro2::TokenTree::Group(g) => {
+                    let (open, close) = match g.delimiter() {
+                        proc_macro2::Delimiter::Parenthesis => ("(", ")"),
+                        proc_macro2::Delimiter::Bracket => ("[", "]"),
+                        proc_macro2::Delimiter::Brace => ("{", "}"),
+                        proc_macro2::Delimiter::None => ("", ""),
+                    };
+                    out.push((open.to_string(), false));
+                    flat(&g.stream(), out);
+                    out.push((close.to_string(), false));
+                }
+                proc_macro2::TokenTree::Punct(p) => {
+                    let before_punct = matches!(trees.get(i + 1), Some(proc_macro2::TokenTree::Punct(_)));
+                    out.push((p.to_string(), before_punct && p.spacing() == proc_macro2::Spacing::Joint))
+                }
+                t => out.push((t.to_string(), false)),
+            }
+        }
+    }
+    let mtcnn = ("mtcnn", "", include_str!("../../examples/kernels/mtcnn.rs"));
+    let mut laid_out = 0;
+    for (file, _, text) in registry::FILES.iter().chain([&mtcnn]) {
+        for inner in lowered::invocations(text) {
+            let Ok(kernel) = tvm_core::frontend::parse_kernel(inner.clone()) else { continue };
+            let lowered = tvm_core::expand::lower_all(&kernel).unwrap_or_else(|_| panic!("{file}: lowers"));
+            let tokens = tvm_core::codegen::rust::emit_rust(&lowered.cpu).unwrap();
+            let text = layout(&tokens);
+            let back: TokenStream = text.parse().unwrap_or_else(|e| panic!("{file}: {e}\n{text}"));
+            let (mut want, mut got) = (Vec::new(), Vec::new());
+            flat(&tokens, &mut want);
+            flat(&back, &mut got);
+            assert_eq!(want.len(), got.len(), "{file}: other tokens:\n{text}");
+            for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+                assert_eq!(w.0, g.0, "{file}: token {i} differs:\n{text}");
+                // Puncts the emitter kept apart are not joined into a compound one.
+                if g.1 && !w.1 {
+                    let (a, b) = (w.0.chars().next().unwrap(), want[i + 1].0.chars().next().unwrap());
+                    assert!(!layout::compound(a, b), "{file}: `{a}` and `{b}` joined:\n{text}");
+                }
+            }
+            // `[0f32; 16]` has a `;` in brackets: at most as many as the statements.
+            assert!(text.lines().count() >= statements(&tokens) / 2, "{file}: not a line a statement:\n{text}");
+            assert!(text.lines().all(|l| (l.len() - l.trim_start().len()) % 4 == 0), "{file}: indent:\n{text}");
+            if kernel.name == "onet_head" {
+                let out = tvm_core::expand::compute(inner.clone()).to_string();
+                let formatted = tvm_core::codegen::text_literal(&text).to_string();
+                assert!(out.contains(&formatted), "{file}: onet_head's source is not the linear layout");
+                laid_out += 1;
+            }
+        }
+    }
+    assert_eq!(laid_out, 1, "the registry has MTCNN's O-Net head");
+}

@@ -237,7 +237,7 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
         schedule_of("opencl", Some(&opencl)),
         schedule_of("webgpu", Some(&webgpu)),
     );
-    let source_cpu = crate::codegen::text_literal(&pretty_rust(&cpu_fn));
+    let source_cpu = crate::codegen::text_literal(&rust_source(&cpu_fn));
     let lowered_cpu = crate::codegen::text_literal(&lowered_cpu);
     let docs_run = format!(
         "Runs `{kname}` on `device`, writing into outputs you allocated: the inputs, then the outputs, each of \
@@ -398,6 +398,34 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
             #webgpu_items
         }
     })
+}
+
+/// The CPU function's source text (`source("cpu")`): prettyplease's layout, or, for a
+/// function of more than [`PRETTY_TOKENS`] tokens, the linear one of
+/// [`crate::codegen::rust::layout`] (prettyplease has `syn` parse the whole function
+/// first: on the largest unrolled kernels, that parse and the printing took more than
+/// half as long as emitting the function).
+fn rust_source(tokens: &TokenStream) -> String {
+    if token_count(tokens) > PRETTY_TOKENS {
+        crate::codegen::rust::layout::layout(tokens)
+    } else {
+        pretty_rust(tokens)
+    }
+}
+
+/// See [`rust_source`]: about 200 KB of text.
+const PRETTY_TOKENS: usize = 50_000;
+
+/// The number of tokens in `tokens`, a group's delimiters as one.
+fn token_count(tokens: &TokenStream) -> usize {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|t| match t {
+            proc_macro2::TokenTree::Group(g) => 1 + token_count(&g.stream()),
+            _ => 1,
+        })
+        .sum()
 }
 
 /// Rust tokens as formatted source text (prettyplease, close to rustfmt's layout), for

@@ -109,8 +109,8 @@ impl Emitter<'_> {
             && !matches!(b, Expr::Int { .. })
             && f.exact(a)
             && f.exact(b)
-            && f.safe.can_prove(&Expr::ge(a.clone(), Expr::int(0)))
-            && f.safe.can_prove(&Expr::ge(b.clone(), Expr::int(1)))
+            && f.prove(&Expr::ge(a.clone(), Expr::int(0)))
+            && f.prove(&Expr::ge(b.clone(), Expr::int(1)))
     }
 
     /// `tvm_runtime::cpu::<helper>(args..)` in the instances of the AVX-512 levels,

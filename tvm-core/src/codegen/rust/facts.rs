@@ -19,7 +19,12 @@ use std::collections::HashMap;
 
 pub(super) struct Facts {
     pub math: Analyzer,
-    pub safe: Analyzer,
+    /// Asked through [`Facts::prove`] and [`Facts::exact`], which count its refusals.
+    safe: Analyzer,
+    /// How many times `safe` said no (a proof that failed, a value it could not bound):
+    /// an emission with none at some dim bound makes the same decisions at every smaller
+    /// bound, since the dims' bound is the only fact that changes with it.
+    refused: std::cell::Cell<usize>,
     /// Pure `i64` `let` values, substituted into indices before they are decomposed.
     pub lets: HashMap<Var, Expr>,
 }
@@ -39,7 +44,36 @@ impl Facts {
             math.assume_nonneg(d);
             safe.bind_const_bound(d, 0, 1i64 << k_bits);
         }
-        Facts { math, safe, lets: HashMap::new() }
+        Facts { math, safe, refused: std::cell::Cell::new(0), lets: HashMap::new() }
+    }
+
+    /// Whether `safe` proves `cond`; a refusal is counted.
+    pub fn prove(&self, cond: &Expr) -> bool {
+        let held = self.safe.can_prove(cond);
+        self.refuse_unless(held)
+    }
+
+    /// `e` simplified with what `safe` knows.
+    pub fn simplify_safe(&self, e: &Expr) -> Expr {
+        self.safe.simplify(e)
+    }
+
+    /// Records `cond = true` in `safe` alone (a fact that only holds for the values the
+    /// generated code computes where the caller is).
+    pub fn assume_safe(&mut self, cond: &Expr) {
+        self.safe.assume(cond);
+    }
+
+    /// How many times `safe` has said no in this emission.
+    pub fn refused(&self) -> usize {
+        self.refused.get()
+    }
+
+    fn refuse_unless(&self, held: bool) -> bool {
+        if !held {
+            self.refused.set(self.refused.get() + 1);
+        }
+        held
     }
 
     pub fn snapshot(&self) -> FactsSnapshot {
@@ -140,7 +174,7 @@ impl Facts {
     /// when that suffices (most nodes), else by the simplifying analysis.
     fn bounded(&self, x: &Expr, d: DType) -> bool {
         let ok = |b: Option<(i64, i64)>| b.is_some_and(|(lo, hi)| fits(lo, hi, d));
-        ok(self.safe.interval_bounds(x)) || ok(self.safe.const_bounds(x))
+        self.refuse_unless(ok(self.safe.interval_bounds(x)) || ok(self.safe.const_bounds(x)))
     }
 }
 

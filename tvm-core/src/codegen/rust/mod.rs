@@ -41,6 +41,7 @@ mod cse;
 pub(crate) mod expr;
 mod facts;
 mod fused;
+pub mod layout;
 pub(crate) mod names;
 mod parallel;
 mod stmt;
@@ -133,33 +134,38 @@ pub fn emit_rust_with(f: &PrimFunc, opts: &EmitOptions) -> Result<TokenStream, C
     let levels = levels_of(&f.target)?;
     // The smallest dim bound proves the most accesses (and divisions); take the largest
     // bound that proves as many. A proof never needs a smaller bound than one it already
-    // has, so the bounds that prove as many are the smaller ones up to some `k`: the
-    // largest is tried first (kernels whose indices are linear in their dims get it), then
-    // the others by bisection. (Each emission that falls short costs failed proofs, the
-    // prover's dearest work: a product of dims, which overflows at large bounds, fails
-    // every bound down to about 2^24.)
-    let mut best = Emitter::new(f, opts, &dims, &levels, K_BITS[K_BITS.len() - 1])
-        .run()?
-        .ok_or_else(|| unsupported("internal: an emission with nothing to match stopped".to_string()))?;
+    // has, so the bounds that prove as many are the smaller ones up to some `k`. The
+    // largest is emitted first: where its `safe` analyzer never said no (kernels whose
+    // indices are linear in their dims), every smaller bound makes the same decisions,
+    // and that emission is the answer; without dims the bound changes nothing. Otherwise
+    // the smallest bound is emitted, and the others are tried by bisection. (Each
+    // emission that falls short costs failed proofs, the prover's dearest work: a product
+    // of dims, which overflows at large bounds, fails every bound down to about 2^24.)
+    let internal = || unsupported("internal: an emission with nothing to match stopped".to_string());
+    let emit = |k: u32, expect: &[bool]| -> R<Option<Emitted>> {
+        let mut e = Emitter::new(f, opts, &dims, &levels, k);
+        e.expect = expect.to_vec();
+        e.run()
+    };
+    let largest = emit(K_BITS[0], &[])?.ok_or_else(internal)?;
+    if dims.is_empty() || largest.refused == 0 {
+        return Ok(assemble(f, opts, &dims, &levels, largest));
+    }
+    let mut best = emit(K_BITS[K_BITS.len() - 1], &[])?.ok_or_else(internal)?;
     if best.unchecked > 0 || best.hoisted > 0 {
-        // The emission at `2^k` if it proves as many as `best`, else `None` (it stops at
-        // the first proof of `best`'s it fails).
-        let expect = best.proofs.clone();
         let (unchecked, hoisted) = (best.unchecked, best.hoisted);
-        let run = |k: u32| -> R<Option<Emitted>> {
-            let mut e = Emitter::new(f, opts, &dims, &levels, k);
-            e.expect = expect.clone();
-            Ok(e.run()?.filter(|e| e.unchecked == unchecked && e.hoisted == hoisted))
-        };
-        if let Some(e) = run(K_BITS[0])? {
-            best = e;
+        let as_many = |e: &Emitted| e.unchecked == unchecked && e.hoisted == hoisted;
+        if as_many(&largest) {
+            best = largest;
         } else {
-            // The largest good bound is among K_BITS[lo..=hi]; K_BITS[hi] is good (`best`
-            // holds its emission).
+            // The emission at `2^k` if it proves as many as `best`, else `None` (it stops
+            // at the first proof of `best`'s it fails). The largest good bound is among
+            // K_BITS[lo..=hi]; K_BITS[hi] is good (`best` holds its emission).
+            let expect = best.proofs.clone();
             let (mut lo, mut hi) = (1, K_BITS.len() - 1);
             while lo < hi {
                 let mid = (lo + hi) / 2;
-                match run(K_BITS[mid])? {
+                match emit(K_BITS[mid], &expect)?.filter(as_many) {
                     Some(e) => {
                         hi = mid;
                         best = e;
@@ -357,6 +363,8 @@ pub(super) struct Emitted {
     hoisted: usize,
     helpers: BTreeSet<&'static str>,
     k_bits: u32,
+    /// How many times the `safe` analyzer said no ([`Facts::refused`]).
+    refused: usize,
 }
 
 impl<'f> Emitter<'f> {
@@ -448,6 +456,7 @@ impl<'f> Emitter<'f> {
             unchecked: self.unchecked,
             proofs: self.proofs,
             hoisted: self.hoisted,
+            refused: self.facts.refused(),
             helpers: self.helpers,
             k_bits: self.k_bits,
         }))
@@ -530,7 +539,7 @@ fn helper(name: &str, rt: &TokenStream) -> TokenStream {
 
 /// Puts the function together: signature, checks, helpers, body, dispatch.
 fn assemble(f: &PrimFunc, opts: &EmitOptions, dims: &[Var], levels: &[Level], e: Emitted) -> TokenStream {
-    let Emitted { mut names, body, items, unchecked, proofs: _, hoisted: _, helpers, k_bits } = e;
+    let Emitted { mut names, body, items, unchecked, proofs: _, hoisted: _, helpers, k_bits, refused: _ } = e;
     let rt = &opts.rt_path;
     let fname = fn_ident(f);
     let mut sig = Vec::new();

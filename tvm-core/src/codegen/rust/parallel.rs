@@ -328,7 +328,7 @@ impl Emitter<'_> {
         self.facts.bind_loop(var, min, extent);
         if extent.dtype() == crate::dtype::DType::I64 && !matches!(extent, Expr::Int { .. }) && self.facts.exact(extent)
         {
-            self.facts.safe.assume(&Expr::ge(extent.clone(), Expr::int(1)));
+            self.facts.assume_safe(&Expr::ge(extent.clone(), Expr::int(1)));
         }
         found.retain(|e| match e {
             Expr::Binary { a, b, .. } => self.nonnegative_division(a, b),

@@ -402,7 +402,7 @@ impl Emitter<'_> {
                     let whole = c.start.clone() + base.clone();
                     let ok = self.in_bounds(&base, lanes, &c.size, true)
                         && self.in_bounds(&whole, lanes, len, false)
-                        && self.facts.safe.can_prove(&Expr::ge(c.offset.clone(), Expr::int(0)));
+                        && self.facts.prove(&Expr::ge(c.offset.clone(), Expr::int(0)));
                     ok.then(|| {
                         let (b, s, o, w, n) = (
                             self.show(&base),
@@ -434,7 +434,7 @@ impl Emitter<'_> {
     /// `e` as text (simplified with what the `safe` analyzer knows), with the
     /// variables' Rust names.
     fn show(&mut self, e: &Expr) -> String {
-        let e = &self.facts.safe.simplify(e);
+        let e = &self.facts.simplify_safe(e);
         let mut map = HashMap::new();
         for v in vars_of(e) {
             let id = self.names.var(&v).to_string();
@@ -453,9 +453,8 @@ impl Emitter<'_> {
         if computed && !(ring_only(base) || self.facts.exact(base)) {
             return false;
         }
-        let safe = &self.facts.safe;
-        safe.can_prove(&Expr::ge(base.clone(), Expr::int(0)))
-            && safe.can_prove(&Expr::le(base.clone() + Expr::int(lanes), len.clone()))
+        self.facts.prove(&Expr::ge(base.clone(), Expr::int(0)))
+            && self.facts.prove(&Expr::le(base.clone() + Expr::int(lanes), len.clone()))
     }
 }
 
