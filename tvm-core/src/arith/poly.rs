@@ -15,13 +15,30 @@ use crate::tir::{BinOp, CheckKind, Expr, Var};
 use std::cmp::Ordering;
 use std::collections::btree_map::Entry;
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 /// Products with more terms than this stay unexpanded (one atom).
 const MUL_TERM_LIMIT: usize = 64;
 
-/// An opaque factor, ordered structurally.
+/// An opaque factor, ordered structurally. Shared: polynomials are copied and combined
+/// throughout a proof, and their atoms (divisions, min/max, loads over whole index
+/// expressions) are only ever read.
 #[derive(Clone, Debug)]
-pub(crate) struct Atom(pub Expr);
+pub(crate) struct Atom(pub Arc<Expr>);
+
+impl Atom {
+    pub fn new(e: Expr) -> Atom {
+        Atom(Arc::new(e))
+    }
+}
+
+/// The expression of a monomial that is one atom.
+pub(crate) fn single(m: &Mono) -> Option<&Expr> {
+    match m.as_slice() {
+        [a] => Some(&a.0),
+        _ => None,
+    }
+}
 
 impl PartialEq for Atom {
     fn eq(&self, o: &Atom) -> bool {
@@ -57,7 +74,7 @@ impl Poly {
     }
     pub fn atom(e: Expr) -> Poly {
         let mut p = Poly::default();
-        p.terms.insert(vec![Atom(e)], 1);
+        p.terms.insert(vec![Atom::new(e)], 1);
         p
     }
     pub fn mono(m: Mono, k: i64) -> Poly {
@@ -136,7 +153,7 @@ impl Poly {
             return None;
         }
         let (m, &k) = self.terms.iter().next()?;
-        (k == 1 && m.len() == 1).then(|| &m[0].0)
+        (k == 1 && m.len() == 1).then(|| &*m[0].0)
     }
     /// Every variable the polynomial mentions, in a deterministic order.
     pub fn vars(&self) -> Vec<Var> {
@@ -234,10 +251,10 @@ pub(crate) fn merge_divmod(p: &mut Poly) {
             if m.len() != 1 {
                 continue;
             }
-            if let Expr::Binary { op: BinOp::Mod, a: x, b: d } = &m[0].0 {
+            if let Expr::Binary { op: BinOp::Mod, a: x, b: d } = &*m[0].0 {
                 let Some(dv) = d.as_int() else { continue };
                 let Some(kd) = k.checked_mul(dv) else { continue };
-                let div = vec![Atom(Expr::binary(BinOp::Div, (**x).clone(), (**d).clone()))];
+                let div = vec![Atom::new(Expr::binary(BinOp::Div, (**x).clone(), (**d).clone()))];
                 if p.terms.get(&div) == Some(&kd) {
                     found = Some((m.clone(), div, k, (**x).clone()));
                     break;
@@ -252,9 +269,9 @@ pub(crate) fn merge_divmod(p: &mut Poly) {
 }
 
 fn term_expr(m: &Mono, k: i64) -> Expr {
-    let mut e = m[0].0.clone();
+    let mut e = (*m[0].0).clone();
     for a in &m[1..] {
-        e = Expr::binary(BinOp::Mul, e, a.0.clone());
+        e = Expr::binary(BinOp::Mul, e, (*a.0).clone());
     }
     if k != 1 {
         e = Expr::binary(BinOp::Mul, e, Expr::int(k));

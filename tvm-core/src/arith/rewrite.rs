@@ -8,7 +8,7 @@
 
 use super::fold::{cmp_values, fold_cast, fold_float, fold_int, int_value, negate_cmp, store_int};
 use super::interval::{self, Iv, NEG_INF, POS_INF};
-use super::poly::{cmp_expr, from_poly, merge_divmod, mul_polys, parse_poly, touches, Atom, Mono, Poly};
+use super::poly::{cmp_expr, from_poly, merge_divmod, mul_polys, parse_poly, single, touches, Atom, Mono, Poly};
 use super::{Analyzer, Fact};
 use crate::dtype::DType;
 use crate::tir::{BinOp, CheckKind, CmpOp, Expr, IterVar, Range, Reduce, Var};
@@ -280,7 +280,7 @@ impl<'a> Ctx<'a> {
         let mut l: i64 = 1;
         let mut divs = Vec::new();
         for (m, &k) in &p.terms {
-            let [Atom(Expr::Binary { op: BinOp::Div, a: x, b: d })] = m.as_slice() else { continue };
+            let Some(Expr::Binary { op: BinOp::Div, a: x, b: d }) = single(m) else { continue };
             let Some(c) = d.as_int().filter(|&c| c > 1) else { continue };
             let xp = parse_poly(x);
             let iv = self.poly_interval(&xp);
@@ -328,8 +328,8 @@ impl<'a> Ctx<'a> {
     /// `x <= y` (`min(S / 64, (S + 1) / 64)` is `S / 64`).
     fn monotone_quotients(&mut self, p: &Poly) -> bool {
         fn quotient(m: &Mono) -> Option<(&Expr, i64)> {
-            match m.as_slice() {
-                [Atom(Expr::Binary { op: BinOp::Div, a: x, b: d })] => d.as_int().filter(|&c| c > 0).map(|c| (&**x, c)),
+            match single(m) {
+                Some(Expr::Binary { op: BinOp::Div, a: x, b: d }) => d.as_int().filter(|&c| c > 0).map(|c| (&**x, c)),
                 _ => None,
             }
         }
@@ -355,7 +355,7 @@ impl<'a> Ctx<'a> {
         for (m, &k) in &p.terms {
             let mut found = None;
             for (i, a) in m.iter().enumerate() {
-                if let Atom(Expr::Binary { op: op @ (BinOp::Min | BinOp::Max), a: x, b: y }) = a {
+                if let Expr::Binary { op: op @ (BinOp::Min | BinOp::Max), a: x, b: y } = &*a.0 {
                     if found.is_some() {
                         found = None;
                         break;
@@ -861,7 +861,7 @@ impl<'a> Ctx<'a> {
     /// For a divisor that is one atom `d` (a symbolic extent): `a == d·q + r` with `r`
     /// free of `d`, `q` non-zero, when `a >= 0`, `r >= 0` and `d >= 1` are proved.
     fn split_by_atom(&mut self, a: &Poly, b: &Poly) -> Option<(Poly, Poly)> {
-        let d = Atom(b.single_atom()?.clone());
+        let d = Atom::new(b.single_atom()?.clone());
         let mut q = Poly::default();
         let mut r = Poly::constant(a.c);
         for (m, &k) in &a.terms {
@@ -1359,7 +1359,7 @@ fn div_to_mod(p: &Poly) -> Option<Poly> {
     let mut out = Poly::constant(p.c);
     let mut changed = false;
     for (m, &k) in &p.terms {
-        if let [Atom(Expr::Binary { op: BinOp::Div, a: x, b: d })] = m.as_slice() {
+        if let Some(Expr::Binary { op: BinOp::Div, a: x, b: d }) = single(m) {
             if let Some(dv) = d.as_int().filter(|&dv| dv > 0 && k % dv == 0) {
                 let px = parse_poly(x);
                 let rem = Poly::atom(Expr::binary(BinOp::Mod, (**x).clone(), Expr::int(dv)));
@@ -1378,7 +1378,7 @@ fn div_to_mod(p: &Poly) -> Option<Poly> {
 /// the rest can cancel with its operands.
 fn distribute_minmax(p: &Poly, vs: &[Var]) -> Option<(bool, Poly, Poly)> {
     for (m, &k) in &p.terms {
-        let [Atom(Expr::Binary { op: op @ (BinOp::Min | BinOp::Max), a: x, b: y })] = m.as_slice() else {
+        let Some(Expr::Binary { op: op @ (BinOp::Min | BinOp::Max), a: x, b: y }) = single(m) else {
             continue;
         };
         if !vs.is_empty() && !touches(&m[0].0, vs) {
@@ -1531,7 +1531,7 @@ fn round_up(p: &Poly) -> Option<(Poly, i64)> {
         return None;
     }
     let (m, &k) = p.terms.iter().next()?;
-    let [Atom(Expr::Binary { op: BinOp::Div, a: num, b: den })] = m.as_slice() else { return None };
+    let Some(Expr::Binary { op: BinOp::Div, a: num, b: den }) = single(m) else { return None };
     let a = den.as_int()?;
     if a <= 1 || k != a {
         return None;
@@ -1545,7 +1545,7 @@ fn round_up(p: &Poly) -> Option<(Poly, i64)> {
 fn minmax_atoms(p: &Poly) -> usize {
     p.terms
         .keys()
-        .filter(|m| m.iter().any(|a| matches!(a, Atom(Expr::Binary { op: BinOp::Min | BinOp::Max, .. }))))
+        .filter(|m| m.iter().any(|a| matches!(&*a.0, Expr::Binary { op: BinOp::Min | BinOp::Max, .. })))
         .count()
 }
 
