@@ -8,7 +8,9 @@
 //! `cargo test --release -p tvm-rs-core --test compile_cost -- --nocapture`.
 //! A debug build (the workspace's tests) times each step once: its figures are not the
 //! compiler's, and what it checks is that every kernel expands without an error and
-//! without dropping a derived schedule.
+//! without dropping a derived schedule. `TVM_COST_BACKENDS=default` times the backends of
+//! the `tvm` crate's default features instead (cpu, cuda, opencl: no WebGPU), what a
+//! user's build expands.
 
 use std::time::Instant;
 
@@ -62,6 +64,14 @@ fn derive_ms(kernel: &tvm_core::frontend::Kernel) -> f64 {
     times[RUNS / 2]
 }
 
+/// The backends expanded: all of them, or those of the default features.
+fn backends() -> tvm_core::expand::Backends {
+    match std::env::var("TVM_COST_BACKENDS").as_deref() {
+        Ok("default") => tvm_core::expand::Backends { cuda: true, opencl: true, webgpu: false },
+        _ => tvm_core::expand::Backends::ALL,
+    }
+}
+
 #[test]
 fn expansion_time_per_example_kernel() {
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../examples");
@@ -83,7 +93,7 @@ fn expansion_time_per_example_kernel() {
             let median = |cache: bool, out: &mut proc_macro2::TokenStream| {
                 if cache {
                     std::env::remove_var("TVM_EXPANSION_CACHE");
-                    tvm_core::expand::compute(tokens.clone());
+                    tvm_core::expand::compute_for(tokens.clone(), backends());
                 } else {
                     std::env::set_var("TVM_EXPANSION_CACHE", "off");
                 }
@@ -92,7 +102,7 @@ fn expansion_time_per_example_kernel() {
                     // Each run as the first: no proof of an earlier one remembered.
                     tvm_core::arith::forget_proofs();
                     let t = Instant::now();
-                    *out = tvm_core::expand::compute(tokens.clone());
+                    *out = tvm_core::expand::compute_for(tokens.clone(), backends());
                     times.push(t.elapsed().as_secs_f64() * 1e3);
                 }
                 times.sort_by(f64::total_cmp);
