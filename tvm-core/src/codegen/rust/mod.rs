@@ -20,7 +20,8 @@
 //! feature level and over `__FAST` (below). It is instantiated inside one
 //! `#[target_feature]` wrapper per level (`avx512f`; `avx2,fma`; none) chosen at run time
 //! with `is_x86_feature_detected!`, or, for a target with explicit features, inside one
-//! wrapper with exactly those. Each outermost `parallel` loop becomes a call of the
+//! wrapper with exactly those. On x86-64 the level without features is instantiated only
+//! with every access checked (`__FAST = false`, below): it runs on CPUs without AVX2. Each outermost `parallel` loop becomes a call of the
 //! runtime's thread pool (`tvm_runtime::pool::par_for`) with disjoint chunks of the
 //! buffers it writes, whose per-iteration work is a function
 //! `__parN` with its own per-level `#[target_feature]` wrappers: closures do not inherit
@@ -680,9 +681,19 @@ fn dispatch(f: &PrimFunc, levels: &[Level], args: &[TokenStream], has_slow: bool
             }
         }
     });
+    // On x86-64 the portable instance runs only on a CPU without AVX2 + FMA (or when a dim
+    // exceeds the fast path's bound): there it is the checked one alone, so the body is
+    // compiled three times, not four (LLVM's time on the unrolled tiles is most of a
+    // release build of such kernels). Elsewhere it is the main instance, fast and checked.
     let portable = if has_slow {
         quote! {
-            if __fast { __body::<255, true>(#(#args),*) } else { __body::<255, false>(#(#args),*) }
+            {
+                #[cfg(target_arch = "x86_64")]
+                let __r = __body::<255, false>(#(#args),*);
+                #[cfg(not(target_arch = "x86_64"))]
+                let __r = if __fast { __body::<255, true>(#(#args),*) } else { __body::<255, false>(#(#args),*) };
+                __r
+            }
         }
     } else {
         quote!(__body::<255, true>(#(#args),*))
