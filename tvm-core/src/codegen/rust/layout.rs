@@ -149,7 +149,9 @@ impl Layout {
         match &self.prev {
             Prev::Ident(s) => !KEYWORDS.contains(&s.as_str()),
             Prev::Literal | Prev::Close(_) => true,
-            Prev::Punct { ch: '>', .. } => self.out.ends_with('>') && !self.out.ends_with("->"),
+            Prev::Punct { ch: '>', .. } => {
+                self.out.ends_with('>') && !self.out.ends_with("->") && !self.out.ends_with("=>")
+            }
             Prev::Punct { ch: '?', .. } => true,
             _ => false,
         }
@@ -162,11 +164,17 @@ impl Layout {
         let mut unary = false;
         // Generic argument lists' brackets, whatever the spacing of the token before.
         let generic = match ch {
-            '<' if matches!(self.prev, Prev::Punct { ch: ':', .. }) || self.prev_is_type_name() => {
+            '<' if (matches!(self.prev, Prev::Punct { ch: ':', .. }) || self.prev_is_type_name())
+                && !matches!(next, Some(TokenTree::Punct(p)) if matches!(p.as_char(), '=' | '<')) =>
+            {
                 self.generics += 1;
                 true
             }
-            '>' if self.generics > 0 && !joint => {
+            // (`>=` is a comparison; `>>` closes two lists.)
+            '>' if self.generics > 0
+                && !matches!(next, Some(TokenTree::Punct(p)) if p.as_char() == '=')
+                && !matches!(self.prev, Prev::Punct { ch: '-' | '=', joint: true, .. }) =>
+            {
                 self.generics -= 1;
                 true
             }
@@ -180,7 +188,8 @@ impl Layout {
                 match &self.prev {
                     Prev::Ident(s) => KEYWORDS.contains(&s.as_str()),
                     Prev::Close(_) => false,
-                    Prev::Punct { ch: '>', .. } => false,
+                    // Tight after a generic argument list, spaced after `->` and `=>`.
+                    Prev::Punct { ch: '>', .. } => self.out.ends_with("->") || self.out.ends_with("=>"),
                     Prev::Open(_) | Prev::LineStart => false,
                     _ => !self.after_tight_punct(),
                 }
@@ -287,7 +296,7 @@ impl Layout {
 
 /// Whether `a` then `b`, written together, would read as (the start of) one compound
 /// punctuation token of Rust.
-pub fn compound(a: char, b: char) -> bool {
+fn compound(a: char, b: char) -> bool {
     matches!(
         (a, b),
         (':', ':')
@@ -297,7 +306,7 @@ pub fn compound(a: char, b: char) -> bool {
             | ('|', '|')
             | ('<', '<' | '-')
             | ('>', '>')
-            | ('.', '.')
+            | ('.', '.' | '=')
     )
 }
 
@@ -324,6 +333,19 @@ mod tests {
             "fn f(x: &[f32], n: i64) -> Result<(), E> { let mut a: [f32; 4] = [0f32; 4]; for i in 0..n { a[0] += x[i as usize]; } if n > 0 { g(&a)?; } else { return Err(E::new(-1)); } Ok(()) }",
             "fn f(x: &[f32], n: i64) -> Result<(), E> {\n    let mut a: [f32; 4] = [0f32; 4];\n    for i in 0..n {\n        a[0] += x[i as usize];\n    }\n    if n > 0 {\n        g(&a)?;\n    } else {\n        return Err(E::new(-1));\n    }\n    Ok(())\n}\n",
         );
+    }
+
+    #[test]
+    fn separate_puncts_stay_apart_and_arrows_are_spaced() {
+        let ts: TokenStream =
+            "fn f() -> ::core::result::Result<Vec<Vec<u8>>, E> { match x { 0 => -1, _ => & &y } ; a .. = b; OH <= x; }"
+                .parse()
+                .unwrap();
+        let got = layout(&ts);
+        assert_eq!(tokens(&got), ts.to_string(), "the same tokens:\n{got}");
+        for want in ["-> ::core::result::Result<Vec<Vec<u8>>, E> {", "0 => -1,", "& &y", "a.. = b;", "OH <= x;"] {
+            assert!(got.contains(want), "`{want}` in:\n{got}");
+        }
     }
 
     #[test]

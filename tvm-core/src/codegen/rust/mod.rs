@@ -136,37 +136,41 @@ pub fn emit_rust_with(f: &PrimFunc, opts: &EmitOptions) -> Result<TokenStream, C
     // The smallest dim bound proves the most accesses (and divisions); take the largest
     // bound that proves as many. A proof never needs a smaller bound than one it already
     // has, so the bounds that prove as many are the smaller ones up to some `k`. The
-    // largest is emitted first: where its `safe` analyzer never said no (kernels whose
-    // indices are linear in their dims), every smaller bound makes the same decisions,
-    // and that emission is the answer; without dims the bound changes nothing. Otherwise
-    // the smallest bound is emitted, and the others are tried by bisection. (Each
-    // emission that falls short costs failed proofs, the prover's dearest work: a product
-    // of dims, which overflows at large bounds, fails every bound down to about 2^24.)
+    // largest is emitted first, to its end only while its `safe` analyzer never says no:
+    // then every smaller bound makes the same decisions (the dims' bound is the only fact
+    // that changes with it), and that emission is the answer (kernels whose indices are
+    // linear in their dims get it; without dims the bound changes nothing). Otherwise the
+    // smallest bound is emitted, then the largest again, stopping at the first proof of
+    // the smallest's it fails, then the others by bisection. (Each emission that falls
+    // short costs failed proofs, the prover's dearest work: a product of dims, which
+    // overflows at large bounds, fails every bound down to about 2^24.)
     let internal = || unsupported("internal: an emission with nothing to match stopped".to_string());
-    let emit = |k: u32, expect: &[bool]| -> R<Option<Emitted>> {
-        let mut e = Emitter::new(f, opts, &dims, &levels, k);
-        e.expect = expect.to_vec();
-        e.run()
-    };
-    let largest = emit(K_BITS[0], &[])?.ok_or_else(internal)?;
-    if dims.is_empty() || largest.refused == 0 {
-        return Ok(assemble(f, opts, &dims, &levels, largest));
+    let mut probe = Emitter::new(f, opts, &dims, &levels, K_BITS[0]);
+    probe.stop_on_refusal = !dims.is_empty();
+    // (A refusal in its last statement leaves nothing after it to stop at.)
+    if let Some(e) = probe.run()?.filter(|e| dims.is_empty() || e.refused == 0) {
+        return Ok(assemble(f, opts, &dims, &levels, e));
     }
-    let mut best = emit(K_BITS[K_BITS.len() - 1], &[])?.ok_or_else(internal)?;
+    let mut best = Emitter::new(f, opts, &dims, &levels, K_BITS[K_BITS.len() - 1]).run()?.ok_or_else(internal)?;
     if best.unchecked > 0 || best.hoisted > 0 {
+        // The emission at `2^k` if it proves as many as `best`, else `None` (it stops at
+        // the first proof of `best`'s it fails).
+        let expect = best.proofs.clone();
         let (unchecked, hoisted) = (best.unchecked, best.hoisted);
-        let as_many = |e: &Emitted| e.unchecked == unchecked && e.hoisted == hoisted;
-        if as_many(&largest) {
-            best = largest;
+        let run = |k: u32| -> R<Option<Emitted>> {
+            let mut e = Emitter::new(f, opts, &dims, &levels, k);
+            e.expect = expect.clone();
+            Ok(e.run()?.filter(|e| e.unchecked == unchecked && e.hoisted == hoisted))
+        };
+        if let Some(e) = run(K_BITS[0])? {
+            best = e;
         } else {
-            // The emission at `2^k` if it proves as many as `best`, else `None` (it stops
-            // at the first proof of `best`'s it fails). The largest good bound is among
-            // K_BITS[lo..=hi]; K_BITS[hi] is good (`best` holds its emission).
-            let expect = best.proofs.clone();
+            // The largest good bound is among K_BITS[lo..=hi]; K_BITS[hi] is good (`best`
+            // holds its emission).
             let (mut lo, mut hi) = (1, K_BITS.len() - 1);
             while lo < hi {
                 let mid = (lo + hi) / 2;
-                match emit(K_BITS[mid], &expect)?.filter(as_many) {
+                match run(K_BITS[mid])? {
                     Some(e) => {
                         hi = mid;
                         best = e;
@@ -339,6 +343,9 @@ pub(super) struct Emitter<'f> {
     /// there (`fell_short`) instead of spending the prover's fuel on the rest.
     expect: Vec<bool>,
     fell_short: bool,
+    /// Stop (`fell_short`) at the first statement after the `safe` analyzer said no: the
+    /// probe of the largest dim bound, which is the answer only if it never does.
+    stop_on_refusal: bool,
     /// Divisions computed once per parallel iteration (`parallel::hoist_divisions`).
     hoisted: usize,
     /// Those of the parallel loop being emitted, proved non-negative by a positive
@@ -405,6 +412,7 @@ impl<'f> Emitter<'f> {
             proofs: Vec::new(),
             expect: Vec::new(),
             fell_short: false,
+            stop_on_refusal: false,
             hoisted: 0,
             proved_divisions: Vec::new(),
             helpers: BTreeSet::new(),

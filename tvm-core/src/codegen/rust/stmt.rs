@@ -44,6 +44,10 @@ pub(super) struct Access {
 
 impl Emitter<'_> {
     pub(super) fn stmt(&mut self, s: &Stmt) -> R<TokenStream> {
+        if self.stop_on_refusal && self.facts.refused() > 0 {
+            self.fell_short = true;
+            return Err(unsupported("a dim bound that the `safe` analyzer refused".to_string()));
+        }
         let code = self.stmt_code(s)?;
         if !self.opts.markers {
             return Ok(code);
