@@ -406,32 +406,39 @@ pub fn expand(kernel: &Kernel, lowered: &Lowered) -> Result<TokenStream, Vec<syn
 /// first: on the largest unrolled kernels, that parse and the printing took more than
 /// half as long as emitting the function).
 fn rust_source(tokens: &TokenStream) -> String {
-    if token_count(tokens) > PRETTY_TOKENS {
+    let mut budget = PRETTY_TOKENS;
+    if more_tokens_than(tokens, &mut budget) {
         crate::codegen::rust::layout::layout(tokens)
     } else {
         pretty_rust(tokens)
     }
 }
 
-/// See [`rust_source`]: about 200 KB of text.
+/// See [`rust_source`]. `onet_head`, the smallest of the face detector's layers that gets
+/// the linear layout, has about 84 000.
 const PRETTY_TOKENS: usize = 50_000;
 
-/// The number of tokens in `tokens`, a group's delimiters as one.
-fn token_count(tokens: &TokenStream) -> usize {
-    tokens
-        .clone()
-        .into_iter()
-        .map(|t| match t {
-            proc_macro2::TokenTree::Group(g) => 1 + token_count(&g.stream()),
-            _ => 1,
-        })
-        .sum()
+/// Whether `tokens` has more than `budget` tokens (a group's delimiters as one); it stops
+/// counting there (the walk copies every group it enters).
+fn more_tokens_than(tokens: &TokenStream, budget: &mut usize) -> bool {
+    for t in tokens.clone() {
+        if *budget == 0 {
+            return true;
+        }
+        *budget -= 1;
+        if let proc_macro2::TokenTree::Group(g) = t {
+            if more_tokens_than(&g.stream(), budget) {
+                return true;
+            }
+        }
+    }
+    false
 }
 
 /// Rust tokens as formatted source text (prettyplease, close to rustfmt's layout), for
 /// `source("cpu")`; tokens that do not parse as items (never the emitted function) as the
 /// token stream's text.
-pub(crate) fn pretty_rust(tokens: &TokenStream) -> String {
+fn pretty_rust(tokens: &TokenStream) -> String {
     match syn::parse2::<syn::File>(tokens.clone()) {
         Ok(file) => prettyplease::unparse(&file),
         Err(_) => tokens.to_string(),

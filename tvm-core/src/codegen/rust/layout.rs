@@ -110,25 +110,25 @@ impl Layout {
         match t {
             TokenTree::Ident(i) => {
                 let s = i.to_string();
-                let space = !matches!(
-                    self.prev,
-                    Prev::Open(Delimiter::Parenthesis | Delimiter::Bracket) | Prev::Punct { joint: true, .. }
-                ) && !self.after_tight_punct();
+                let space = !self.tight() && !matches!(self.prev, Prev::Punct { joint: true, .. });
                 self.write(&s, space);
                 self.declared = matches!(&self.prev, Prev::Ident(k) if matches!(k.as_str(), "fn" | "struct" | "enum" | "type" | "trait"));
                 self.prev = Prev::Ident(s);
             }
             TokenTree::Literal(lit) => {
-                let space = !matches!(
-                    self.prev,
-                    Prev::Open(Delimiter::Parenthesis | Delimiter::Bracket) | Prev::Punct { joint: true, .. }
-                ) && !self.after_tight_punct();
+                let space = !self.tight() && !matches!(self.prev, Prev::Punct { joint: true, .. });
                 self.write(&lit.to_string(), space);
                 self.prev = Prev::Literal;
             }
             TokenTree::Punct(p) => self.punct(p.as_char(), p.spacing(), next, cx),
             TokenTree::Group(g) => self.group(g.delimiter(), g.stream(), cx),
         }
+    }
+
+    /// Whether the next token goes right after the last one: at a line's start, after an
+    /// opening delimiter or after punctuation that takes no space after it.
+    fn tight(&self) -> bool {
+        matches!(self.prev, Prev::Open(_) | Prev::LineStart) || self.after_tight_punct()
     }
 
     /// Whether the last token was punctuation that takes no space after it: `.`, the
@@ -204,14 +204,14 @@ impl Layout {
             '|' if !operand && !joint => {
                 self.closure = true;
                 unary = true;
-                !matches!(self.prev, Prev::Open(_) | Prev::LineStart) && !self.after_tight_punct()
+                !self.tight()
             }
-            '#' | '\'' => !matches!(self.prev, Prev::Open(_) | Prev::LineStart) && !self.after_tight_punct(),
+            '#' | '\'' => !self.tight(),
             '-' | '&' | '*' | '!' | '|' if !operand => {
                 unary = !joint;
-                !matches!(self.prev, Prev::Open(_) | Prev::LineStart) && !self.after_tight_punct()
+                !self.tight()
             }
-            _ => !matches!(self.prev, Prev::Open(_) | Prev::LineStart) && !self.after_tight_punct(),
+            _ => !self.tight(),
         };
         // Two separate puncts are never written as one of Rust's compound ones (`& &x` is
         // not `&&x`).
@@ -250,8 +250,7 @@ impl Layout {
             // A call or an index is tight after what it applies to.
             Delimiter::Parenthesis | Delimiter::Bracket => {
                 !(self.after_operand()
-                    || matches!(self.prev, Prev::Open(_) | Prev::LineStart)
-                    || self.after_tight_punct()
+                    || self.tight()
                     || matches!(self.prev, Prev::Punct { ch: '!', unary: false, .. }))
             }
             // A `use` group is tight after its path's `::`.

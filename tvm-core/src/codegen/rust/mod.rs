@@ -21,10 +21,11 @@
 //! `#[target_feature]` wrapper per level (`avx512f`; `avx2,fma`; none) chosen at run time
 //! with `is_x86_feature_detected!`, or, for a target with explicit features, inside one
 //! wrapper with exactly those. On x86-64 the level without features is instantiated only
-//! with every access checked (`__FAST = false`, below): it runs on CPUs without AVX2. Each outermost `parallel` loop becomes a call of the
-//! runtime's thread pool (`tvm_runtime::pool::par_for`) with disjoint chunks of the
-//! buffers it writes, whose per-iteration work is a function
-//! `__parN` with its own per-level `#[target_feature]` wrappers: closures do not inherit
+//! with every access checked (`__FAST = false`, below): it runs on CPUs without AVX2.
+//! Each outermost `parallel` loop becomes a call of the runtime's thread pool
+//! (`tvm_runtime::pool::par_for`) with disjoint chunks of the buffers it writes, whose
+//! per-iteration work is a function `__parN` with its own per-level
+//! `#[target_feature]` wrappers: closures do not inherit
 //! the features of a function they are merely inlined into (checked with `objdump`).
 //!
 //! # Safety
@@ -147,8 +148,7 @@ pub fn emit_rust_with(f: &PrimFunc, opts: &EmitOptions) -> Result<TokenStream, C
     let internal = || unsupported("internal: an emission with nothing to match stopped".to_string());
     let mut probe = Emitter::new(f, opts, &dims, &levels, K_BITS[0]);
     probe.stop_on_refusal = !dims.is_empty();
-    // (A refusal in its last statement leaves nothing after it to stop at.)
-    if let Some(e) = probe.run()?.filter(|e| dims.is_empty() || e.refused == 0) {
+    if let Some(e) = probe.run()? {
         return Ok(assemble(f, opts, &dims, &levels, e));
     }
     let mut best = Emitter::new(f, opts, &dims, &levels, K_BITS[K_BITS.len() - 1]).run()?.ok_or_else(internal)?;
@@ -371,8 +371,6 @@ pub(super) struct Emitted {
     hoisted: usize,
     helpers: BTreeSet<&'static str>,
     k_bits: u32,
-    /// How many times the `safe` analyzer said no ([`Facts::refused`]).
-    refused: usize,
 }
 
 impl<'f> Emitter<'f> {
@@ -458,6 +456,10 @@ impl<'f> Emitter<'f> {
             Err(_) if self.fell_short => return Ok(None),
             r => r?,
         };
+        // A refusal in the last statement leaves no statement after it to stop at.
+        if self.stop_on_refusal && self.facts.refused() > 0 {
+            return Ok(None);
+        }
         Ok(Some(Emitted {
             names: self.names,
             body,
@@ -465,7 +467,6 @@ impl<'f> Emitter<'f> {
             unchecked: self.unchecked,
             proofs: self.proofs,
             hoisted: self.hoisted,
-            refused: self.facts.refused(),
             helpers: self.helpers,
             k_bits: self.k_bits,
         }))
@@ -548,7 +549,7 @@ fn helper(name: &str, rt: &TokenStream) -> TokenStream {
 
 /// Puts the function together: signature, checks, helpers, body, dispatch.
 fn assemble(f: &PrimFunc, opts: &EmitOptions, dims: &[Var], levels: &[Level], e: Emitted) -> TokenStream {
-    let Emitted { mut names, body, items, unchecked, proofs: _, hoisted: _, helpers, k_bits, refused: _ } = e;
+    let Emitted { mut names, body, items, unchecked, proofs: _, hoisted: _, helpers, k_bits } = e;
     let rt = &opts.rt_path;
     let fname = fn_ident(f);
     let mut sig = Vec::new();
